@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// Every bare import in a workspace package must be declared in its package.json: runtime code (src/) in
+// dependencies or peerDependencies, tests and benchmarks additionally in devDependencies. Built-ins
+// (node:*) and the package's own name are always allowed.
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const builtins = new Set(builtinModules);
+const importRe = /(?:^|[\s;])(?:import|export)\s(?:[^'"]*?\sfrom\s)?['"]([^'"]+)['"]|(?:import|require)\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function* files(dir) {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist') continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* files(p);
+    else if (/\.(m|c)?[tj]sx?$/.test(name) && !name.endsWith('.d.ts')) yield p;
+  }
+}
+
+function packageName(spec) {
+  if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:')) return undefined;
+  const parts = spec.split('/');
+  const name = spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+  return builtins.has(name) ? undefined : name;
+}
+
+const problems = [];
+for (const group of ['packages', 'examples', 'tools']) {
+  const base = join(root, group);
+  if (!existsSync(base)) continue;
+  for (const dir of readdirSync(base)) {
+    const pkgDir = join(base, dir);
+    const pkgFile = join(pkgDir, 'package.json');
+    if (!existsSync(pkgFile)) continue;
+    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
+    const runtime = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
+    const dev = new Set([...runtime, ...Object.keys(pkg.devDependencies ?? {})]);
+    for (const [sub, allowed] of [['src', runtime], ['test', dev], ['bench', dev], ['scripts', dev]]) {
+      for (const file of files(join(pkgDir, sub))) {
+        const text = readFileSync(file, 'utf8');
+        for (const m of text.matchAll(importRe)) {
+          const name = packageName(m[1] ?? m[2]);
+          if (name && name !== pkg.name && !allowed.has(name)) {
+            problems.push(`${relative(root, file)}: imports "${name}", not declared in ${pkg.name} (${sub === 'src' ? 'dependencies' : 'any dependency field'})`);
+          }
+        }
+      }
+    }
+  }
+}
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log('check-deps: every import is a declared dependency');
