@@ -1,0 +1,54 @@
+export { type BackendInfo, detectBackend, interpretIptablesVersion } from './detect.js';
+export { diffSnat, isOwnedBuiltinRule, type SnatChange, type SnatChangeSet, type SnatState } from './diff.js';
+export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
+export {
+  COMMENTS,
+  CONNMARK_CHAIN,
+  isOwnedChain,
+  NFT_TABLE,
+  OWNED_CHAIN_PREFIXES,
+  OWNED_COMMENTS,
+  SNAT_CHAIN,
+} from './names.js';
+export {
+  type ConnmarkBackend,
+  type RandomizeSnat,
+  type ResolvedSnatOptions,
+  resolveSnatOptions,
+  type SnatOptions,
+} from './options.js';
+export { parseIptablesSave, parseNftTable, type SavedTable } from './parse.js';
+export {
+  type ChainRules,
+  emptySnatPlan,
+  type NftChainPlan,
+  type NftTablePlan,
+  planNftConnmark,
+  planSnat,
+  type SnatPlan,
+  type SnatTable,
+} from './plan.js';
+export {
+  applySnatChanges,
+  readSnatState,
+  reconcileSnat,
+  type SnatCommands,
+  type SnatReconcileResult,
+  type SnatTools,
+  teardownSnat,
+} from './reconcile.js';
+export { renderIptables, renderNftTable } from './render.js';
+export {
+  type Command,
+  type CommandResult,
+  type CommandRunner,
+  type ProcessRunnerOptions,
+  processRunner,
+} from './runner.js';
+export {
+  type Ipv4Cidr,
+  normalizeIpv4Cidr,
+  parseIpv4,
+  validateInterfaceName,
+  validateVethPrefix,
+} from './validate.js';

@@ -1,0 +1,110 @@
+import { diffSnat, type SnatChangeSet, type SnatState } from './diff.js';
+import { SnatError } from './errors.js';
+import { NFT_TABLE } from './names.js';
+import { parseIptablesSave, parseNftTable, type SavedTable } from './parse.js';
+import { emptySnatPlan, type SnatPlan } from './plan.js';
+import type { CommandResult, CommandRunner } from './runner.js';
+
+/** Program names used by the reconciler; override for `iptables-legacy-*` or absolute paths. */
+export interface SnatCommands {
+  /** @defaultValue `'iptables-save'` */
+  readonly iptablesSave?: string | undefined;
+  /** @defaultValue `'iptables-restore'` */
+  readonly iptablesRestore?: string | undefined;
+  /** @defaultValue `'nft'` */
+  readonly nft?: string | undefined;
+}
+
+/** Where and how to read and apply rules. */
+export interface SnatTools {
+  /** Runs the tools (in the target network namespace). */
+  readonly runner: CommandRunner;
+  /** Program names. */
+  readonly commands?: SnatCommands | undefined;
+  /** Seconds `iptables-restore -w` waits for the xtables lock. @defaultValue `5` */
+  readonly lockWaitSeconds?: number | undefined;
+}
+
+/** The outcome of {@link reconcileSnat}. */
+export interface SnatReconcileResult {
+  /** What was (or, with nothing to do, would have been) changed. */
+  readonly changeSet: SnatChangeSet;
+  /** Number of tool processes run (reads and applies). */
+  readonly processes: number;
+}
+
+function failed(subject: string, result: CommandResult): SnatError {
+  return new SnatError({ code: 'COMMAND_FAILED', subject, exitCode: result.exitCode, stderr: result.stderr });
+}
+
+/**
+ * Reads our part of the node's state: `iptables-save -t nat` and `-t mangle` (in parallel), and the
+ * `ip aws-cni` nft table when nft lists it. When `nft` cannot be started at all, the nft table is taken
+ * as absent (a legacy-only host). Throws `COMMAND_FAILED` or `PARSE_ERROR`.
+ */
+export async function readSnatState(tools: SnatTools): Promise<{ state: SnatState; processes: number }> {
+  const save = tools.commands?.iptablesSave ?? 'iptables-save';
+  const nft = tools.commands?.nft ?? 'nft';
+  const [nat, mangle, tables] = await Promise.all([
+    tools.runner.run({ file: save, args: ['-t', 'nat'] }),
+    tools.runner.run({ file: save, args: ['-t', 'mangle'] }),
+    tools.runner.run({ file: nft, args: ['list', 'tables', 'ip'] }),
+  ]);
+  let processes = 3;
+  for (const result of [nat, mangle]) if (result.exitCode !== 0) throw failed(save, result);
+  const parsed: SavedTable[] = [...parseIptablesSave(nat.stdout), ...parseIptablesSave(mangle.stdout)];
+  let nftTable: SnatState['nft'];
+  if (tables.exitCode === 0) {
+    if (tables.stdout.split('\n').some((line) => line.trim() === `table ip ${NFT_TABLE}`)) {
+      const listed = await tools.runner.run({ file: nft, args: ['list', 'table', 'ip', NFT_TABLE] });
+      processes++;
+      if (listed.exitCode !== 0) throw failed(nft, listed);
+      nftTable = parseNftTable(listed.stdout);
+    }
+  } else if (tables.exitCode !== -1) {
+    throw failed(nft, tables);
+  }
+  return { state: { tables: parsed, nft: nftTable }, processes };
+}
+
+/**
+ * Applies a change set: at most one `iptables-restore -w <s> --noflush` and one `nft -f -`, each atomic.
+ * Returns the number of processes run. Throws `COMMAND_FAILED` (that tool's part is then unchanged).
+ */
+export async function applySnatChanges(tools: SnatTools, changeSet: SnatChangeSet): Promise<number> {
+  let processes = 0;
+  if (changeSet.iptablesScript !== undefined) {
+    const restore = tools.commands?.iptablesRestore ?? 'iptables-restore';
+    const wait = tools.lockWaitSeconds ?? 5;
+    const result = await tools.runner.run({
+      file: restore,
+      args: ['-w', String(wait), '--noflush'],
+      stdin: changeSet.iptablesScript,
+    });
+    processes++;
+    if (result.exitCode !== 0) throw failed(restore, result);
+  }
+  if (changeSet.nftScript !== undefined) {
+    const nft = tools.commands?.nft ?? 'nft';
+    const result = await tools.runner.run({ file: nft, args: ['-f', '-'], stdin: changeSet.nftScript });
+    processes++;
+    if (result.exitCode !== 0) throw failed(nft, result);
+  }
+  return processes;
+}
+
+/**
+ * Reconciles the node with a plan: read → diff → apply only what differs. A node that already matches costs
+ * the reads and no apply. Safe to call repeatedly.
+ */
+export async function reconcileSnat(tools: SnatTools, plan: SnatPlan): Promise<SnatReconcileResult> {
+  const { state, processes } = await readSnatState(tools);
+  const changeSet = diffSnat(plan, state);
+  const applied = await applySnatChanges(tools, changeSet);
+  return { changeSet, processes: processes + applied };
+}
+
+/** Removes every rule, chain and nft table this package owns (others' rules are untouched). Idempotent. */
+export function teardownSnat(tools: SnatTools): Promise<SnatReconcileResult> {
+  return reconcileSnat(tools, emptySnatPlan());
+}
