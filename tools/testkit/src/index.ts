@@ -1,3 +1,11 @@
-export { describePrivileged, privilegedSkipReason } from './privileged.js';
+export {
+  buildLibcniRunner,
+  Libcni,
+  type LibcniAttachment,
+  type LibcniError,
+  type LibcniOutcome,
+} from './libcni.js';
 export { uniqueName } from './names.js';
+export { ipCli } from './netns-cli.js';
+export { describePrivileged, privilegedSkipReason } from './privileged.js';
 export { scratchDir } from './scratch.js';

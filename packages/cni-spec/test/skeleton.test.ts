@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type CniCommand,
+  CniError,
+  CniErrorCode,
+  type CommandContext,
+  commandSupported,
+  type PluginHandlers,
+  type Result,
+  runPlugin,
+  SUPPORTED_VERSIONS,
+} from '../src/index.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  calls: Array<{ command: CniCommand; ctx: CommandContext }>;
+}
+
+const env = {
+  CNI_CONTAINERID: 'c1',
+  CNI_NETNS: '/run/netns/p',
+  CNI_IFNAME: 'eth0',
+  CNI_PATH: '/opt/cni/bin',
+};
+
+async function run(
+  command: string,
+  stdin: string | object | (() => never),
+  handlers: Partial<PluginHandlers> = {},
+  extraEnv: Record<string, string> = {},
+): Promise<Run> {
+  const out: Run = { code: -1, stdout: '', stderr: '', calls: [] };
+  const record = (c: CniCommand) => (ctx: CommandContext) => {
+    out.calls.push({ command: c, ctx });
+  };
+  const all: PluginHandlers = {
+    add: (ctx) => {
+      record('ADD')(ctx);
+      return {
+        cniVersion: '1.1.0',
+        interfaces: [{ name: 'eth0', sandbox: ctx.env.netns, mtu: 9001 }],
+        ips: [{ address: '10.0.0.7/32', gateway: '169.254.1.1', interface: 0 }],
+        routes: [{ dst: '0.0.0.0/0', gw: '169.254.1.1', scope: 0 }],
+      } satisfies Result;
+    },
+    del: record('DEL'),
+    check: record('CHECK'),
+    gc: record('GC'),
+    status: record('STATUS'),
+    ...handlers,
+  };
+  out.code = await runPlugin(all, {
+    env: { ...env, ...extraEnv, CNI_COMMAND: command },
+    stdin:
+      typeof stdin === 'function'
+        ? (stdin as () => never)
+        : () => (typeof stdin === 'string' ? stdin : JSON.stringify(stdin)),
+    stdout: (t) => {
+      out.stdout += t;
+    },
+    stderr: (t) => {
+      out.stderr += t;
+    },
+  });
+  return out;
+}
+
+const conf = (v: string, extra: object = {}) => ({ cniVersion: v, name: 'net', type: 'test', ...extra });
+
+describe('runPlugin', () => {
+  it('answers VERSION without any other variable or valid stdin', async () => {
+    const r = await run('VERSION', 'garbage');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ cniVersion: '1.1.0', supportedVersions: [...SUPPORTED_VERSIONS] });
+  });
+
+  describe.each(SUPPORTED_VERSIONS)('at cniVersion %s', (v) => {
+    it('ADD prints the result in the request version', async () => {
+      const r = await run('ADD', conf(v));
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out.cniVersion).toBe(v);
+      expect(out.ips[0].address).toBe('10.0.0.7/32');
+      expect('version' in out.ips[0]).toBe(v.startsWith('0.'));
+      expect('mtu' in out.interfaces[0]).toBe(v === '1.1.0');
+      expect(r.calls[0]?.ctx.env.ifname).toBe('eth0');
+    });
+
+    it('DEL prints nothing and succeeds', async () => {
+      const r = await run(
+        'DEL',
+        conf(v, { prevResult: { cniVersion: v, ips: [{ address: '10.0.0.7/32' }] } }),
+      );
+      expect([r.code, r.stdout]).toEqual([0, '']);
+      expect(r.calls[0]?.ctx.config.prevResult?.ips?.[0]?.address).toBe('10.0.0.7/32');
+    });
+
+    it.each(['CHECK', 'GC', 'STATUS'] as const)(
+      '%s runs only where the version defines it',
+      async (command) => {
+        const r = await run(command, conf(v));
+        if (commandSupported(command, v)) {
+          expect([r.code, r.stdout, r.calls[0]?.command]).toEqual([0, '', command]);
+        } else {
+          expect(r.code).toBe(1);
+          expect(JSON.parse(r.stdout)).toMatchObject({
+            cniVersion: v,
+            code: CniErrorCode.IncompatibleVersion,
+            msg: `config version does not allow ${command}`,
+          });
+          expect(r.calls).toEqual([]);
+        }
+      },
+    );
+
+    it('reports a handler’s CNI error with its code, in the request version', async () => {
+      const r = await run('ADD', conf(v), {
+        add: () => {
+          throw new CniError(CniErrorCode.TryAgainLater, 'no free IP in the pool', 'ENI limit reached');
+        },
+      });
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toEqual({
+        cniVersion: v,
+        code: 11,
+        msg: 'no free IP in the pool',
+        details: 'ENI limit reached',
+      });
+    });
+  });
+
+  it('turns any other exception into code 999 and never throws', async () => {
+    const r = await run('DEL', conf('1.0.0'), {
+      del: () => {
+        throw new TypeError('boom');
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ cniVersion: '1.0.0', code: 999, msg: 'boom' });
+  });
+
+  it('validates the result a handler returns', async () => {
+    const r = await run('ADD', conf('1.0.0'), {
+      add: () => ({ cniVersion: '1.0.0', ips: [{ address: '10.0.0.1' }] }),
+    });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      code: 999,
+      msg: expect.stringMatching(/ips\[0\]\.address/),
+    });
+  });
+
+  it.each([
+    ['a missing variable', 'ADD', conf('1.0.0'), { CNI_NETNS: '' }, 4],
+    ['an unknown command', 'PING', conf('1.0.0'), {}, 4],
+    [
+      'unreadable stdin',
+      'ADD',
+      () => {
+        throw new Error('EIO');
+      },
+      {},
+      5,
+    ],
+    ['stdin that is not JSON', 'ADD', '{', {}, 6],
+    ['an invalid config', 'ADD', { cniVersion: '1.0.0', name: 'n' }, {}, 7],
+    ['an unsupported version', 'ADD', conf('0.2.0'), {}, 1],
+    ['a malformed CNI_ARGS', 'ADD', conf('1.0.0'), { CNI_ARGS: 'x' }, 4],
+  ] as const)('fails closed on %s with code %s', async (_n, command, stdin, extra, code) => {
+    const r = await run(command, stdin as never, {}, extra);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).code).toBe(code);
+    expect(r.calls).toEqual([]);
+  });
+});
