@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Every bare import in a workspace package must be declared in its package.json: runtime code (src/) in
-// dependencies or peerDependencies, tests and benchmarks additionally in devDependencies. Built-ins
-// (node:*) and the package's own name are always allowed.
+// Every bare import in a workspace package must be declared: runtime code (src/) in the package's own
+// dependencies or peerDependencies; tests and benchmarks also in its devDependencies or in the root's
+// devDependencies (the shared tooling: vitest, fast-check). Built-ins and the package's own name are allowed.
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
@@ -27,6 +27,7 @@ function packageName(spec) {
   return builtins.has(name) ? undefined : name;
 }
 
+const rootDev = Object.keys(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies ?? {});
 const problems = [];
 for (const group of ['packages', 'examples', 'tools']) {
   const base = join(root, group);
@@ -37,7 +38,7 @@ for (const group of ['packages', 'examples', 'tools']) {
     if (!existsSync(pkgFile)) continue;
     const pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
     const runtime = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
-    const dev = new Set([...runtime, ...Object.keys(pkg.devDependencies ?? {})]);
+    const dev = new Set([...runtime, ...Object.keys(pkg.devDependencies ?? {}), ...rootDev]);
     for (const [sub, allowed] of [['src', runtime], ['test', dev], ['bench', dev], ['scripts', dev]]) {
       for (const file of files(join(pkgDir, sub))) {
         const text = readFileSync(file, 'utf8');
