@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import type { EniContext } from './context.js';
+import { type Ec2Eni, toEc2Eni } from './ec2/eni.js';
+import { type EniManagerError, eniError, isEniManagerError } from './errors.js';
+import { freeEniSteps } from './free.js';
+import type { NodeMetadata } from './imds/discovery.js';
+import type { ImdsEni } from './imds/node-info.js';
+import { pollUntil } from './poll.js';
+import { awsId } from './shapes.js';
+import { discoverSubnets } from './subnets.js';
+import { type EniTagOptions, eniDescriptionPrefix, newEniTags } from './tags.js';
+
+/** What a new ENI should look like. Give exactly one of `ipv4Count` and `prefixCount` (or neither). */
+export interface AllocateEniRequest {
+  /** Secondary addresses to create the ENI with (the reference caps this at IPv4-per-ENI − 1). */
+  readonly ipv4Count?: number;
+  /** /28 prefixes to create the ENI with (prefix delegation). */
+  readonly prefixCount?: number;
+  /** Subnet to use (custom networking's ENIConfig subnet); default: discovery, or the primary subnet. */
+  readonly subnetId?: string;
+  /** Security groups; default: the primary ENI's, sorted. */
+  readonly securityGroupIds?: readonly string[];
+  /** Network card to attach on. Default 0. */
+  readonly networkCard?: number;
+}
+
+/** A new ENI, attached, `DeleteOnTermination` set, and visible in IMDS. */
+export interface AllocatedEni {
+  /** `eni-…` id. */
+  readonly eniId: string;
+  /** Its attachment id. */
+  readonly attachmentId: string;
+  /** Device index it was attached at. */
+  readonly deviceIndex: number;
+  /** Network card it was attached on. */
+  readonly networkCard: number;
+  /** Subnet it was created in. */
+  readonly subnetId: string;
+  /** The ENI as EC2 created it. */
+  readonly ec2: Ec2Eni;
+  /** The ENI as IMDS shows it once visible (what routing and the datastore should use). */
+  readonly imds: ImdsEni;
+}
+
+/** The node facts allocation needs (all from {@link NodeInfo}). */
+export interface AllocationNode {
+  /** This instance. */
+  readonly instanceId: string;
+  /** This node's VPC. */
+  readonly vpcId: string;
+  /** This node's zone (for subnet discovery). */
+  readonly availabilityZone: string;
+  /** The primary ENI's subnet. */
+  readonly primarySubnetId: string;
+  /** The primary ENI's security groups. */
+  readonly securityGroupIds: readonly string[];
+}
+
+/** Allocation settings fixed for the life of a node. */
+export interface AllocationSettings extends EniTagOptions {
+  /** The reference's `ENABLE_SUBNET_DISCOVERY` (default true). */
+  readonly subnetDiscovery?: boolean;
+  /** Highest device index to try (default 99, as the reference). */
+  readonly maxDeviceIndex?: number;
+  /** Source of `ClientToken`s for idempotent creates. Default `crypto.randomUUID`. */
+  readonly newClientToken?: () => string;
+}
+
+const MOVE_ON = ['InsufficientFreeAddressesInSubnet', 'InsufficientCidrBlocks'] as const;
+
+function checkRequest(request: AllocateEniRequest): void {
+  const { ipv4Count, prefixCount } = request;
+  if (ipv4Count !== undefined && prefixCount !== undefined) {
+    throw eniError('InvalidInput', 'give ipv4Count or prefixCount, not both');
+  }
+  for (const [name, v] of [
+    ['ipv4Count', ipv4Count],
+    ['prefixCount', prefixCount],
+  ] as const) {
+    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 64)) {
+      throw eniError('InvalidInput', `${name} must be an integer in 0..64, got ${v}`);
+    }
+  }
+  if (request.subnetId !== undefined && awsId('subnet', request.subnetId) === undefined) {
+    throw eniError('InvalidInput', `not a subnet id: ${JSON.stringify(request.subnetId)}`);
+  }
+  for (const sg of request.securityGroupIds ?? []) {
+    if (awsId('sg', sg) === undefined)
+      throw eniError('InvalidInput', `not a security group id: ${JSON.stringify(sg)}`);
+  }
+  const card = request.networkCard ?? 0;
+  if (!Number.isInteger(card) || card < 0 || card > 31) {
+    throw eniError('InvalidInput', `networkCard must be an integer in 0..31, got ${card}`);
+  }
+}
+
+/**
+ * Creates, attaches and readies one ENI the way the reference does (§4.5), and undoes everything on any failure:
+ * `CreateNetworkInterface` (tags, groups, count; next subnet on a full one) → `DescribeInstances` (first free
+ * device index on the card) → `AttachNetworkInterface` → `ModifyNetworkInterfaceAttribute`
+ * (`DeleteOnTermination`) → wait until IMDS lists it with its addresses. Three mutating calls when all goes well.
+ */
+export async function allocateEni(
+  ctx: EniContext,
+  metadata: NodeMetadata,
+  node: AllocationNode,
+  settings: AllocationSettings,
+  request: AllocateEniRequest,
+): Promise<AllocatedEni> {
+  checkRequest(request);
+  const card = request.networkCard ?? 0;
+  const created = await createInFirstSubnetWithRoom(ctx, node, settings, request);
+  try {
+    return await attachAndReady(ctx, metadata, node, settings, request, created, card);
+  } catch (error) {
+    try {
+      await freeEniSteps(ctx, created.eniId);
+    } catch (rollbackError) {
+      // The ENI stays tagged with this instance id, so leaked-ENI GC deletes it later; report both failures.
+      const primary = isEniManagerError(error) ? error : undefined;
+      throw eniError(
+        primary?.code ?? 'Ec2Unknown',
+        `${String(error)}; rollback of ${created.eniId} failed too`,
+        {
+          ...(primary?.action === undefined ? {} : { action: primary.action }),
+          cause: new AggregateError([error, rollbackError]),
+        },
+      );
+    }
+    throw error;
+  }
+}
+
+async function createInFirstSubnetWithRoom(
+  ctx: EniContext,
+  node: AllocationNode,
+  settings: AllocationSettings,
+  request: AllocateEniRequest,
+): Promise<Ec2Eni> {
+  const subnets =
+    request.subnetId !== undefined
+      ? [request.subnetId]
+      : (settings.subnetDiscovery ?? true)
+        ? (
+            await discoverSubnets(ctx.ec2, {
+              vpcId: node.vpcId,
+              availabilityZone: node.availabilityZone,
+              primarySubnetId: node.primarySubnetId,
+              ...(settings.clusterName === undefined ? {} : { clusterName: settings.clusterName }),
+            })
+          ).map((s) => s.subnetId)
+        : [node.primarySubnetId];
+  if (subnets.length === 0)
+    throw eniError('NoEligibleSubnet', `no subnet in ${node.availabilityZone} may hold pod ENIs`);
+  const tags = newEniTags(node.instanceId, ctx.clock.now(), settings);
+  const groups = [...(request.securityGroupIds ?? node.securityGroupIds)].sort();
+  let last: EniManagerError | undefined;
+  for (const subnetId of subnets) {
+    try {
+      const out = await ctx.ec2.call('CreateNetworkInterface', {
+        SubnetId: subnetId,
+        Description: `${eniDescriptionPrefix}${node.instanceId}`,
+        Groups: groups,
+        ClientToken: (settings.newClientToken ?? randomUUID)(),
+        TagSpecifications: [
+          {
+            ResourceType: 'network-interface',
+            Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+          },
+        ],
+        ...(request.ipv4Count ? { SecondaryPrivateIpAddressCount: request.ipv4Count } : {}),
+        ...(request.prefixCount ? { Ipv4PrefixCount: request.prefixCount } : {}),
+      });
+      if (out.NetworkInterface === undefined) {
+        throw eniError('Ec2InvalidResponse', 'CreateNetworkInterface returned no NetworkInterface', {
+          action: 'CreateNetworkInterface',
+        });
+      }
+      return toEc2Eni(out.NetworkInterface, 'CreateNetworkInterface');
+    } catch (error) {
+      if (!isEniManagerError(error, ...MOVE_ON)) throw error;
+      last = error;
+    }
+  }
+  throw last!;
+}
+
+async function attachAndReady(
+  ctx: EniContext,
+  metadata: NodeMetadata,
+  node: AllocationNode,
+  settings: AllocationSettings,
+  request: AllocateEniRequest,
+  eni: Ec2Eni,
+  card: number,
+): Promise<AllocatedEni> {
+  const deviceIndex = await firstFreeDeviceIndex(ctx, node.instanceId, card, settings.maxDeviceIndex ?? 99);
+  const attached = await ctx.ec2.call('AttachNetworkInterface', {
+    NetworkInterfaceId: eni.eniId,
+    InstanceId: node.instanceId,
+    DeviceIndex: deviceIndex,
+    NetworkCardIndex: card,
+  });
+  const attachmentId = attached.AttachmentId;
+  if (attachmentId === undefined || awsId('eni-attach', attachmentId) === undefined) {
+    throw eniError('Ec2InvalidResponse', 'AttachNetworkInterface returned no valid AttachmentId', {
+      action: 'AttachNetworkInterface',
+    });
+  }
+  await ctx.ec2.call('ModifyNetworkInterfaceAttribute', {
+    NetworkInterfaceId: eni.eniId,
+    Attachment: { AttachmentId: attachmentId, DeleteOnTermination: true },
+  });
+  const imds = await waitForImds(ctx, metadata, eni, request);
+  return {
+    eniId: eni.eniId,
+    attachmentId,
+    deviceIndex,
+    networkCard: card,
+    subnetId: eni.subnetId,
+    ec2: eni,
+    imds,
+  };
+}
+
+async function firstFreeDeviceIndex(
+  ctx: EniContext,
+  instanceId: string,
+  card: number,
+  max: number,
+): Promise<number> {
+  const out = await ctx.ec2.call('DescribeInstances', { InstanceIds: [instanceId] });
+  const instance = out.Reservations?.flatMap((r) => r.Instances ?? []).find(
+    (i) => i.InstanceId === instanceId,
+  );
+  if (instance === undefined) {
+    throw eniError('Ec2InvalidResponse', `DescribeInstances did not describe ${instanceId}`, {
+      action: 'DescribeInstances',
+    });
+  }
+  const used = new Set(
+    (instance.NetworkInterfaces ?? [])
+      .filter((ni) => (ni.Attachment?.NetworkCardIndex ?? 0) === card)
+      .map((ni) => ni.Attachment?.DeviceIndex),
+  );
+  for (let index = 0; index <= max; index++) if (!used.has(index)) return index;
+  throw eniError('NoFreeDeviceIndex', `every device index 0..${max} on network card ${card} is taken`, {
+    action: 'DescribeInstances',
+  });
+}
+
+async function waitForImds(
+  ctx: EniContext,
+  metadata: NodeMetadata,
+  eni: Ec2Eni,
+  request: AllocateEniRequest,
+): Promise<ImdsEni> {
+  const wantPrefixes = request.prefixCount ?? 0;
+  const wantAddresses = request.ipv4Count ?? 0;
+  const result = await pollUntil(
+    async () => {
+      const seen = await metadata.readEni(eni.mac);
+      const ready =
+        seen !== undefined &&
+        seen.eniId === eni.eniId &&
+        seen.ipv4Addresses.length - 1 >= wantAddresses &&
+        seen.ipv4Prefixes.length >= wantPrefixes;
+      return { done: ready, value: seen };
+    },
+    {
+      backoff: ctx.timings.imdsBackoff,
+      deadlineMs: ctx.timings.imdsWaitMs,
+      clock: ctx.clock,
+      random: ctx.random,
+    },
+  );
+  const seen = result.value;
+  // The reference accepts a partial view once at least one secondary address (or prefix) shows.
+  const partialOk =
+    seen !== undefined &&
+    seen.eniId === eni.eniId &&
+    (wantAddresses + wantPrefixes === 0 || seen.ipv4Addresses.length > 1 || seen.ipv4Prefixes.length > 0);
+  if (result.done || partialOk) return seen!;
+  throw eniError(
+    'EniNotVisible',
+    `${eni.eniId} (${eni.mac}) not visible in IMDS after ${ctx.timings.imdsWaitMs} ms`,
+    {
+      action: `network/interfaces/macs/${eni.mac}/`,
+    },
+  );
+}

@@ -1,0 +1,75 @@
+import type {
+  AssignPrivateIpAddressesCommandInput,
+  AssignPrivateIpAddressesCommandOutput,
+  AttachNetworkInterfaceCommandInput,
+  AttachNetworkInterfaceCommandOutput,
+  CreateNetworkInterfaceCommandInput,
+  CreateNetworkInterfaceCommandOutput,
+  CreateTagsCommandInput,
+  CreateTagsCommandOutput,
+  DeleteNetworkInterfaceCommandInput,
+  DeleteNetworkInterfaceCommandOutput,
+  DescribeInstancesCommandInput,
+  DescribeInstancesCommandOutput,
+  DescribeInstanceTypesCommandInput,
+  DescribeInstanceTypesCommandOutput,
+  DescribeNetworkInterfacesCommandInput,
+  DescribeNetworkInterfacesCommandOutput,
+  DescribeSubnetsCommandInput,
+  DescribeSubnetsCommandOutput,
+  DetachNetworkInterfaceCommandInput,
+  DetachNetworkInterfaceCommandOutput,
+  ModifyNetworkInterfaceAttributeCommandInput,
+  ModifyNetworkInterfaceAttributeCommandOutput,
+  UnassignPrivateIpAddressesCommandInput,
+  UnassignPrivateIpAddressesCommandOutput,
+} from '@aws-sdk/client-ec2';
+
+/** The EC2 actions this package calls, each with its SDK input and output types. */
+export interface Ec2Actions {
+  /** `ec2:AssignPrivateIpAddresses` */
+  AssignPrivateIpAddresses: [AssignPrivateIpAddressesCommandInput, AssignPrivateIpAddressesCommandOutput];
+  /** `ec2:AttachNetworkInterface` */
+  AttachNetworkInterface: [AttachNetworkInterfaceCommandInput, AttachNetworkInterfaceCommandOutput];
+  /** `ec2:CreateNetworkInterface` */
+  CreateNetworkInterface: [CreateNetworkInterfaceCommandInput, CreateNetworkInterfaceCommandOutput];
+  /** `ec2:CreateTags` */
+  CreateTags: [CreateTagsCommandInput, CreateTagsCommandOutput];
+  /** `ec2:DeleteNetworkInterface` */
+  DeleteNetworkInterface: [DeleteNetworkInterfaceCommandInput, DeleteNetworkInterfaceCommandOutput];
+  /** `ec2:DescribeInstances` */
+  DescribeInstances: [DescribeInstancesCommandInput, DescribeInstancesCommandOutput];
+  /** `ec2:DescribeInstanceTypes` */
+  DescribeInstanceTypes: [DescribeInstanceTypesCommandInput, DescribeInstanceTypesCommandOutput];
+  /** `ec2:DescribeNetworkInterfaces` */
+  DescribeNetworkInterfaces: [DescribeNetworkInterfacesCommandInput, DescribeNetworkInterfacesCommandOutput];
+  /** `ec2:DescribeSubnets` */
+  DescribeSubnets: [DescribeSubnetsCommandInput, DescribeSubnetsCommandOutput];
+  /** `ec2:DetachNetworkInterface` */
+  DetachNetworkInterface: [DetachNetworkInterfaceCommandInput, DetachNetworkInterfaceCommandOutput];
+  /** `ec2:ModifyNetworkInterfaceAttribute` */
+  ModifyNetworkInterfaceAttribute: [
+    ModifyNetworkInterfaceAttributeCommandInput,
+    ModifyNetworkInterfaceAttributeCommandOutput,
+  ];
+  /** `ec2:UnassignPrivateIpAddresses` */
+  UnassignPrivateIpAddresses: [
+    UnassignPrivateIpAddressesCommandInput,
+    UnassignPrivateIpAddressesCommandOutput,
+  ];
+}
+
+/** The name of an action in {@link Ec2Actions}. */
+export type Ec2Action = keyof Ec2Actions;
+
+/** Actions that change EC2 state (what the "mutating calls per new ENI" benchmark counts). */
+export const mutatingActions: ReadonlySet<string> = new Set([
+  'AssignPrivateIpAddresses',
+  'AttachNetworkInterface',
+  'CreateNetworkInterface',
+  'CreateTags',
+  'DeleteNetworkInterface',
+  'DetachNetworkInterface',
+  'ModifyNetworkInterfaceAttribute',
+  'UnassignPrivateIpAddresses',
+]);

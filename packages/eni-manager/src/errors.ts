@@ -1,0 +1,156 @@
+/**
+ * The closed set of failures this package reports. EC2 failures keep the AWS error code as their `code`;
+ * IMDS and local failures have codes of their own. Each code is retryable or not, once, in {@link errorCodeInfo}.
+ */
+export const errorCodeInfo = {
+  // --- EC2 error codes (as AWS returns them) ---
+  /** The subnet has no free address for the request. Retrying soon does not help (the reference cools down 120 s). */
+  InsufficientFreeAddressesInSubnet: { retryable: false, source: 'ec2' },
+  /** No aligned, free /28 is left in the subnet for a prefix (fragmentation or a full subnet). */
+  InsufficientCidrBlocks: { retryable: false, source: 'ec2' },
+  /** The ENI already holds as many addresses (or prefixes) as the instance type allows. */
+  PrivateIpAddressLimitExceeded: { retryable: false, source: 'ec2' },
+  /** The instance (or network card) has no room for another attachment. */
+  AttachmentLimitExceeded: { retryable: false, source: 'ec2' },
+  /** The ENI does not exist (deleted, or not yet visible: EC2 is eventually consistent). */
+  'InvalidNetworkInterfaceID.NotFound': { retryable: false, source: 'ec2' },
+  /** The ENI id is not a well-formed `eni-…` id. */
+  'InvalidNetworkInterfaceID.Malformed': { retryable: false, source: 'ec2' },
+  /** The attachment does not exist (already detached). */
+  'InvalidAttachmentID.NotFound': { retryable: false, source: 'ec2' },
+  /** The ENI is still attached or detaching; deleting it later can succeed. */
+  'InvalidNetworkInterface.InUse': { retryable: true, source: 'ec2' },
+  /** The resource is in a state that forbids the call for now (e.g. still attaching). */
+  IncorrectState: { retryable: true, source: 'ec2' },
+  /** The subnet does not exist. */
+  'InvalidSubnetID.NotFound': { retryable: false, source: 'ec2' },
+  /** A security group does not exist. */
+  'InvalidGroup.NotFound': { retryable: false, source: 'ec2' },
+  /** The instance does not exist. */
+  'InvalidInstanceID.NotFound': { retryable: false, source: 'ec2' },
+  /** A parameter value was rejected. */
+  InvalidParameterValue: { retryable: false, source: 'ec2' },
+  /** Parameters that cannot be used together. */
+  InvalidParameterCombination: { retryable: false, source: 'ec2' },
+  /** IAM denies the action; {@link EniManagerError.iamAction} names it. */
+  UnauthorizedOperation: { retryable: false, source: 'ec2' },
+  /** EC2 throttled the account's bucket for this action family. */
+  RequestLimitExceeded: { retryable: true, source: 'ec2' },
+  /** EC2 failed internally (HTTP 500). */
+  InternalError: { retryable: true, source: 'ec2' },
+  /** EC2 is unavailable (HTTP 503). */
+  Unavailable: { retryable: true, source: 'ec2' },
+  /** Any other AWS error code; {@link EniManagerError.awsCode} holds it. */
+  Ec2Unknown: { retryable: false, source: 'ec2' },
+  /** No HTTP response from EC2 (connection refused, reset, timeout). */
+  Ec2Transport: { retryable: true, source: 'ec2' },
+  /** EC2 answered 200 but the response lacked a field this package needs. */
+  Ec2InvalidResponse: { retryable: false, source: 'ec2' },
+  // --- IMDS ---
+  /** IMDS did not answer, timed out, or answered 5xx. */
+  ImdsUnavailable: { retryable: true, source: 'imds' },
+  /** IMDS answered 404 for a path that must exist. */
+  ImdsNotFound: { retryable: false, source: 'imds' },
+  /** IMDS refused the token (401/403 after a fresh token) or the token PUT failed. */
+  ImdsUnauthorized: { retryable: false, source: 'imds' },
+  /** An IMDS value did not have the expected shape (an id, a MAC, an address, a CIDR…). */
+  ImdsInvalidResponse: { retryable: false, source: 'imds' },
+  // --- this package ---
+  /** A new ENI (or its addresses) did not show in IMDS before the deadline. */
+  EniNotVisible: { retryable: true, source: 'local' },
+  /** Waiting for an ENI to detach (become `available`) passed the deadline. */
+  DetachTimeout: { retryable: true, source: 'local' },
+  /** Every device index on the network card is taken. */
+  NoFreeDeviceIndex: { retryable: false, source: 'local' },
+  /** Subnet discovery found no subnet that may hold pod ENIs. */
+  NoEligibleSubnet: { retryable: false, source: 'local' },
+  /** The caller's request was malformed; nothing was sent. */
+  InvalidInput: { retryable: false, source: 'local' },
+} as const satisfies Record<string, { retryable: boolean; source: 'ec2' | 'imds' | 'local' }>;
+
+/** Every error code this package can report. */
+export type EniErrorCode = keyof typeof errorCodeInfo;
+
+/** Details carried by an {@link EniManagerError}, beyond its code. */
+export interface EniErrorDetails {
+  /** The EC2 action or IMDS path being called, e.g. `CreateNetworkInterface` or `network/interfaces/macs/`. */
+  readonly action?: string;
+  /** For `UnauthorizedOperation`: the IAM action to allow, e.g. `ec2:CreateNetworkInterface`. */
+  readonly iamAction?: string;
+  /** For `Ec2Unknown`: the AWS error code as received. */
+  readonly awsCode?: string;
+  /** The HTTP status, when there was a response. */
+  readonly httpStatus?: number;
+  /** How many attempts were made before giving up (1 when not retried). */
+  readonly attempts?: number;
+  /** The AWS request id, when there was one. */
+  readonly requestId?: string;
+  /** The underlying error (transport error, or a failed rollback's error). */
+  readonly cause?: unknown;
+}
+
+const BRAND = 'EniManagerError' as const;
+
+/**
+ * The one error type this package throws. Match on {@link EniManagerError.code} (a closed union); never on
+ * the message. Use {@link isEniManagerError} rather than `instanceof`, which fails across duplicate installs.
+ */
+export class EniManagerError extends Error {
+  /** Brand checked by {@link isEniManagerError}. */
+  readonly _tag = BRAND;
+  /** The stable code. */
+  readonly code: EniErrorCode;
+  /** Whether retrying the same call later may succeed. */
+  readonly retryable: boolean;
+  /** See {@link EniErrorDetails.action}. */
+  readonly action: string | undefined;
+  /** See {@link EniErrorDetails.iamAction}. */
+  readonly iamAction: string | undefined;
+  /** See {@link EniErrorDetails.awsCode}. */
+  readonly awsCode: string | undefined;
+  /** See {@link EniErrorDetails.httpStatus}. */
+  readonly httpStatus: number | undefined;
+  /** See {@link EniErrorDetails.attempts}. */
+  readonly attempts: number;
+  /** See {@link EniErrorDetails.requestId}. */
+  readonly requestId: string | undefined;
+
+  /** Prefer {@link eniError}. */
+  constructor(code: EniErrorCode, message: string, details: EniErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'EniManagerError';
+    this.code = code;
+    this.retryable = errorCodeInfo[code].retryable;
+    this.action = details.action;
+    this.iamAction = details.iamAction;
+    this.awsCode = details.awsCode;
+    this.httpStatus = details.httpStatus;
+    this.attempts = details.attempts ?? 1;
+    this.requestId = details.requestId;
+  }
+}
+
+/** Builds an {@link EniManagerError}. */
+export function eniError(
+  code: EniErrorCode,
+  message: string,
+  details: EniErrorDetails = {},
+): EniManagerError {
+  return new EniManagerError(code, message, details);
+}
+
+/** True when `code` is one of this package's error codes. */
+export function isEniErrorCode(code: unknown): code is EniErrorCode {
+  return typeof code === 'string' && Object.hasOwn(errorCodeInfo, code);
+}
+
+/**
+ * True when `value` is an {@link EniManagerError} (optionally with one of `codes`), checked by brand and code,
+ * so it holds even when two copies of this package are loaded.
+ */
+export function isEniManagerError(value: unknown, ...codes: EniErrorCode[]): value is EniManagerError {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { _tag?: unknown; code?: unknown };
+  if (v._tag !== BRAND || !isEniErrorCode(v.code)) return false;
+  return codes.length === 0 || codes.includes(v.code);
+}

@@ -1,0 +1,77 @@
+import type { EniContext } from './context.js';
+import { describeEni } from './describe.js';
+import type { Ec2Eni } from './ec2/eni.js';
+import { eniError, isEniManagerError } from './errors.js';
+import { pollUntil } from './poll.js';
+
+/** What {@link freeEniSteps} found and did. */
+export type FreeEniOutcome = 'deleted' | 'already-gone';
+
+/**
+ * Detaches (when attached), waits until EC2 reports the ENI `available`, then deletes it, retrying while EC2 still
+ * calls it in use. `NotFound` at any step means someone else finished the job: success.
+ * `known` skips the first describe when the caller has just read the ENI.
+ */
+export async function freeEniSteps(ctx: EniContext, eniId: string, known?: Ec2Eni): Promise<FreeEniOutcome> {
+  const eni = known ?? (await describeEni(ctx.ec2, eniId));
+  if (eni === undefined) return 'already-gone';
+  if (eni.attachment !== undefined && eni.status !== 'available') {
+    try {
+      await ctx.ec2.call('DetachNetworkInterface', { AttachmentId: eni.attachment.attachmentId });
+    } catch (error) {
+      if (isEniManagerError(error, 'InvalidNetworkInterfaceID.NotFound')) return 'already-gone';
+      if (!isEniManagerError(error, 'InvalidAttachmentID.NotFound', 'IncorrectState')) throw error;
+    }
+    const waited = await pollUntil(
+      async () => {
+        const now = await describeEni(ctx.ec2, eniId);
+        return { done: now === undefined || now.status === 'available', value: now };
+      },
+      {
+        backoff: ctx.timings.detachBackoff,
+        deadlineMs: ctx.timings.detachWaitMs,
+        clock: ctx.clock,
+        random: ctx.random,
+      },
+    );
+    if (waited.value === undefined) return 'already-gone';
+    if (!waited.done) {
+      throw eniError(
+        'DetachTimeout',
+        `${eniId} still ${waited.value.status} after ${ctx.timings.detachWaitMs} ms`,
+        {
+          action: 'DetachNetworkInterface',
+        },
+      );
+    }
+  }
+  return deleteEniWithRetries(ctx, eniId);
+}
+
+/** `DeleteNetworkInterface`, retried while the ENI is still in use; `NotFound` is success. */
+export async function deleteEniWithRetries(ctx: EniContext, eniId: string): Promise<FreeEniOutcome> {
+  let lastError: unknown;
+  const result = await pollUntil(
+    async () => {
+      try {
+        await ctx.ec2.call('DeleteNetworkInterface', { NetworkInterfaceId: eniId });
+        return { done: true, value: 'deleted' as FreeEniOutcome };
+      } catch (error) {
+        if (isEniManagerError(error, 'InvalidNetworkInterfaceID.NotFound')) {
+          return { done: true, value: 'already-gone' as FreeEniOutcome };
+        }
+        if (!isEniManagerError(error) || !error.retryable) throw error;
+        lastError = error;
+        return { done: false, value: 'deleted' as FreeEniOutcome };
+      }
+    },
+    {
+      backoff: ctx.timings.detachBackoff,
+      deadlineMs: ctx.timings.detachWaitMs,
+      clock: ctx.clock,
+      random: ctx.random,
+    },
+  );
+  if (!result.done) throw lastError;
+  return result.value;
+}

@@ -1,0 +1,45 @@
+export type { Assigned, AssignRequest, UnassignRequest } from './addresses.js';
+export type { AllocatedEni, AllocateEniRequest, AllocationNode, AllocationSettings } from './allocate.js';
+export { type BackoffPolicy, backoffDelay, ec2RetryBackoff, imdsWaitBackoff } from './backoff.js';
+export { type ClassifiableEni, type ClassifyOptions, classifyEni, type EniClass } from './classification.js';
+export { type Clock, type RandomSource, systemClock } from './clock.js';
+export { defaultEniTimings, type EniTimings } from './context.js';
+export { type Ec2Action, type Ec2Actions, mutatingActions } from './ec2/actions.js';
+export { createEc2Api, type Ec2Api, type Ec2ApiOptions, type Ec2Credentials } from './ec2/client.js';
+export type { Ec2Eni } from './ec2/eni.js';
+export {
+  type EniErrorCode,
+  type EniErrorDetails,
+  EniManagerError,
+  eniError,
+  errorCodeInfo,
+  isEniErrorCode,
+  isEniManagerError,
+} from './errors.js';
+export type { FreeEniOutcome } from './free.js';
+export type { CallEvent, CallHooks } from './hooks.js';
+export { ImdsClient, type ImdsClientOptions } from './imds/client.js';
+export { createImdsNodeMetadata, type NodeMetadata } from './imds/discovery.js';
+export type { ImdsEni, NodeInfo } from './imds/node-info.js';
+export type { LeakGcOptions, LeakGcReport } from './leak-gc.js';
+export {
+  createInstanceLimitsSource,
+  type InstanceLimits,
+  type InstanceLimitsSource,
+  type MaxPodsOptions,
+  maxPods,
+  type NetworkCardLimit,
+} from './limits.js';
+export { createEniManager, type EniManager, type EniManagerOptions } from './manager.js';
+export { type ActionFamily, actionFamily, defaultRateLimits, RateLimiter } from './rate-limiter.js';
+export {
+  type DiscoverSubnetsOptions,
+  discoverSubnets,
+  type RankSubnetsOptions,
+  rankSubnets,
+  type SubnetCandidate,
+  subnetClusterTagPrefix,
+  subnetRoleTag,
+} from './subnets.js';
+export { type EniTagOptions, eniDescriptionPrefix, eniTagKeys, newEniTags } from './tags.js';
+export { TokenBucket, type TokenBucketConfig } from './token-bucket.js';

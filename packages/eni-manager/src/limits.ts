@@ -1,0 +1,133 @@
+import type { Ec2Api } from './ec2/client.js';
+import { eniError } from './errors.js';
+
+/** One network card's ENI limit. */
+export interface NetworkCardLimit {
+  /** `NetworkCardIndex`. */
+  readonly index: number;
+  /** `MaximumNetworkInterfaces` on this card. */
+  readonly maxEnis: number;
+}
+
+/** What an instance type allows, from `DescribeInstanceTypes` `NetworkInfo`. */
+export interface InstanceLimits {
+  /** The instance type. */
+  readonly instanceType: string;
+  /** ENIs on the default network card (what the max-pods formula uses). */
+  readonly maxEnis: number;
+  /** `MaximumNetworkInterfaces` across all cards. */
+  readonly maxEnisTotal: number;
+  /** `Ipv4AddressesPerInterface` (the primary address included). */
+  readonly ipv4PerEni: number;
+  /** `DefaultNetworkCardIndex`. */
+  readonly defaultNetworkCardIndex: number;
+  /** Every network card. */
+  readonly networkCards: readonly NetworkCardLimit[];
+  /** `Hypervisor` (`nitro`, `xen`), or `unknown`. */
+  readonly hypervisor: string;
+  /** `BareMetal`. */
+  readonly bareMetal: boolean;
+  /** Prefix delegation works on Nitro and bare-metal types. */
+  readonly prefixDelegationSupported: boolean;
+}
+
+/** Options for {@link maxPods}. */
+export interface MaxPodsOptions {
+  /** Custom networking: the primary ENI hosts no pods, so one ENI fewer. */
+  readonly customNetworking?: boolean;
+  /** Prefix delegation: every secondary slot holds a /28 (16 addresses). */
+  readonly prefixDelegation?: boolean;
+  /** Upper bound (the reference's calculator recommends 110, or 250 with 30+ vCPUs). */
+  readonly cap?: number;
+}
+
+/**
+ * The reference's max-pods formula (`misc/eni-max-pods.txt`): `ENIs × (IPv4 per ENI − 1) + 2`, on the default
+ * network card. m5.large (3 × 10) → 29, c5.xlarge (4 × 15) → 58, t3.small (3 × 4) → 11.
+ */
+export function maxPods(
+  limits: Pick<InstanceLimits, 'maxEnis' | 'ipv4PerEni'>,
+  options: MaxPodsOptions = {},
+): number {
+  const enis = limits.maxEnis - (options.customNetworking === true ? 1 : 0);
+  const perEni = (limits.ipv4PerEni - 1) * (options.prefixDelegation === true ? 16 : 1);
+  const pods = Math.max(0, enis) * Math.max(0, perEni) + 2;
+  return options.cap === undefined ? pods : Math.min(pods, options.cap);
+}
+
+/** The limits port: instance limits by type, cached. */
+export interface InstanceLimitsSource {
+  /** Limits of `instanceType`; throws `InvalidParameterValue` (from EC2) for an unknown type. */
+  limits(instanceType: string): Promise<InstanceLimits>;
+}
+
+function positive(value: number | undefined, what: string, instanceType: string): number {
+  if (value === undefined || !Number.isInteger(value) || value < 1) {
+    throw eniError('Ec2InvalidResponse', `DescribeInstanceTypes(${instanceType}) has no valid ${what}`, {
+      action: 'DescribeInstanceTypes',
+    });
+  }
+  return value;
+}
+
+/**
+ * An {@link InstanceLimitsSource} over `DescribeInstanceTypes`, caching each type's answer (and sharing one
+ * in-flight request between concurrent callers). A failed lookup is not cached.
+ */
+export function createInstanceLimitsSource(ec2: Ec2Api): InstanceLimitsSource {
+  const cache = new Map<string, Promise<InstanceLimits>>();
+
+  async function fetch(instanceType: string): Promise<InstanceLimits> {
+    const out = await ec2.call('DescribeInstanceTypes', { InstanceTypes: [instanceType as never] });
+    const info = out.InstanceTypes?.find((t) => t.InstanceType === instanceType);
+    if (info === undefined) {
+      throw eniError('Ec2InvalidResponse', `DescribeInstanceTypes did not describe ${instanceType}`, {
+        action: 'DescribeInstanceTypes',
+      });
+    }
+    const net = info.NetworkInfo ?? {};
+    const maxEnisTotal = positive(net.MaximumNetworkInterfaces, 'MaximumNetworkInterfaces', instanceType);
+    const ipv4PerEni = positive(net.Ipv4AddressesPerInterface, 'Ipv4AddressesPerInterface', instanceType);
+    const defaultNetworkCardIndex = net.DefaultNetworkCardIndex ?? 0;
+    const networkCards = (net.NetworkCards ?? []).map((card) => ({
+      index: card.NetworkCardIndex ?? 0,
+      maxEnis: positive(
+        card.MaximumNetworkInterfaces,
+        'NetworkCards[].MaximumNetworkInterfaces',
+        instanceType,
+      ),
+    }));
+    const cards = networkCards.length > 0 ? networkCards : [{ index: 0, maxEnis: maxEnisTotal }];
+    const defaultCard = cards.find((c) => c.index === defaultNetworkCardIndex) ?? cards[0]!;
+    const hypervisor = info.Hypervisor ? String(info.Hypervisor) : 'unknown';
+    const bareMetal = info.BareMetal === true;
+    return {
+      instanceType,
+      maxEnis: defaultCard.maxEnis,
+      maxEnisTotal,
+      ipv4PerEni,
+      defaultNetworkCardIndex,
+      networkCards: cards,
+      hypervisor,
+      bareMetal,
+      prefixDelegationSupported: hypervisor === 'nitro' || bareMetal,
+    };
+  }
+
+  return {
+    limits(instanceType: string): Promise<InstanceLimits> {
+      if (!/^[a-z0-9-]+\.[a-z0-9-]+$/.test(instanceType)) {
+        return Promise.reject(
+          eniError('InvalidInput', `not an instance type: ${JSON.stringify(instanceType)}`),
+        );
+      }
+      let entry = cache.get(instanceType);
+      if (entry === undefined) {
+        entry = fetch(instanceType);
+        cache.set(instanceType, entry);
+        entry.catch(() => cache.delete(instanceType));
+      }
+      return entry;
+    },
+  };
+}

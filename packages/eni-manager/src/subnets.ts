@@ -1,0 +1,85 @@
+import type { Ec2Api } from './ec2/client.js';
+
+/** A subnet as subnet discovery ranks it. */
+export interface SubnetCandidate {
+  /** `subnet-…` id. */
+  readonly subnetId: string;
+  /** `AvailableIpAddressCount`. */
+  readonly availableIpv4: number;
+  /** Tags as a map. */
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** The tag that opts a secondary subnet into pod ENIs (`0` opts any subnet out). */
+export const subnetRoleTag = 'kubernetes.io/role/cni';
+/** Prefix of the cluster-scoping subnet tags. */
+export const subnetClusterTagPrefix = 'cni.networking.k8s.aws/cluster/';
+
+/** Inputs to {@link rankSubnets} besides the candidates. */
+export interface RankSubnetsOptions {
+  /** The node's primary subnet: eligible without the role tag. */
+  readonly primarySubnetId: string;
+  /** The reference's `CLUSTER_NAME`: a subnet with any cluster tag must carry this cluster's. */
+  readonly clusterName?: string;
+}
+
+/**
+ * The reference's subnet discovery rule, pure: keep the primary subnet (unless tagged `kubernetes.io/role/cni=0`)
+ * and subnets tagged `kubernetes.io/role/cni` (≠ `0`); when a cluster name is set, drop subnets carrying some
+ * other cluster's `cni.networking.k8s.aws/cluster/*` tag; order by most free addresses first (ties: id order).
+ */
+export function rankSubnets(
+  candidates: readonly SubnetCandidate[],
+  options: RankSubnetsOptions,
+): SubnetCandidate[] {
+  return candidates
+    .filter((s) => {
+      const role = s.tags[subnetRoleTag];
+      if (role === '0') return false;
+      if (s.subnetId !== options.primarySubnetId && role === undefined) return false;
+      const clusterName = options.clusterName;
+      if (clusterName !== undefined && clusterName !== '') {
+        const clusterTags = Object.keys(s.tags).filter((k) => k.startsWith(subnetClusterTagPrefix));
+        if (clusterTags.length > 0 && !clusterTags.includes(subnetClusterTagPrefix + clusterName))
+          return false;
+      }
+      return true;
+    })
+    .sort((a, b) => b.availableIpv4 - a.availableIpv4 || a.subnetId.localeCompare(b.subnetId));
+}
+
+/** Where to look for subnets. */
+export interface DiscoverSubnetsOptions extends RankSubnetsOptions {
+  /** The node's VPC. */
+  readonly vpcId: string;
+  /** The node's availability zone. */
+  readonly availabilityZone: string;
+}
+
+/**
+ * Subnets for a new ENI, best first: `DescribeSubnets` filtered by VPC and zone, ranked by {@link rankSubnets}.
+ * When `DescribeSubnets` fails (throttled past the retries, or not allowed by IAM), falls back to the primary subnet,
+ * as the reference does.
+ */
+export async function discoverSubnets(
+  ec2: Ec2Api,
+  options: DiscoverSubnetsOptions,
+): Promise<SubnetCandidate[]> {
+  try {
+    const out = await ec2.call('DescribeSubnets', {
+      Filters: [
+        { Name: 'vpc-id', Values: [options.vpcId] },
+        { Name: 'availability-zone', Values: [options.availabilityZone] },
+      ],
+    });
+    const candidates = (out.Subnets ?? []).flatMap((s) => {
+      if (s.SubnetId === undefined) return [];
+      const tags: Record<string, string> = {};
+      for (const t of s.Tags ?? []) if (t.Key !== undefined) tags[t.Key] = t.Value ?? '';
+      return [{ subnetId: s.SubnetId, availableIpv4: s.AvailableIpAddressCount ?? 0, tags }];
+    });
+    return rankSubnets(candidates, options);
+  } catch {
+    return [{ subnetId: options.primarySubnetId, availableIpv4: 0, tags: {} }];
+  }
+}
