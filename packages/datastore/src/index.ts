@@ -1,1 +1,36 @@
-export const x = 1;
+export type { AddressFamily, ParsedCidr } from './address.js';
+export { formatAddress, parseAddress, parseCidr } from './address.js';
+export type { CheckpointContents, CheckpointDocument, CheckpointEntry, Checkpointer } from './checkpoint.js';
+export {
+  CHECKPOINT_VERSION,
+  nullCheckpointer,
+  parseCheckpoint,
+  serializeCheckpoint,
+} from './checkpoint.js';
+export type { Clock } from './clock.js';
+export { systemClock } from './clock.js';
+export type {
+  DatastoreOptions,
+  RemovalResult,
+  RestoreDropReason,
+  RestoreOptions,
+  RestoreReport,
+} from './datastore.js';
+export { Datastore, DEFAULT_COOLDOWN_MS, LEGACY_IF_NAME, LEGACY_NETWORK_NAME } from './datastore.js';
+export type { DatastoreErrorCode, DatastoreErrorDetails } from './errors.js';
+export { DatastoreError, isDatastoreError } from './errors.js';
+export type { FileCheckpointerOptions } from './file-checkpointer.js';
+export { checkpointPathForNetworkCard, createFileCheckpointer } from './file-checkpointer.js';
+export type {
+  Assignment,
+  AssignResult,
+  CidrStats,
+  DatastoreStats,
+  DroppedAssignment,
+  EniSpec,
+  EniStats,
+  PodKey,
+  PodMetadata,
+  Releasable,
+  UnassignResult,
+} from './types.js';

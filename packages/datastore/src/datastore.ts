@@ -1,0 +1,811 @@
+import type { AddressFamily } from './address.js';
+import { containingCidr, parseAddress, parseCidr } from './address.js';
+import type { CheckpointContents, CheckpointEntry, Checkpointer } from './checkpoint.js';
+import { parseCheckpoint, serializeCheckpointEntry, serializeCheckpointFromEntries } from './checkpoint.js';
+import type { Clock } from './clock.js';
+import { DatastoreError, isDatastoreError } from './errors.js';
+import type { Entry } from './internal/state.js';
+import { CidrState, EniState } from './internal/state.js';
+import type {
+  Assignment,
+  AssignResult,
+  CidrStats,
+  DatastoreStats,
+  DroppedAssignment,
+  EniSpec,
+  EniStats,
+  PodKey,
+  PodMetadata,
+  Releasable,
+  UnassignResult,
+} from './types.js';
+
+/** The reference's default `IP_COOLDOWN_PERIOD`: 30 seconds. */
+export const DEFAULT_COOLDOWN_MS = 30_000;
+
+/** Network name of the legacy key the reference falls back to on DEL (`_migrated-from-cri`). */
+export const LEGACY_NETWORK_NAME = '_migrated-from-cri';
+/** Interface name of the legacy fallback key (`unknown`). */
+export const LEGACY_IF_NAME = 'unknown';
+
+/** Options for a {@link Datastore}. */
+export interface DatastoreOptions {
+  /** Time source for assign/unassign times and cooldown. */
+  readonly clock: Clock;
+  /** Where every assign/unassign is persisted. */
+  readonly checkpointer: Checkpointer;
+  /** Assign from /28 (IPv4) or /80 (IPv6) prefixes instead of /32 secondary addresses. Default false. */
+  readonly prefixDelegation?: boolean;
+  /** Address family pods get: 4 (default) or 6. IPv6 requires prefix delegation. */
+  readonly family?: AddressFamily;
+  /** How long an unassigned address stays unusable (`IP_COOLDOWN_PERIOD`), ms. Default 30 000. */
+  readonly cooldownMs?: number;
+}
+
+/** Result of a forced ENI or CIDR removal. */
+export interface RemovalResult {
+  /** Assignments that were dropped because their addresses went away. */
+  readonly dropped: readonly DroppedAssignment[];
+  /**
+   * Set when the checkpoint could not be rewritten after dropping assignments. The removal itself stands
+   * (the addresses are gone); the next successful write brings the checkpoint up to date.
+   */
+  readonly checkpointError?: DatastoreError;
+}
+
+/** Why a checkpoint entry was not restored. */
+export type RestoreDropReason =
+  /** Its address lies in no CIDR the datastore knows (the reference logs it as stale and drops it). */
+  | 'outside-known-cidrs'
+  /** The caller's `keep` predicate refused it (e.g. the pod's host veth no longer exists). */
+  | 'rejected';
+
+/** The outcome of {@link Datastore.restore}. Every entry is either restored or listed in `dropped`. */
+export interface RestoreReport {
+  /** False when there was no checkpoint (a fresh node). */
+  readonly found: boolean;
+  /** Entries restored as assignments. */
+  readonly restored: number;
+  /** Entries not restored, each with the reason. */
+  readonly dropped: readonly { readonly entry: CheckpointEntry; readonly reason: RestoreDropReason }[];
+  /** Set when the checkpoint could not be rewritten after the restore; the in-memory state stands. */
+  readonly checkpointError?: DatastoreError;
+}
+
+/** Options for {@link Datastore.restore}. */
+export interface RestoreOptions {
+  /** Decide per entry whether to restore it (e.g. check for the pod's host veth). Default: keep all. */
+  readonly keep?: (entry: CheckpointEntry) => boolean;
+}
+
+function keyString(key: PodKey): string {
+  return `${key.networkName}/${key.containerID}/${key.ifName}`;
+}
+
+function validKeyPart(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0;
+}
+
+function checkKey(key: PodKey): void {
+  if (
+    typeof key !== 'object' ||
+    key === null ||
+    !validKeyPart(key.networkName) ||
+    !validKeyPart(key.containerID) ||
+    !validKeyPart(key.ifName)
+  ) {
+    throw new DatastoreError(
+      'InvalidArgument',
+      'pod key needs non-empty networkName, containerID and ifName',
+    );
+  }
+}
+
+function checkMetadata(meta: PodMetadata): void {
+  if (typeof meta !== 'object' || meta === null) {
+    throw new DatastoreError('InvalidArgument', 'pod metadata must be an object');
+  }
+  const c = meta.interfacesCount;
+  if (c !== undefined && (!Number.isInteger(c) || c < 0)) {
+    throw new DatastoreError('InvalidArgument', 'interfacesCount must be a non-negative integer');
+  }
+  for (const f of ['namespace', 'name'] as const) {
+    if (meta[f] !== undefined && typeof meta[f] !== 'string') {
+      throw new DatastoreError('InvalidArgument', `metadata.${f} must be a string`);
+    }
+  }
+}
+
+function isUint(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/**
+ * IPAM state for one network card of a node: ENIs, their CIDRs, pod assignments, cooldown, and a
+ * checkpoint written after every assign and unassign.
+ *
+ * **Allocation order** (deterministic; the reference iterates a Go map, so its order is unspecified). Among
+ * non-excluded ENIs that have an address ready in the current mode:
+ * 1. pinned ENIs first (primary, trunk, EFA: never freed anyway);
+ * 2. then the ENI with the most assigned addresses (fill before spilling, so idle ENIs stay freeable);
+ * 3. then the lowest device number, then the ENI id.
+ * Within the ENI, with prefix delegation, the prefix with the most assigned addresses that has a ready
+ * address (then the lowest prefix), so empty prefixes stay releasable; without, the lowest /32. Within a
+ * CIDR, the lowest address that is neither assigned nor cooling.
+ *
+ * **Cost.** Assign, unassign and the lookups are O(1) amortized in the number of addresses (the choice scans
+ * ENIs and, with prefix delegation, the chosen ENIs' prefixes: both bounded by instance limits, never by the
+ * number of addresses). Writing the checkpoint is O(assignments), as the file is rewritten whole.
+ *
+ * @example
+ * ```ts
+ * import { Datastore, systemClock, createFileCheckpointer } from '@vpc-cni-kit/datastore';
+ *
+ * const ds = new Datastore({ clock: systemClock, checkpointer: createFileCheckpointer('/var/run/aws-node/ipam.json') });
+ * ds.addEni({ id: 'eni-0a', deviceNumber: 0, routeTableId: 254, subnetId: 'subnet-1', isPrimary: true });
+ * ds.addCidr('eni-0a', '10.0.1.23/32');
+ * const r = ds.assign({ networkName: 'aws-cni', containerID: 'c1', ifName: 'eth0' }, { namespace: 'default', name: 'web-1' });
+ * // r.address === '10.0.1.23', r.deviceNumber === 0, r.routeTableId === 254
+ * ```
+ */
+export class Datastore {
+  private readonly clock: Clock;
+  private readonly checkpointer: Checkpointer;
+  private readonly cooldownMs: number;
+  /** Whether pods get addresses from prefixes. */
+  readonly prefixDelegation: boolean;
+  /** Address family of pod addresses. */
+  readonly family: AddressFamily;
+  private readonly enis = new Map<string, EniState>();
+  private readonly cidrs = new Map<string, CidrState>();
+  private readonly byKey = new Map<string, Entry>();
+  private readonly byAddress = new Map<string, Entry>();
+  private staleSecondaries = 0;
+  private used = false;
+
+  constructor(options: DatastoreOptions) {
+    const cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS;
+    if (!Number.isFinite(cooldownMs) || cooldownMs < 0) {
+      throw new DatastoreError('InvalidArgument', 'cooldownMs must be a non-negative number');
+    }
+    const family = options.family ?? 4;
+    if (family !== 4 && family !== 6) throw new DatastoreError('InvalidArgument', 'family must be 4 or 6');
+    const pd = options.prefixDelegation ?? false;
+    if (family === 6 && !pd) {
+      throw new DatastoreError('InvalidArgument', 'IPv6 pod addresses require prefix delegation');
+    }
+    this.clock = options.clock;
+    this.checkpointer = options.checkpointer;
+    this.cooldownMs = cooldownMs;
+    this.prefixDelegation = pd;
+    this.family = family;
+  }
+
+  // ---------------------------------------------------------------- ENIs and CIDRs
+
+  /** Adds an ENI. Throws `InvalidArgument` for a malformed spec and `DuplicateEni` if the id is known. */
+  addEni(spec: EniSpec): void {
+    if (typeof spec !== 'object' || spec === null || !validKeyPart(spec.id)) {
+      throw new DatastoreError('InvalidArgument', 'ENI id must be a non-empty string');
+    }
+    if (!isUint(spec.deviceNumber) || !isUint(spec.routeTableId)) {
+      throw new DatastoreError(
+        'InvalidArgument',
+        'deviceNumber and routeTableId must be non-negative integers',
+        {
+          eniId: spec.id,
+        },
+      );
+    }
+    if (typeof spec.subnetId !== 'string') {
+      throw new DatastoreError('InvalidArgument', 'subnetId must be a string', { eniId: spec.id });
+    }
+    const nc = spec.networkCard ?? 0;
+    if (!isUint(nc))
+      throw new DatastoreError('InvalidArgument', 'networkCard must be a non-negative integer');
+    const createdAt = spec.createdAt ?? this.clock.now();
+    if (!Number.isFinite(createdAt))
+      throw new DatastoreError('InvalidArgument', 'createdAt must be a number');
+    if (this.enis.has(spec.id)) {
+      throw new DatastoreError('DuplicateEni', `ENI ${spec.id} is already in the datastore`, {
+        eniId: spec.id,
+      });
+    }
+    this.enis.set(
+      spec.id,
+      new EniState(
+        spec.id,
+        spec.deviceNumber,
+        spec.routeTableId,
+        spec.subnetId,
+        nc,
+        spec.isPrimary ?? false,
+        spec.isTrunk ?? false,
+        spec.isEfa ?? false,
+        spec.excluded ?? false,
+        createdAt,
+      ),
+    );
+  }
+
+  /**
+   * Removes an ENI and its CIDRs. An ENI with assigned addresses is refused (`EniInUse`) unless
+   * `force` is set; a forced removal drops those assignments, returns them, and rewrites the checkpoint.
+   */
+  removeEni(eniId: string, options: { readonly force?: boolean } = {}): RemovalResult {
+    const eni = this.requireEni(eniId);
+    if (eni.assigned > 0 && !options.force) {
+      throw new DatastoreError('EniInUse', `ENI ${eniId} has ${eni.assigned} assigned addresses`, { eniId });
+    }
+    const dropped: DroppedAssignment[] = [];
+    for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()]) this.detachCidr(c, dropped);
+    this.enis.delete(eniId);
+    return this.afterDrop(dropped);
+  }
+
+  /**
+   * Adds a CIDR to an ENI: an IPv4 `/32` secondary address or `/28` prefix, or an IPv6 `/80` prefix.
+   * Throws `InvalidCidr`, `UnknownEni`, or `DuplicateCidr` (also when it overlaps a known CIDR).
+   */
+  addCidr(eniId: string, cidr: string): void {
+    const eni = this.requireEni(eniId);
+    const p = typeof cidr === 'string' ? parseCidr(cidr) : undefined;
+    const ok = p !== undefined && (p.family === 4 ? p.bits === 32 || p.bits === 28 : p.bits === 80);
+    if (!ok) {
+      throw new DatastoreError('InvalidCidr', `${String(cidr)} is not an IPv4 /32 or /28 or an IPv6 /80`, {
+        eniId,
+        cidr: String(cidr),
+      });
+    }
+    const overlap = this.overlapping(p.family, p.base, p.bits);
+    if (overlap !== undefined) {
+      throw new DatastoreError('DuplicateCidr', `${p.text} overlaps ${overlap.text} on ${overlap.eni.id}`, {
+        eniId: overlap.eni.id,
+        cidr: p.text,
+      });
+    }
+    const isPrefix = p.bits !== 32;
+    const size = 2 ** ((p.family === 4 ? 32 : 128) - p.bits);
+    const state = new CidrState(p.text, p.family, p.base, size, isPrefix, eni);
+    this.cidrs.set(p.text, state);
+    if (isPrefix) eni.prefixes.set(p.text, state);
+    else {
+      eni.secondaries.set(p.text, state);
+      eni.secondaryReady.push(state);
+    }
+  }
+
+  /**
+   * Removes a CIDR from an ENI. One with assigned addresses is refused (`CidrInUse`) unless `force` is set;
+   * a forced removal drops and returns those assignments and rewrites the checkpoint.
+   */
+  removeCidr(eniId: string, cidr: string, options: { readonly force?: boolean } = {}): RemovalResult {
+    const eni = this.requireEni(eniId);
+    const p = typeof cidr === 'string' ? parseCidr(cidr) : undefined;
+    const state = p === undefined ? undefined : this.cidrs.get(p.text);
+    if (state === undefined || state.eni !== eni) {
+      throw new DatastoreError('UnknownCidr', `${String(cidr)} is not on ENI ${eniId}`, {
+        eniId,
+        cidr: String(cidr),
+      });
+    }
+    if (state.assigned > 0 && !options.force) {
+      throw new DatastoreError('CidrInUse', `${state.text} has ${state.assigned} assigned addresses`, {
+        eniId,
+        cidr: state.text,
+      });
+    }
+    const dropped: DroppedAssignment[] = [];
+    this.detachCidr(state, dropped);
+    return this.afterDrop(dropped);
+  }
+
+  // ---------------------------------------------------------------- assign / unassign
+
+  /**
+   * Assigns an address to a pod. Idempotent: a key that already holds an address gets the same one back.
+   * Draws from prefixes with prefix delegation and from /32s otherwise, skipping cooling addresses, in the
+   * order documented on the class. Throws `InvalidArgument`, `NoAvailableAddress`, or
+   * `CheckpointWriteFailed` (the assignment is undone).
+   */
+  assign(key: PodKey, metadata: PodMetadata = {}): AssignResult {
+    checkKey(key);
+    checkMetadata(metadata);
+    const ks = keyString(key);
+    const existing = this.byKey.get(ks);
+    if (existing !== undefined) return this.resultOf(existing);
+
+    const now = this.clock.now();
+    this.used = true;
+    const cidr = this.choose(now);
+    const offset = cidr?.take();
+    if (cidr === undefined || offset === undefined) {
+      throw new DatastoreError('NoAvailableAddress', 'no available IP/prefix addresses', { podKey: ks });
+    }
+    let entry = cidr.entries.get(offset);
+    const known = entry !== undefined;
+    const previousUnassignedAt = entry?.unassignedAt;
+    if (entry === undefined) {
+      entry = {
+        offset,
+        address: cidr.addressAt(offset),
+        cidr,
+        key: undefined,
+        keyString: undefined,
+        metadata: {},
+        assignedAt: now,
+        unassignedAt: undefined,
+        fragment: undefined,
+      };
+      cidr.entries.set(offset, entry);
+    }
+    this.markAssigned(entry, key, ks, metadata, now);
+    try {
+      this.persist();
+    } catch (e) {
+      this.markUnassigned(entry);
+      entry.unassignedAt = previousUnassignedAt;
+      if (!known) cidr.entries.delete(offset);
+      cidr.untake(offset);
+      if (!cidr.isPrefix) cidr.eni.secondaryReady.push(cidr);
+      throw e;
+    }
+    return this.resultOf(entry);
+  }
+
+  /**
+   * Releases a pod's address; it then cools down for the configured period before reuse. When the key is
+   * unknown, falls back to the reference's legacy key (`_migrated-from-cri`, same container id, ifName
+   * `unknown`). Throws `UnknownPod`, or `CheckpointWriteFailed` (the address stays assigned).
+   */
+  unassign(key: PodKey): UnassignResult {
+    checkKey(key);
+    let entry = this.byKey.get(keyString(key));
+    if (entry === undefined) {
+      const legacy = {
+        networkName: LEGACY_NETWORK_NAME,
+        containerID: key.containerID,
+        ifName: LEGACY_IF_NAME,
+      };
+      entry = this.byKey.get(keyString(legacy));
+    }
+    if (entry === undefined) {
+      throw new DatastoreError('UnknownPod', `no address is assigned to ${keyString(key)}`, {
+        podKey: keyString(key),
+      });
+    }
+    const heldKey = entry.key!;
+    const heldKs = entry.keyString!;
+    const heldMeta = entry.metadata;
+    const heldAt = entry.assignedAt;
+    const result = this.resultOf(entry);
+    const now = this.clock.now();
+    this.markUnassigned(entry);
+    entry.unassignedAt = now;
+    const cidr = entry.cidr;
+    cidr.cooling.push(entry);
+    if (!cidr.isPrefix) cidr.eni.secondaryCooling.push(cidr);
+    try {
+      this.persist();
+    } catch (e) {
+      cidr.cooling.popBack();
+      if (!cidr.isPrefix) cidr.eni.secondaryCooling.popBack();
+      entry.unassignedAt = undefined;
+      this.markAssigned(entry, heldKey, heldKs, heldMeta, heldAt);
+      throw e;
+    }
+    const count = heldMeta.interfacesCount ?? 0;
+    return { ...result, interfacesCount: count === 0 ? 1 : count, key: heldKey };
+  }
+
+  // ---------------------------------------------------------------- lookups
+
+  /** The assignment held by exactly this pod key, if any. */
+  findByPod(key: PodKey): Assignment | undefined {
+    checkKey(key);
+    const e = this.byKey.get(keyString(key));
+    return e === undefined ? undefined : this.assignmentOf(e);
+  }
+
+  /** The assignment of an address (any textual form of it), if it is assigned. */
+  findByAddress(address: string): Assignment | undefined {
+    const a = typeof address === 'string' ? parseAddress(address) : undefined;
+    if (a === undefined) return undefined;
+    const e = this.byAddress.get(`${a.family}:${a.value}`);
+    return e === undefined ? undefined : this.assignmentOf(e);
+  }
+
+  /** Every current assignment, oldest first. */
+  assignments(): Assignment[] {
+    return [...this.byKey.values()].map((e) => this.assignmentOf(e));
+  }
+
+  /** The ids of the ENIs in the datastore, in device-number order. */
+  eniIds(): string[] {
+    return this.sortedEnis().map((e) => e.id);
+  }
+
+  // ---------------------------------------------------------------- stats
+
+  /**
+   * Counters for pool maths (see {@link DatastoreStats}), computed now; O(CIDRs). The result is the input
+   * shape of `@vpc-cni-kit/warm-pool`.
+   */
+  stats(): DatastoreStats {
+    const now = this.clock.now();
+    let totalIPs = 0;
+    let assignedIPs = 0;
+    let cooldownIPs = 0;
+    let totalPrefixes = 0;
+    const enis: EniStats[] = [];
+    for (const eni of this.sortedEnis()) {
+      let eTotal = 0;
+      let eCooling = 0;
+      const cidrs: CidrStats[] = [];
+      for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()].sort((a, b) =>
+        a.base < b.base ? -1 : a.base > b.base ? 1 : 0,
+      )) {
+        c.promote(now, this.cooldownMs);
+        const cooling = c.coolingCount();
+        eCooling += cooling;
+        if (c.isPrefix && c.family === this.family) totalPrefixes += 1;
+        if (this.inMode(c)) {
+          eTotal += c.size;
+          if (!eni.excluded) {
+            totalIPs += c.size;
+            assignedIPs += c.assigned;
+            cooldownIPs += cooling;
+          }
+        }
+        cidrs.push({
+          cidr: c.text,
+          isPrefix: c.isPrefix,
+          family: c.family,
+          size: c.size,
+          assigned: c.assigned,
+          cooldown: cooling,
+        });
+      }
+      enis.push({
+        id: eni.id,
+        deviceNumber: eni.deviceNumber,
+        networkCard: eni.networkCard,
+        isPrimary: eni.isPrimary,
+        isTrunk: eni.isTrunk,
+        isEfa: eni.isEfa,
+        excluded: eni.excluded,
+        createdAt: eni.createdAt,
+        totalIPs: eTotal,
+        assignedIPs: eni.assigned,
+        cooldownIPs: eCooling,
+        cidrs,
+      });
+    }
+    return { totalIPs, assignedIPs, cooldownIPs, availableIPs: totalIPs - assignedIPs, totalPrefixes, enis };
+  }
+
+  /**
+   * What a shrink may release right now: CIDRs of the current mode with no assigned and no cooling address
+   * (on non-excluded ENIs; the least-used ENI's first, highest address first, mirroring the allocation order),
+   * and ENIs with no assigned and no cooling address that are not primary, trunk, EFA or excluded (youngest first).
+   * Whether to release them is the warm-pool policy's decision.
+   */
+  releasable(): Releasable {
+    const now = this.clock.now();
+    const enis = this.sortedEnis();
+    const order = [...enis].sort(
+      (a, b) => a.assigned - b.assigned || b.deviceNumber - a.deviceNumber || (a.id < b.id ? 1 : -1),
+    );
+    const cidrs: { eniId: string; cidr: string }[] = [];
+    for (const eni of order) {
+      if (eni.excluded) continue;
+      const pool = [...this.modeCidrs(eni)].sort((a, b) => (a.base > b.base ? -1 : a.base < b.base ? 1 : 0));
+      for (const c of pool) {
+        c.promote(now, this.cooldownMs);
+        if (c.assigned === 0 && c.coolingCount() === 0) cidrs.push({ eniId: eni.id, cidr: c.text });
+      }
+    }
+    const free: EniState[] = [];
+    for (const eni of enis) {
+      if (eni.pinned || eni.excluded || eni.assigned > 0) continue;
+      let cooling = 0;
+      for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()]) {
+        c.promote(now, this.cooldownMs);
+        cooling += c.coolingCount();
+      }
+      if (cooling === 0) free.push(eni);
+    }
+    free.sort((a, b) => b.createdAt - a.createdAt || b.deviceNumber - a.deviceNumber);
+    return { cidrs, enis: free.map((e) => e.id) };
+  }
+
+  // ---------------------------------------------------------------- checkpoint restore
+
+  /**
+   * Restores assignments from the checkpoint into a datastore whose ENIs and CIDRs are already known (add
+   * them from IMDS/EC2 first, as the reference's node init does) and which has not assigned anything yet
+   * (otherwise `RestoreNotEmpty`).
+   * Everything is validated before anything changes: unreadable, malformed or wrong-version checkpoints, and
+   * two entries with the same address or pod key, throw a {@link DatastoreError} and restore nothing.
+   * Entries whose address is in no known CIDR, or that `keep` refuses, are not restored and are listed in
+   * the report (never lost silently). The checkpoint is then rewritten, as the reference does.
+   */
+  restore(options: RestoreOptions = {}): RestoreReport {
+    if (this.used) {
+      throw new DatastoreError('RestoreNotEmpty', 'restore must come before the first assign');
+    }
+    let text: string | undefined;
+    try {
+      text = this.checkpointer.read();
+    } catch (cause) {
+      if (isDatastoreError(cause)) throw cause;
+      throw new DatastoreError('CheckpointReadFailed', 'cannot read the checkpoint', { cause });
+    }
+    if (text === undefined) return { found: false, restored: 0, dropped: [] };
+    const doc = parseCheckpoint(text);
+    const addresses = new Set<string>();
+    const keys = new Set<string>();
+    doc.allocations.forEach((e, i) => {
+      const addr = (e.ipv4 ?? e.ipv6)!;
+      if (addresses.has(addr)) {
+        throw new DatastoreError('CheckpointDuplicateAddress', `checkpoint assigns ${addr} twice`, {
+          address: addr,
+          path: `$.allocations[${i}]`,
+        });
+      }
+      addresses.add(addr);
+      const ks = keyString(e);
+      if (keys.has(ks)) {
+        throw new DatastoreError('CheckpointDuplicatePodKey', `checkpoint lists pod ${ks} twice`, {
+          podKey: ks,
+          path: `$.allocations[${i}]`,
+        });
+      }
+      keys.add(ks);
+    });
+
+    const dropped: { entry: CheckpointEntry; reason: RestoreDropReason }[] = [];
+    const place: { entry: CheckpointEntry; cidr: CidrState; offset: number }[] = [];
+    for (const entry of doc.allocations) {
+      const parsed = parseAddress((entry.ipv4 ?? entry.ipv6)!)!;
+      const cidr = this.cidrOf(parsed.family, parsed.value);
+      if (cidr === undefined) {
+        dropped.push({ entry, reason: 'outside-known-cidrs' });
+        continue;
+      }
+      if (options.keep !== undefined && !options.keep(entry)) {
+        dropped.push({ entry, reason: 'rejected' });
+        continue;
+      }
+      place.push({ entry, cidr, offset: Number(parsed.value - cidr.base) });
+    }
+    for (const { entry, cidr, offset } of place) {
+      let e = cidr.entries.get(offset);
+      if (e === undefined) {
+        e = {
+          offset,
+          address: cidr.addressAt(offset),
+          cidr,
+          key: undefined,
+          keyString: undefined,
+          metadata: {},
+          assignedAt: 0,
+          unassignedAt: undefined,
+          fragment: undefined,
+        };
+        cidr.entries.set(offset, e);
+      }
+      cidr.reserve(offset);
+      const key = { networkName: entry.networkName, containerID: entry.containerID, ifName: entry.ifName };
+      const m = entry.metadata;
+      const meta: PodMetadata = {
+        ...(m.k8sPodNamespace === undefined ? {} : { namespace: m.k8sPodNamespace }),
+        ...(m.k8sPodName === undefined ? {} : { name: m.k8sPodName }),
+        ...(m.interfacesCount === undefined ? {} : { interfacesCount: m.interfacesCount }),
+      };
+      e.unassignedAt = undefined;
+      this.markAssigned(e, key, keyString(key), meta, Math.floor(entry.allocationTimestamp / 1e6));
+    }
+    let checkpointError: DatastoreError | undefined;
+    try {
+      this.persist();
+    } catch (e) {
+      checkpointError = e as DatastoreError;
+    }
+    return {
+      found: true,
+      restored: place.length,
+      dropped,
+      ...(checkpointError === undefined ? {} : { checkpointError }),
+    };
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private requireEni(eniId: string): EniState {
+    const eni = typeof eniId === 'string' ? this.enis.get(eniId) : undefined;
+    if (eni === undefined) {
+      throw new DatastoreError('UnknownEni', `ENI ${String(eniId)} is not in the datastore`, {
+        eniId: String(eniId),
+      });
+    }
+    return eni;
+  }
+
+  private sortedEnis(): EniState[] {
+    return [...this.enis.values()].sort((a, b) => a.deviceNumber - b.deviceNumber || (a.id < b.id ? -1 : 1));
+  }
+
+  private inMode(c: CidrState): boolean {
+    return c.family === this.family && c.isPrefix === this.prefixDelegation;
+  }
+
+  private modeCidrs(eni: EniState): Iterable<CidrState> {
+    if (!this.prefixDelegation) return this.family === 4 ? eni.secondaries.values() : [];
+    return [...eni.prefixes.values()].filter((c) => c.family === this.family);
+  }
+
+  /** Picks the CIDR to allocate from (see the class comment), or `undefined` when none has a ready address. */
+  private choose(now: number): CidrState | undefined {
+    let best: CidrState | undefined;
+    let bestEni: EniState | undefined;
+    for (const eni of this.enis.values()) {
+      if (eni.excluded) continue;
+      if (bestEni !== undefined && !this.eniBefore(eni, bestEni)) continue;
+      const c = this.bestCidrOn(eni, now);
+      if (c !== undefined) {
+        best = c;
+        bestEni = eni;
+      }
+    }
+    return best;
+  }
+
+  private eniBefore(a: EniState, b: EniState): boolean {
+    if (a.pinned !== b.pinned) return a.pinned;
+    if (a.assigned !== b.assigned) return a.assigned > b.assigned;
+    if (a.deviceNumber !== b.deviceNumber) return a.deviceNumber < b.deviceNumber;
+    return a.id < b.id;
+  }
+
+  private bestCidrOn(eni: EniState, now: number): CidrState | undefined {
+    if (!this.prefixDelegation) {
+      return this.family === 4 ? eni.readySecondary(now, this.cooldownMs) : undefined;
+    }
+    let best: CidrState | undefined;
+    for (const c of eni.prefixes.values()) {
+      if (c.family !== this.family) continue;
+      if (
+        best !== undefined &&
+        (c.assigned < best.assigned || (c.assigned === best.assigned && c.base > best.base))
+      )
+        continue;
+      c.promote(now, this.cooldownMs);
+      if (c.hasReady()) best = c;
+    }
+    return best;
+  }
+
+  private markAssigned(e: Entry, key: PodKey, ks: string, meta: PodMetadata, at: number): void {
+    e.key = { networkName: key.networkName, containerID: key.containerID, ifName: key.ifName };
+    e.keyString = ks;
+    e.metadata = { ...meta };
+    e.assignedAt = at;
+    e.fragment = serializeCheckpointEntry({
+      networkName: key.networkName,
+      containerID: key.containerID,
+      ifName: key.ifName,
+      ...(e.cidr.family === 4 ? { ipv4: e.address } : { ipv6: e.address }),
+      allocationTimestamp: at * 1e6,
+      metadata: {
+        ...(meta.namespace === undefined ? {} : { k8sPodNamespace: meta.namespace }),
+        ...(meta.name === undefined ? {} : { k8sPodName: meta.name }),
+        ...(meta.interfacesCount === undefined ? {} : { interfacesCount: meta.interfacesCount }),
+      },
+    });
+    e.cidr.assigned += 1;
+    e.cidr.eni.assigned += 1;
+    this.byKey.set(ks, e);
+    this.byAddress.set(this.addressKey(e), e);
+  }
+
+  private markUnassigned(e: Entry): void {
+    this.byKey.delete(e.keyString!);
+    this.byAddress.delete(this.addressKey(e));
+    e.key = undefined;
+    e.keyString = undefined;
+    e.fragment = undefined;
+    e.cidr.assigned -= 1;
+    e.cidr.eni.assigned -= 1;
+  }
+
+  private addressKey(e: Entry): string {
+    return `${e.cidr.family}:${e.cidr.base + BigInt(e.offset)}`;
+  }
+
+  private persist(): void {
+    const entries = this.byKey;
+    const contents: CheckpointContents = {
+      allocations: entries.size,
+      serialize: () => serializeCheckpointFromEntries([...entries.values()].map((e) => e.fragment!)),
+    };
+    try {
+      this.checkpointer.write(contents);
+    } catch (cause) {
+      if (isDatastoreError(cause, 'CheckpointWriteFailed')) throw cause;
+      throw new DatastoreError('CheckpointWriteFailed', 'the checkpoint could not be written', { cause });
+    }
+  }
+
+  private detachCidr(c: CidrState, dropped: DroppedAssignment[]): void {
+    for (const e of c.entries.values()) {
+      if (e.key === undefined) continue;
+      dropped.push({ key: e.key, metadata: e.metadata, address: e.address, cidr: c.text });
+      this.markUnassigned(e);
+    }
+    c.removed = true;
+    this.cidrs.delete(c.text);
+    c.eni.secondaries.delete(c.text);
+    c.eni.prefixes.delete(c.text);
+    if (!c.isPrefix) {
+      this.staleSecondaries += 1;
+      const heap = c.eni.secondaryReady;
+      if (this.staleSecondaries > 64 && this.staleSecondaries * 2 > heap.size) {
+        for (const eni of this.enis.values()) eni.secondaryReady.filter((x) => !x.removed);
+        this.staleSecondaries = 0;
+      }
+    }
+  }
+
+  private afterDrop(dropped: DroppedAssignment[]): RemovalResult {
+    if (dropped.length === 0) return { dropped };
+    try {
+      this.persist();
+      return { dropped };
+    } catch (e) {
+      return { dropped, checkpointError: e as DatastoreError };
+    }
+  }
+
+  private overlapping(family: AddressFamily, base: bigint, bits: number): CidrState | undefined {
+    const same = this.cidrs.get(`${containingCidr(family, base, bits)}`);
+    if (same !== undefined) return same;
+    if (family === 4 && bits === 32) return this.cidrs.get(containingCidr(4, base, 28));
+    if (family === 4 && bits === 28) {
+      for (let i = 0n; i < 16n; i++) {
+        const s = this.cidrs.get(containingCidr(4, base + i, 32));
+        if (s !== undefined) return s;
+      }
+    }
+    return undefined;
+  }
+
+  private cidrOf(family: AddressFamily, value: bigint): CidrState | undefined {
+    if (family === 4)
+      return this.cidrs.get(containingCidr(4, value, 32)) ?? this.cidrs.get(containingCidr(4, value, 28));
+    return this.cidrs.get(containingCidr(6, value, 80));
+  }
+
+  private resultOf(e: Entry): AssignResult {
+    const eni = e.cidr.eni;
+    return {
+      address: e.address,
+      eniId: eni.id,
+      deviceNumber: eni.deviceNumber,
+      routeTableId: eni.routeTableId,
+      cidr: e.cidr.text,
+    };
+  }
+
+  private assignmentOf(e: Entry): Assignment {
+    return {
+      key: e.key!,
+      metadata: e.metadata,
+      address: e.address,
+      family: e.cidr.family,
+      eniId: e.cidr.eni.id,
+      cidr: e.cidr.text,
+      assignedAt: e.assignedAt,
+    };
+  }
+}

@@ -1,0 +1,92 @@
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { CheckpointContents, Checkpointer } from './checkpoint.js';
+import { DatastoreError } from './errors.js';
+
+/** Options for {@link createFileCheckpointer}. */
+export interface FileCheckpointerOptions {
+  /** File mode of the checkpoint (default `0o600`: pod names and addresses are node-private). */
+  readonly mode?: number;
+}
+
+let sequence = 0;
+
+function errno(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string'
+    ? (e as { code: string }).code
+    : undefined;
+}
+
+/**
+ * A {@link Checkpointer} backed by one JSON file, crash-safe: each write goes to a temp file in the same
+ * directory (`<name>.tmp-<pid>-<n>`, created exclusively with mode 0600), is fsynced, renamed over the
+ * checkpoint, and then the directory is fsynced so the rename itself survives a power loss. A reader never
+ * sees a half-written file. A missing file reads as `undefined` (a fresh node).
+ *
+ * Use `/var/run/aws-node/ipam.json` (the reference's `AWS_VPC_K8S_CNI_BACKING_STORE`) to share state with
+ * the reference daemon; see {@link checkpointPathForNetworkCard} for network cards above 0.
+ *
+ * @example
+ * ```ts
+ * const ds = new Datastore({ clock: systemClock, checkpointer: createFileCheckpointer('/var/run/aws-node/ipam.json') });
+ * ```
+ */
+export function createFileCheckpointer(path: string, options: FileCheckpointerOptions = {}): Checkpointer {
+  const mode = options.mode ?? 0o600;
+  const dir = dirname(path);
+  return {
+    read(): string | undefined {
+      try {
+        return readFileSync(path, 'utf8');
+      } catch (cause) {
+        if (errno(cause) === 'ENOENT') return undefined;
+        throw new DatastoreError('CheckpointReadFailed', `cannot read checkpoint ${path}`, { cause });
+      }
+    },
+    write(contents: CheckpointContents): void {
+      const text = contents.serialize();
+      sequence += 1;
+      const tmp = join(dir, `${basename(path)}.tmp-${process.pid}-${sequence}`);
+      let fd: number | undefined;
+      try {
+        fd = openSync(tmp, 'wx', mode);
+        const buf = Buffer.from(text, 'utf8');
+        let off = 0;
+        while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+        fsyncSync(fd);
+        closeSync(fd);
+        fd = undefined;
+        renameSync(tmp, path);
+      } catch (cause) {
+        if (fd !== undefined) {
+          try {
+            closeSync(fd);
+          } catch {}
+        }
+        try {
+          unlinkSync(tmp);
+        } catch {}
+        throw new DatastoreError('CheckpointWriteFailed', `cannot write checkpoint ${path}`, { cause });
+      }
+      let dfd: number | undefined;
+      try {
+        dfd = openSync(dir, 'r');
+        fsyncSync(dfd);
+      } catch (cause) {
+        throw new DatastoreError('CheckpointWriteFailed', `cannot fsync directory ${dir}`, { cause });
+      } finally {
+        if (dfd !== undefined) closeSync(dfd);
+      }
+    },
+  };
+}
+
+/**
+ * The checkpoint path for a network card, as the reference names it: the base path for card 0, and the base
+ * path without `.json` plus `-nic-<N>.json` for card N > 0 (`ipam.json` → `ipam-nic-1.json`).
+ */
+export function checkpointPathForNetworkCard(basePath: string, networkCard: number): string {
+  if (networkCard === 0) return basePath;
+  const stem = basePath.endsWith('.json') ? basePath.slice(0, -'.json'.length) : basePath;
+  return `${stem}-nic-${networkCard}.json`;
+}

@@ -1,0 +1,176 @@
+import type { AddressFamily } from '../address.js';
+import { formatAddress } from '../address.js';
+import type { PodKey, PodMetadata } from '../types.js';
+import { Deque, MinHeap } from './heap.js';
+
+/** One address the datastore has handed out at least once (assigned now, or unassigned and remembered). */
+export interface Entry {
+  readonly offset: number;
+  readonly address: string;
+  readonly cidr: CidrState;
+  key: PodKey | undefined;
+  keyString: string | undefined;
+  metadata: PodMetadata;
+  assignedAt: number;
+  unassignedAt: number | undefined;
+  /** Serialized checkpoint entry, cached while assigned. */
+  fragment: string | undefined;
+}
+
+/**
+ * The addresses of one CIDR. Slots are offsets from the base. Offsets `>= highWater` were never handed out
+ * (except those in `reservedAbove`, placed by a restore); `free` holds lower offsets that are unassigned and
+ * out of cooldown; `cooling` holds unassigned entries in release order. The next address is always the
+ * lowest offset that is neither assigned nor cooling, as in the reference's `getUnusedIP`.
+ */
+export class CidrState {
+  removed = false;
+  assigned = 0;
+  readonly entries = new Map<number, Entry>();
+  readonly cooling = new Deque<Entry>();
+  private readonly free = new MinHeap<number>((a, b) => a < b);
+  private highWater = 0;
+  private readonly reservedAbove = new Set<number>();
+
+  constructor(
+    readonly text: string,
+    readonly family: AddressFamily,
+    readonly base: bigint,
+    readonly size: number,
+    readonly isPrefix: boolean,
+    readonly eni: EniState,
+  ) {}
+
+  addressAt(offset: number): string {
+    return formatAddress(this.family, this.base + BigInt(offset));
+  }
+
+  /** Moves entries whose cooldown has passed (`now − unassignedAt > cooldownMs`) to the free heap. */
+  promote(now: number, cooldownMs: number): void {
+    for (;;) {
+      const head = this.cooling.peek();
+      if (head === undefined) return;
+      if (head.key !== undefined) {
+        this.cooling.shift();
+        continue;
+      }
+      if (now - (head.unassignedAt ?? 0) <= cooldownMs) return;
+      this.cooling.shift();
+      this.free.push(head.offset);
+    }
+  }
+
+  private dropStaleFree(): void {
+    for (;;) {
+      const top = this.free.peek();
+      if (top === undefined) return;
+      const e = this.entries.get(top);
+      if (e === undefined || e.key === undefined) return;
+      this.free.pop();
+    }
+  }
+
+  private skipReserved(): void {
+    while (this.reservedAbove.has(this.highWater)) {
+      this.reservedAbove.delete(this.highWater);
+      this.highWater += 1;
+    }
+  }
+
+  /** True when an address can be taken now (call `promote` first). */
+  hasReady(): boolean {
+    this.dropStaleFree();
+    if (this.free.size > 0) return true;
+    this.skipReserved();
+    return this.highWater < this.size;
+  }
+
+  /** Takes the lowest ready offset, or `undefined` (call `promote` first). */
+  take(): number | undefined {
+    this.dropStaleFree();
+    const f = this.free.pop();
+    if (f !== undefined) return f;
+    this.skipReserved();
+    if (this.highWater >= this.size) return undefined;
+    const o = this.highWater;
+    this.highWater += 1;
+    return o;
+  }
+
+  /** Gives back an offset taken by `take` whose assignment was undone (not cooled: it was never used). */
+  untake(offset: number): void {
+    this.free.push(offset);
+  }
+
+  /** Marks a specific offset as taken (restore). */
+  reserve(offset: number): void {
+    if (offset >= this.highWater) this.reservedAbove.add(offset);
+    // Below the high-water mark the offset is either in `free` (dropped lazily because its entry is now
+    // assigned) or in `cooling` (dropped by `promote` for the same reason).
+  }
+
+  /** Cooling addresses (call `promote` first for an exact count). */
+  coolingCount(): number {
+    let n = 0;
+    for (const e of this.cooling) if (e.key === undefined) n += 1;
+    return n;
+  }
+}
+
+/** One ENI and its CIDRs, with an index of ready /32 secondary addresses (lowest address first). */
+export class EniState {
+  assigned = 0;
+  readonly secondaries = new Map<string, CidrState>();
+  readonly prefixes = new Map<string, CidrState>();
+  /** /32s with their one address ready, by address; may hold removed or taken CIDRs (skipped lazily). */
+  readonly secondaryReady = new MinHeap<CidrState>((a, b) => a.base < b.base);
+  /** /32s whose address is cooling, in release order. */
+  readonly secondaryCooling = new Deque<CidrState>();
+
+  constructor(
+    readonly id: string,
+    readonly deviceNumber: number,
+    readonly routeTableId: number,
+    readonly subnetId: string,
+    readonly networkCard: number,
+    readonly isPrimary: boolean,
+    readonly isTrunk: boolean,
+    readonly isEfa: boolean,
+    readonly excluded: boolean,
+    readonly createdAt: number,
+  ) {}
+
+  /** Primary, trunk and EFA ENIs are never freed, so the allocator fills them first. */
+  get pinned(): boolean {
+    return this.isPrimary || this.isTrunk || this.isEfa;
+  }
+
+  /** The ready /32 with the lowest address, after promoting cooled ones; `undefined` if none. */
+  readySecondary(now: number, cooldownMs: number): CidrState | undefined {
+    for (;;) {
+      const c = this.secondaryCooling.peek();
+      if (c === undefined) break;
+      if (c.removed) {
+        this.secondaryCooling.shift();
+        continue;
+      }
+      c.promote(now, cooldownMs);
+      if (c.hasReady()) {
+        this.secondaryCooling.shift();
+        this.secondaryReady.push(c);
+        continue;
+      }
+      if (c.coolingCount() === 0) {
+        this.secondaryCooling.shift();
+        continue;
+      }
+      break;
+    }
+    for (;;) {
+      const top = this.secondaryReady.peek();
+      if (top === undefined) return undefined;
+      if (!top.removed && top.hasReady()) return top;
+      this.secondaryReady.pop();
+    }
+  }
+}
