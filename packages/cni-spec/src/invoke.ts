@@ -63,13 +63,19 @@ export async function execPlugin(req: InvokeRequest): Promise<ExecOutcome> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await new Promise<ExecOutcome>((resolve, reject) => {
-        const child = spawn(req.pluginPath, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+        // Its own process group, so a timeout kills whatever the plugin started too (which would otherwise
+        // hold the pipes open).
+        const child = spawn(req.pluginPath, [], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
         const out: Buffer[] = [];
         const err: Buffer[] = [];
         let timedOut = false;
         const timer = setTimeout(() => {
           timedOut = true;
-          child.kill('SIGKILL');
+          try {
+            if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            child.kill('SIGKILL');
+          }
         }, timeoutMs);
         child.stdout.on('data', (c: Buffer) => out.push(c));
         child.stderr.on('data', (c: Buffer) => err.push(c));
