@@ -137,16 +137,20 @@ export interface LinkAttrs {
   ns?: NsAttr;
 }
 
-/** Encodes the common attributes in the order iproute2 emits them for `ip link add`. @internal */
+/**
+ * Encodes the common attributes in the order iproute2 emits them for `ip link add` (options first, then
+ * IFLA_LINK, then the name).
+ * @internal
+ */
 export function encodeLinkAttrs(a: LinkAttrs): Buffer[] {
   const out: Buffer[] = [];
-  if (a.parentIndex !== undefined) out.push(attrU32(IFLA_LINK, a.parentIndex));
-  if (a.name !== undefined) out.push(attrString(IFLA_IFNAME, a.name));
-  if (a.address !== undefined) out.push(attr(IFLA_ADDRESS, a.address));
   if (a.mtu !== undefined) out.push(attrU32(IFLA_MTU, a.mtu));
+  if (a.address !== undefined) out.push(attr(IFLA_ADDRESS, a.address));
   if (a.txqlen !== undefined) out.push(attrU32(IFLA_TXQLEN, a.txqlen));
   if (a.master !== undefined) out.push(attrU32(IFLA_MASTER, a.master));
   if (a.ns !== undefined) out.push(nsAttr(a.ns));
+  if (a.parentIndex !== undefined) out.push(attrU32(IFLA_LINK, a.parentIndex));
+  if (a.name !== undefined) out.push(attrString(IFLA_IFNAME, a.name));
   return out;
 }
 

@@ -70,7 +70,8 @@ function* request(op: string, type: number, flags: number, o: NeighOptions): Op<
   if (typeof o !== 'object' || o === null) throw invalidArgument(op, 'options must be an object');
   const dst = ip(op, o.address);
   const family: IpFamily = dst.length === 4 ? 4 : 6;
-  let state = type === RTM_DELNEIGH ? 0 : NUD_PERMANENT;
+  // iproute2 sends NUD_PERMANENT unless told otherwise, on delete too (the kernel ignores it there).
+  let state = NUD_PERMANENT;
   if (o.state !== undefined)
     state = typeof o.state === 'number' ? u32(op, 'state', o.state, 0, 0xffff) : (STATES[o.state] ?? -1);
   if (state < 0) throw invalidArgument(op, `bad neighbour state ${String(o.state)}`);

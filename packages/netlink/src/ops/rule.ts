@@ -72,7 +72,8 @@ function* request(op: string, type: number, flags: number, o: RuleOptions): Op<v
   if (o.action !== undefined) {
     action = ACTIONS[o.action];
     if (action === undefined) throw invalidArgument(op, `bad rule action ${String(o.action)}`);
-  } else if (add || o.table !== undefined) {
+  } else if (add) {
+    // On delete, iproute2 leaves the action 0 (match any) even when a table is given.
     action = FR_ACT_TO_TBL;
   }
   const req: RuleRequest = {
