@@ -23,8 +23,8 @@ export interface CheckpointEntry {
   readonly ipv4?: string;
   /** IPv6 address, when this is an IPv6 allocation. */
   readonly ipv6?: string;
-  /** Allocation time, Unix nanoseconds. */
-  readonly allocationTimestamp: number;
+  /** Allocation time, Unix nanoseconds (a bigint: nanosecond times do not fit a double exactly). */
+  readonly allocationTimestamp: bigint;
   /** Pod metadata. */
   readonly metadata: {
     readonly k8sPodNamespace?: string;
@@ -86,7 +86,7 @@ export function serializeCheckpointEntry(entry: CheckpointEntry): string {
   ];
   if (entry.ipv4) parts.push(`"ipv4":${JSON.stringify(entry.ipv4)}`);
   if (entry.ipv6) parts.push(`"ipv6":${JSON.stringify(entry.ipv6)}`);
-  parts.push(`"allocationTimestamp":${BigInt(Math.trunc(entry.allocationTimestamp)).toString()}`);
+  parts.push(`"allocationTimestamp":${entry.allocationTimestamp.toString()}`);
   parts.push(`"metadata":{${meta.join(',')}}`);
   return `{${parts.join(',')}}`;
 }
@@ -100,6 +100,9 @@ export function serializeCheckpointFromEntries(entries: Iterable<string>): strin
 export function serializeCheckpoint(doc: CheckpointDocument): string {
   return serializeCheckpointFromEntries(doc.allocations.map(serializeCheckpointEntry));
 }
+
+const NS_MARK = '\u0000';
+const NS_LITERAL = /("allocationTimestamp"\s*:\s*)(-?[0-9]+)(?=\s*[,}])/g;
 
 function malformed(path: string, why: string): DatastoreError {
   return new DatastoreError('CheckpointMalformed', `checkpoint ${path}: ${why}`, { path });
@@ -144,10 +147,11 @@ function parseEntry(raw: unknown, path: string): CheckpointEntry {
     if (a === undefined || a.family !== 6) throw malformed(`${path}.ipv6`, `not an IPv6 address: ${ipv6}`);
     canonical6 = formatAddress(6, a.value);
   }
-  const ts = raw['allocationTimestamp'] ?? 0;
-  if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0 || !Number.isInteger(ts)) {
+  const tsRaw = raw['allocationTimestamp'] ?? `${NS_MARK}0`;
+  if (typeof tsRaw !== 'string' || !tsRaw.startsWith(NS_MARK) || !/^[0-9]+$/.test(tsRaw.slice(1))) {
     throw malformed(`${path}.allocationTimestamp`, 'must be a non-negative integer (Unix nanoseconds)');
   }
+  const ts = BigInt(tsRaw.slice(1));
   const metaRaw = raw['metadata'] ?? {};
   if (!isObject(metaRaw)) throw malformed(`${path}.metadata`, 'must be an object');
   const mpath = `${path}.metadata`;
@@ -180,7 +184,11 @@ function parseEntry(raw: unknown, path: string): CheckpointEntry {
 export function parseCheckpoint(text: string): CheckpointDocument {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // Nanosecond timestamps exceed 2^53; quote the integer literals (with a marker no JSON string can hold
+    // unescaped) before parsing so they survive exactly. The pattern cannot match inside a JSON string.
+    raw = JSON.parse(
+      text.replace(NS_LITERAL, (_m, head: string, digits: string) => `${head}"\\u0000${digits}"`),
+    );
   } catch (cause) {
     throw new DatastoreError('CheckpointMalformed', 'checkpoint is not valid JSON', { path: '$', cause });
   }

@@ -124,14 +124,16 @@ function isUint(v: unknown): v is number {
  * IPAM state for one network card of a node: ENIs, their CIDRs, pod assignments, cooldown, and a
  * checkpoint written after every assign and unassign.
  *
- * **Allocation order** (deterministic; the reference iterates a Go map, so its order is unspecified). Among
- * non-excluded ENIs that have an address ready in the current mode:
- * 1. pinned ENIs first (primary, trunk, EFA: never freed anyway);
- * 2. then the ENI with the most assigned addresses (fill before spilling, so idle ENIs stay freeable);
- * 3. then the lowest device number, then the ENI id.
- * Within the ENI, with prefix delegation, the prefix with the most assigned addresses that has a ready
- * address (then the lowest prefix), so empty prefixes stay releasable; without, the lowest /32. Within a
- * CIDR, the lowest address that is neither assigned nor cooling.
+ * **Allocation order** (deterministic; the reference iterates a Go map, so its order is unspecified). It
+ * packs, so that empty prefixes stay releasable and idle ENIs stay freeable. Each non-excluded ENI offers
+ * one candidate CIDR of the current mode with a ready address: with prefix delegation, its prefix with the
+ * most assigned addresses (then the lowest); without, its lowest ready /32. Candidates are ranked:
+ * 1. a partly used CIDR before an empty one (never open a prefix while another has room);
+ * 2. then pinned ENIs first (primary, trunk, EFA: they are never freed anyway);
+ * 3. then the ENI with the most assigned addresses (fill before spilling);
+ * 4. then the lowest device number, then the ENI id.
+ * Within the CIDR, the lowest address that is neither assigned nor cooling (as the reference's
+ * `getUnusedIP` ends up choosing).
  *
  * **Cost.** Assign, unassign and the lookups are O(1) amortized in the number of addresses (the choice scans
  * ENIs and, with prefix delegation, the chosen ENIs' prefixes: both bounded by instance limits, never by the
@@ -334,12 +336,13 @@ export class Datastore {
         keyString: undefined,
         metadata: {},
         assignedAt: now,
+        assignedAtNs: 0n,
         unassignedAt: undefined,
         fragment: undefined,
       };
       cidr.entries.set(offset, entry);
     }
-    this.markAssigned(entry, key, ks, metadata, now);
+    this.markAssigned(entry, key, ks, metadata, BigInt(Math.trunc(now)) * 1_000_000n);
     try {
       this.persist();
     } catch (e) {
@@ -377,7 +380,7 @@ export class Datastore {
     const heldKey = entry.key!;
     const heldKs = entry.keyString!;
     const heldMeta = entry.metadata;
-    const heldAt = entry.assignedAt;
+    const heldAt = entry.assignedAtNs;
     const result = this.resultOf(entry);
     const now = this.clock.now();
     this.markUnassigned(entry);
@@ -590,6 +593,7 @@ export class Datastore {
           keyString: undefined,
           metadata: {},
           assignedAt: 0,
+          assignedAtNs: 0n,
           unassignedAt: undefined,
           fragment: undefined,
         };
@@ -604,7 +608,7 @@ export class Datastore {
         ...(m.interfacesCount === undefined ? {} : { interfacesCount: m.interfacesCount }),
       };
       e.unassignedAt = undefined;
-      this.markAssigned(e, key, keyString(key), meta, Math.floor(entry.allocationTimestamp / 1e6));
+      this.markAssigned(e, key, keyString(key), meta, entry.allocationTimestamp);
     }
     let checkpointError: DatastoreError | undefined;
     try {
@@ -648,24 +652,22 @@ export class Datastore {
   /** Picks the CIDR to allocate from (see the class comment), or `undefined` when none has a ready address. */
   private choose(now: number): CidrState | undefined {
     let best: CidrState | undefined;
-    let bestEni: EniState | undefined;
     for (const eni of this.enis.values()) {
       if (eni.excluded) continue;
-      if (bestEni !== undefined && !this.eniBefore(eni, bestEni)) continue;
       const c = this.bestCidrOn(eni, now);
-      if (c !== undefined) {
-        best = c;
-        bestEni = eni;
-      }
+      if (c !== undefined && (best === undefined || this.cidrBefore(c, best))) best = c;
     }
     return best;
   }
 
-  private eniBefore(a: EniState, b: EniState): boolean {
-    if (a.pinned !== b.pinned) return a.pinned;
-    if (a.assigned !== b.assigned) return a.assigned > b.assigned;
-    if (a.deviceNumber !== b.deviceNumber) return a.deviceNumber < b.deviceNumber;
-    return a.id < b.id;
+  private cidrBefore(a: CidrState, b: CidrState): boolean {
+    if (a.assigned > 0 !== b.assigned > 0) return a.assigned > 0;
+    const ea = a.eni;
+    const eb = b.eni;
+    if (ea.pinned !== eb.pinned) return ea.pinned;
+    if (ea.assigned !== eb.assigned) return ea.assigned > eb.assigned;
+    if (ea.deviceNumber !== eb.deviceNumber) return ea.deviceNumber < eb.deviceNumber;
+    return ea.id < eb.id;
   }
 
   private bestCidrOn(eni: EniState, now: number): CidrState | undefined {
@@ -686,17 +688,18 @@ export class Datastore {
     return best;
   }
 
-  private markAssigned(e: Entry, key: PodKey, ks: string, meta: PodMetadata, at: number): void {
+  private markAssigned(e: Entry, key: PodKey, ks: string, meta: PodMetadata, atNs: bigint): void {
     e.key = { networkName: key.networkName, containerID: key.containerID, ifName: key.ifName };
     e.keyString = ks;
     e.metadata = { ...meta };
-    e.assignedAt = at;
+    e.assignedAtNs = atNs;
+    e.assignedAt = Number(atNs / 1_000_000n);
     e.fragment = serializeCheckpointEntry({
       networkName: key.networkName,
       containerID: key.containerID,
       ifName: key.ifName,
       ...(e.cidr.family === 4 ? { ipv4: e.address } : { ipv6: e.address }),
-      allocationTimestamp: at * 1e6,
+      allocationTimestamp: atNs,
       metadata: {
         ...(meta.namespace === undefined ? {} : { k8sPodNamespace: meta.namespace }),
         ...(meta.name === undefined ? {} : { k8sPodName: meta.name }),

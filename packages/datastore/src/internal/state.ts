@@ -12,6 +12,8 @@ export interface Entry {
   keyString: string | undefined;
   metadata: PodMetadata;
   assignedAt: number;
+  /** Assignment time in Unix nanoseconds, as the checkpoint stores it. */
+  assignedAtNs: bigint;
   unassignedAt: number | undefined;
   /** Serialized checkpoint entry, cached while assigned. */
   fragment: string | undefined;
