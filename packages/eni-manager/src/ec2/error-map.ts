@@ -42,10 +42,10 @@ export function mapEc2Error(error: unknown, action: string, attempts: number): E
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
   const requestId = typeof e.$metadata?.requestId === 'string' ? e.$metadata.requestId : undefined;
   const message = typeof e.message === 'string' ? e.message : String(error);
+  // The SDK's error holds the whole HTTP response (socket included): keep the facts, not the object.
   const base = {
     action,
     attempts,
-    cause: error,
     ...(status === undefined ? {} : { httpStatus: status }),
     ...(requestId === undefined ? {} : { requestId }),
   };
