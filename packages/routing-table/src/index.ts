@@ -1,0 +1,54 @@
+export { type BranchPodInput, type BranchPodPlan, planBranchPod } from './branch.js';
+export { diffRouting, diffSize, type RoutingDiff, type RoutingState, routingDrift } from './diff.js';
+export { isRoutingError, RoutingError, type RoutingErrorCode, type RoutingErrorInit } from './errors.js';
+export { type Family, formatIpBytes, parseIpBytes } from './ip.js';
+export {
+  generateHostMac,
+  hostVethName,
+  type RandomBytes,
+  routeTableId,
+  validateVethPrefix,
+} from './naming.js';
+export {
+  type AddressSpec,
+  describe,
+  LOCAL_TABLE,
+  MAIN_TABLE,
+  type NeighbourSpec,
+  type NetObject,
+  type NetObjectKind,
+  type RouteSpec,
+  type RuleSpec,
+  slotOf,
+} from './objects.js';
+export {
+  type EniInput,
+  emptyPlan,
+  type LinkPlan,
+  mergePlans,
+  type NodeRoutingInput,
+  type PodRouteInput,
+  PRIORITY,
+  planEni,
+  planNodeRouting,
+  planPodHost,
+  type RoutingPlan,
+  type RoutingScope,
+} from './plan.js';
+export {
+  type PodNetworkDeps,
+  type PodNetworkInput,
+  type PodNetworkPlan,
+  planPodNetwork,
+  setupPodNetwork,
+  teardownPodNetwork,
+} from './pod.js';
+export type { LinkInfo, ListOf, RoutingPort, RoutingPortFactory, VethSpec } from './port.js';
+export {
+  applyRoutingDiff,
+  type RoutingReconcileResult,
+  readRoutingState,
+  reconcileRouting,
+  teardownRouting,
+  verifyRouting,
+} from './reconcile.js';

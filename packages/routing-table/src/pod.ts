@@ -1,0 +1,214 @@
+import { invalidArgument, isRoutingError, RoutingError } from './errors.js';
+import { canonicalIp, type Family, familyOf } from './ip.js';
+import { generateHostMac, type RandomBytes, validateIfName } from './naming.js';
+import { MAIN_TABLE, type NetObject } from './objects.js';
+import { planPodHost, type RoutingPlan } from './plan.js';
+import type { RoutingPort, RoutingPortFactory } from './port.js';
+import { reconcileRouting, teardownRouting } from './reconcile.js';
+
+/** One pod interface to plumb (the reference's `SetupPodNetwork` for IP index i). */
+export interface PodNetworkInput {
+  /** Pod IP (IPv4 → /32, IPv6 → /128). */
+  readonly podIp: string;
+  /** Host veth name (see {@link hostVethName}). */
+  readonly hostVeth: string;
+  /** Interface name inside the pod (e.g. `eth0`). */
+  readonly containerIf: string;
+  /** Path of the pod's network namespace. */
+  readonly netnsPath: string;
+  /** Pod MTU. */
+  readonly mtu: number;
+  /** Table of the ENI owning the address (main = 254 for the primary ENI). */
+  readonly eniTable: number;
+  /** Interface index i (0 for eth0): gateway 169.254.1.(i+1) / fe80::(i+1), pod table main or i. @defaultValue `0` */
+  readonly index?: number | undefined;
+}
+
+/** Everything that makes one pod interface, as data. */
+export interface PodNetworkPlan {
+  /** 4 or 6. */
+  readonly family: Family;
+  /** Host veth (name, MAC, MTU) and its peer in the pod namespace. */
+  readonly veth: {
+    readonly name: string;
+    readonly mac: string;
+    readonly mtu: number;
+    readonly peerName: string;
+    readonly netnsPath: string;
+  };
+  /** Host-side sysctls on the veth, in order. */
+  readonly hostSysctls: readonly (readonly [key: string, value: string])[];
+  /** Pod-side sysctls (IPv6 only: `disable_ipv6=0` for the interface and `lo`). */
+  readonly podSysctls: readonly (readonly [key: string, value: string])[];
+  /** Pod-side objects, in the order the reference creates them. */
+  readonly podObjects: readonly NetObject[];
+  /** The gateway the pod routes through. */
+  readonly gateway: string;
+  /** Host-side routes and rules. */
+  readonly host: RoutingPlan;
+}
+
+/**
+ * Plans one pod interface (pure): veth `hostVeth` ↔ `containerIf` created in the pod namespace with the
+ * MTU; host veth sysctls `accept_ra=0`, `accept_redirects=1`, `forwarding=0`; in the pod: a link route to
+ * the gateway, `from <podIP> lookup i` at priority 1 for i > 0, a default route via the gateway, the /32
+ * (or /128) address and a permanent neighbour for the gateway with the host veth's MAC; on the host:
+ * {@link planPodHost}.
+ */
+export function planPodNetwork(input: PodNetworkInput, hostMac: string): PodNetworkPlan {
+  const op = 'planPodNetwork';
+  const ip = canonicalIp(input.podIp, `${op}.podIp`);
+  const family = familyOf(ip);
+  const hostVeth = validateIfName(input.hostVeth, `${op}.hostVeth`);
+  const contIf = validateIfName(input.containerIf, `${op}.containerIf`);
+  if (typeof input.netnsPath !== 'string' || !input.netnsPath.startsWith('/')) {
+    throw invalidArgument(op, 'netnsPath must be an absolute path');
+  }
+  if (!Number.isInteger(input.mtu) || input.mtu < 68 || input.mtu > 65535)
+    throw invalidArgument(op, `bad MTU: ${input.mtu}`);
+  const index = input.index ?? 0;
+  if (!Number.isInteger(index) || index < 0 || index > 250) throw invalidArgument(op, `bad index: ${index}`);
+  if (!/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(hostMac)) throw invalidArgument(op, `bad MAC: ${hostMac}`);
+  const gateway = family === 4 ? `169.254.1.${index + 1}` : `fe80::${(index + 1).toString(16)}`;
+  const table = index === 0 ? MAIN_TABLE : index;
+  const host = `${ip}/${family === 4 ? 32 : 128}`;
+  const gwHost = `${gateway}/${family === 4 ? 32 : 128}`;
+  const podObjects: NetObject[] = [
+    { kind: 'route', family, table, dst: gwHost, dev: contIf, scope: 'link' },
+    ...(index > 0 ? [{ kind: 'rule' as const, family, priority: 1, table, from: host }] : []),
+    {
+      kind: 'route',
+      family,
+      table,
+      dst: family === 4 ? '0.0.0.0/0' : '::/0',
+      dev: contIf,
+      gateway,
+      scope: 'universe',
+    },
+    { kind: 'address', family, dev: contIf, cidr: host },
+    { kind: 'neighbour', family, dev: contIf, address: gateway, lladdr: hostMac, permanent: true },
+  ];
+  return {
+    family,
+    veth: { name: hostVeth, mac: hostMac, mtu: input.mtu, peerName: contIf, netnsPath: input.netnsPath },
+    hostSysctls: [
+      [`net/ipv6/conf/${hostVeth}/accept_ra`, '0'],
+      [`net/ipv6/conf/${hostVeth}/accept_redirects`, '1'],
+      [`net/ipv6/conf/${hostVeth}/forwarding`, '0'],
+    ],
+    podSysctls:
+      family === 6
+        ? [
+            [`net/ipv6/conf/${contIf}/disable_ipv6`, '0'],
+            ['net/ipv6/conf/lo/disable_ipv6', '0'],
+          ]
+        : [],
+    podObjects,
+    gateway,
+    host: planPodHost({ podIp: ip, hostVeth, table: input.eniTable }, family),
+  };
+}
+
+/** Injected effects of {@link setupPodNetwork}. */
+export interface PodNetworkDeps {
+  /** Port on the host namespace. */
+  readonly host: RoutingPort;
+  /** Opens a port on the pod namespace. */
+  readonly namespaces: RoutingPortFactory;
+  /** Random bytes for the host veth MAC. */
+  readonly random: RandomBytes;
+  /** Sleeps (for the IPv6 duplicate-address wait). @defaultValue a timer */
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** DAD wait limit in ms (polls every 50 ms). @defaultValue `10000` */
+  readonly dadTimeoutMs?: number | undefined;
+}
+
+async function ignoreMissing(action: Promise<void>): Promise<void> {
+  try {
+    await action;
+  } catch (error) {
+    if (!isRoutingError(error, 'NOT_FOUND')) throw error;
+  }
+}
+
+/**
+ * Plumbs one pod interface end to end: removes a leftover host veth of the same name, picks a host-unique
+ * random MAC, creates the veth with its peer in the pod namespace, sets the host sysctls (a missing one is
+ * skipped), configures the pod side, waits for IPv6 addresses to leave the tentative state, then reconciles
+ * the host routes and rules. Returns the plan that was applied (its `host` part is what CHECK verifies).
+ */
+export async function setupPodNetwork(deps: PodNetworkDeps, input: PodNetworkInput): Promise<PodNetworkPlan> {
+  const links = await deps.host.links();
+  const mac = generateHostMac(
+    deps.random,
+    links.filter((l) => l.name !== input.hostVeth).map((l) => l.mac),
+  );
+  const plan = planPodNetwork(input, mac);
+  if (links.some((l) => l.name === plan.veth.name))
+    await ignoreMissing(deps.host.setLink(plan.veth.name, { remove: true }));
+  await deps.host.addVeth({
+    name: plan.veth.name,
+    mac: plan.veth.mac,
+    mtu: plan.veth.mtu,
+    peerName: plan.veth.peerName,
+    peerNetnsPath: plan.veth.netnsPath,
+  });
+  for (const [key, value] of plan.hostSysctls) await ignoreMissing(deps.host.setSysctl(key, value));
+  await deps.host.setLink(plan.veth.name, { up: true });
+
+  const pod = await deps.namespaces.open(plan.veth.netnsPath);
+  try {
+    await pod.setLink(plan.veth.peerName, { up: true });
+    for (const [key, value] of plan.podSysctls) await pod.setSysctl(key, value);
+    for (const object of plan.podObjects) {
+      if (object.kind === 'route' || object.kind === 'neighbour') await pod.replace(object);
+      else {
+        try {
+          await pod.add(object);
+        } catch (error) {
+          if (!isRoutingError(error, 'EXISTS')) throw error;
+        }
+      }
+    }
+    if (plan.family === 6) await waitForDad(pod, plan.veth.peerName, deps);
+  } finally {
+    pod.close();
+  }
+  await reconcileRouting(deps.host, { ...plan.host, scope: { ...plan.host.scope, rulePriorities: [] } });
+  return plan;
+}
+
+async function waitForDad(pod: RoutingPort, dev: string, deps: PodNetworkDeps): Promise<void> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const limit = deps.dadTimeoutMs ?? 10_000;
+  for (let waited = 0; ; waited += 50) {
+    const addresses = await pod.list('address', 6);
+    if (!addresses.some((a) => a.dev === dev && a.tentative)) return;
+    if (waited >= limit) {
+      throw new RoutingError({
+        code: 'TIMEOUT',
+        op: 'setupPodNetwork.dad',
+        detail: `${dev} still tentative after ${limit} ms`,
+      });
+    }
+    await sleep(50);
+  }
+}
+
+/**
+ * Removes a pod address's host routes and rules (`to` at 512, `from` at 1536 in its table, the main route),
+ * tolerating anything already gone; optionally deletes the host veth too.
+ */
+export async function teardownPodNetwork(
+  host: RoutingPort,
+  pod: {
+    readonly podIp: string;
+    readonly hostVeth: string;
+    readonly eniTable: number;
+    readonly deleteVeth?: boolean;
+  },
+): Promise<void> {
+  await teardownRouting(host, planPodHost({ podIp: pod.podIp, hostVeth: pod.hostVeth, table: pod.eniTable }));
+  if (pod.deleteVeth)
+    await ignoreMissing(host.setLink(validateIfName(pod.hostVeth, 'teardownPodNetwork'), { remove: true }));
+}
