@@ -1,0 +1,275 @@
+import { Ec2SimError, httpStatusFor } from './errors.js';
+import type { Timing } from './state.js';
+
+/** A fault definition, as accepted by {@link FaultInjector.add} and the admin endpoint. */
+export type FaultSpec =
+  | {
+      /** Answer the next `count` calls (of `action`, or of any action) with `RequestLimitExceeded` (503). */
+      readonly kind: 'throttle';
+      readonly count: number;
+      readonly action?: string | undefined;
+    }
+  | {
+      /** Fail the next `count` (default 1) calls of `action` with `code` (status derived from the code). */
+      readonly kind: 'fail';
+      readonly action: string;
+      readonly code: string;
+      readonly message?: string | undefined;
+      readonly status?: number | undefined;
+      readonly count?: number | undefined;
+    }
+  | {
+      /** Delay every call (of `action`, or all) by `ms` before it is handled. */
+      readonly kind: 'latency';
+      readonly ms: number;
+      readonly action?: string | undefined;
+    }
+  | {
+      /** New ENIs and addresses are invisible to Describe* and IMDS for `ms`. */
+      readonly kind: 'eventual-consistency';
+      readonly ms: number;
+    }
+  | {
+      /** Attachments stay `attaching` (and out of IMDS) for `ms`. */
+      readonly kind: 'slow-attach';
+      readonly ms: number;
+    }
+  | {
+      /** Detaches stay `detaching` (ENI still in use) for `ms`. */
+      readonly kind: 'slow-detach';
+      readonly ms: number;
+    }
+  | {
+      /** IMDS reflects attachments and assignments `ms` after EC2 does. */
+      readonly kind: 'imds-delay';
+      readonly ms: number;
+    }
+  | {
+      /** Deny these IAM actions (`ec2:AttachNetworkInterface` or `AttachNetworkInterface`) with UnauthorizedOperation. */
+      readonly kind: 'iam-deny';
+      readonly actions: readonly string[];
+    };
+
+/** Error codes for a malformed fault definition. */
+export type FaultSpecErrorCode = 'FAULT_INVALID';
+
+/** A fault definition that cannot be applied. */
+export class FaultSpecError extends Error {
+  /** Discriminator. */
+  readonly kind = 'FaultSpecError' as const;
+  /** Stable code. */
+  readonly code: FaultSpecErrorCode = 'FAULT_INVALID';
+  /** @param message - what is wrong */
+  constructor(message: string) {
+    super(message);
+    this.name = 'FaultSpecError';
+  }
+}
+
+/** True when `e` is a {@link FaultSpecError}. */
+export function isFaultSpecError(e: unknown): e is FaultSpecError {
+  return typeof e === 'object' && e !== null && (e as { kind?: unknown }).kind === 'FaultSpecError';
+}
+
+const ACTION_NAME = /^[A-Z][A-Za-z0-9]{1,80}$/;
+
+function nonNegativeInt(v: unknown, name: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 86_400_000) {
+    throw new FaultSpecError(`${name} must be a non-negative integer`);
+  }
+  return v;
+}
+
+function optionalAction(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !ACTION_NAME.test(v))
+    throw new FaultSpecError('action must be an EC2 action name');
+  return v;
+}
+
+/** Validates an untrusted fault definition (for example a JSON body). */
+export function parseFaultSpec(input: unknown): FaultSpec {
+  if (typeof input !== 'object' || input === null) throw new FaultSpecError('fault must be an object');
+  const o = input as Record<string, unknown>;
+  switch (o['kind']) {
+    case 'throttle':
+      return {
+        kind: 'throttle',
+        count: nonNegativeInt(o['count'], 'count'),
+        action: optionalAction(o['action']),
+      };
+    case 'fail': {
+      const action = optionalAction(o['action']);
+      if (!action) throw new FaultSpecError('fail needs an action');
+      if (typeof o['code'] !== 'string' || !/^[A-Za-z][A-Za-z0-9.]{1,100}$/.test(o['code'])) {
+        throw new FaultSpecError('code must be an AWS error code');
+      }
+      if (o['message'] !== undefined && typeof o['message'] !== 'string') {
+        throw new FaultSpecError('message must be a string');
+      }
+      const status = o['status'] === undefined ? undefined : nonNegativeInt(o['status'], 'status');
+      if (status !== undefined && (status < 400 || status > 599))
+        throw new FaultSpecError('status must be 400–599');
+      return {
+        kind: 'fail',
+        action,
+        code: o['code'],
+        message: o['message'] as string | undefined,
+        status,
+        count: o['count'] === undefined ? 1 : nonNegativeInt(o['count'], 'count'),
+      };
+    }
+    case 'latency':
+      return { kind: 'latency', ms: nonNegativeInt(o['ms'], 'ms'), action: optionalAction(o['action']) };
+    case 'eventual-consistency':
+    case 'slow-attach':
+    case 'slow-detach':
+    case 'imds-delay':
+      return { kind: o['kind'], ms: nonNegativeInt(o['ms'], 'ms') };
+    case 'iam-deny': {
+      const actions = o['actions'];
+      if (
+        !Array.isArray(actions) ||
+        !actions.every((a) => typeof a === 'string' && /^(ec2:)?[A-Z][A-Za-z0-9]+$/.test(a))
+      ) {
+        throw new FaultSpecError('actions must be a list of IAM action names');
+      }
+      return { kind: 'iam-deny', actions };
+    }
+    default:
+      throw new FaultSpecError(`unknown fault kind ${JSON.stringify(o['kind'])}`);
+  }
+}
+
+/**
+ * Programmable faults. Call-level faults (throttle, fail, latency, IAM deny) are consulted by the server for
+ * every request; timing faults change {@link Timing} on the state.
+ */
+export class FaultInjector {
+  readonly #timing: Timing;
+  #throttles: { action: string | undefined; left: number }[] = [];
+  #failures: {
+    action: string;
+    code: string;
+    message: string | undefined;
+    status: number | undefined;
+    left: number;
+  }[] = [];
+  #latency = new Map<string, number>();
+  #denied = new Set<string>();
+
+  /** @param timing - the state's timing object, changed in place by timing faults */
+  constructor(timing: Timing) {
+    this.#timing = timing;
+  }
+
+  /** Adds a fault (validated; throws {@link FaultSpecError} on a bad definition). */
+  add(spec: FaultSpec): void {
+    const s = parseFaultSpec(spec);
+    switch (s.kind) {
+      case 'throttle':
+        this.#throttles.push({ action: s.action, left: s.count });
+        break;
+      case 'fail':
+        this.#failures.push({
+          action: s.action,
+          code: s.code,
+          message: s.message,
+          status: s.status,
+          left: s.count ?? 1,
+        });
+        break;
+      case 'latency':
+        this.#latency.set(s.action ?? '*', s.ms);
+        break;
+      case 'eventual-consistency':
+        this.#timing.eventualConsistencyMs = s.ms;
+        break;
+      case 'slow-attach':
+        this.#timing.attachDelayMs = s.ms;
+        break;
+      case 'slow-detach':
+        this.#timing.detachDelayMs = s.ms;
+        break;
+      case 'imds-delay':
+        this.#timing.imdsDelayMs = s.ms;
+        break;
+      case 'iam-deny':
+        for (const a of s.actions) this.#denied.add(a.startsWith('ec2:') ? a : `ec2:${a}`);
+        break;
+    }
+  }
+
+  /** Shorthand: throttle the next `count` calls (of `action`, or all). */
+  throttleNext(count: number, action?: string): void {
+    this.add({ kind: 'throttle', count, action });
+  }
+
+  /** Shorthand: fail the next call(s) of `action` with `code`. */
+  failNext(
+    action: string,
+    code: string,
+    options: { message?: string; status?: number; count?: number } = {},
+  ): void {
+    this.add({ kind: 'fail', action, code, ...options });
+  }
+
+  /** Shorthand: deny IAM actions. */
+  deny(...actions: string[]): void {
+    this.add({ kind: 'iam-deny', actions });
+  }
+
+  /** Removes every fault and resets the timing delays to zero. */
+  clear(): void {
+    this.#throttles = [];
+    this.#failures = [];
+    this.#latency.clear();
+    this.#denied.clear();
+    this.#timing.eventualConsistencyMs = 0;
+    this.#timing.attachDelayMs = 0;
+    this.#timing.detachDelayMs = 0;
+    this.#timing.imdsDelayMs = 0;
+  }
+
+  /** Latency to add before handling `action`. */
+  latencyFor(action: string): number {
+    return this.#latency.get(action) ?? this.#latency.get('*') ?? 0;
+  }
+
+  /** True when the IAM action `ec2:<action>` is denied. */
+  isDenied(action: string): boolean {
+    return this.#denied.has(`ec2:${action}`);
+  }
+
+  /** Consumes a throttle or failure fault that applies to `action`, returning the error to send. */
+  takeCallFault(action: string): Ec2SimError | undefined {
+    const t = this.#throttles.find((x) => x.left > 0 && (x.action === undefined || x.action === action));
+    if (t) {
+      t.left--;
+      this.#throttles = this.#throttles.filter((x) => x.left > 0);
+      return new Ec2SimError('RequestLimitExceeded', 'Request limit exceeded.');
+    }
+    const f = this.#failures.find((x) => x.left > 0 && x.action === action);
+    if (f) {
+      f.left--;
+      this.#failures = this.#failures.filter((x) => x.left > 0);
+      return new Ec2SimError(
+        f.code,
+        f.message ?? `Injected failure of ${action}.`,
+        f.status ?? httpStatusFor(f.code),
+      );
+    }
+    return undefined;
+  }
+
+  /** The pending faults (for the state dump). */
+  describe(): unknown {
+    return {
+      throttles: this.#throttles.map((t) => ({ ...t })),
+      failures: this.#failures.map((f) => ({ ...f })),
+      latency: Object.fromEntries(this.#latency),
+      iamDeny: [...this.#denied],
+      timing: { ...this.#timing },
+    };
+  }
+}

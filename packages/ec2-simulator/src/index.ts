@@ -1,0 +1,51 @@
+export type { ActionFamily } from './actions/index.js';
+export type { AddressAllocation, Ipv4Pool, Ipv6Pool } from './address-pool.js';
+export type { CliErrorCode, CliIo, ServeArgs } from './cli-main.js';
+export { CliError, parseServeArgs, runCli, USAGE } from './cli-main.js';
+export type { Clock, RandomSource } from './clock.js';
+export { ManualClock, seededRandom, systemClock } from './clock.js';
+export type { Ec2ErrorCode, ScenarioErrorCode } from './errors.js';
+export {
+  EC2_ERROR_CODES,
+  Ec2SimError,
+  httpStatusFor,
+  isEc2SimError,
+  isScenarioError,
+  ScenarioError,
+} from './errors.js';
+export type { AddressChange, SimEvent, SimEventListener, SimEventType } from './events.js';
+export type { FaultSpec, FaultSpecErrorCode } from './faults.js';
+export { FaultInjector, FaultSpecError, isFaultSpecError, parseFaultSpec } from './faults.js';
+export type { InstanceTypeInfo, NetworkCardInfo } from './instance-types.js';
+export { INSTANCE_TYPES } from './instance-types.js';
+export type {
+  AssignedAddress,
+  Attachment,
+  Eni,
+  Instance,
+  InterfaceType,
+  SecurityGroup,
+  Subnet,
+  Vpc,
+} from './model.js';
+export type {
+  Scenario,
+  ScenarioInstance,
+  ScenarioSecurityGroup,
+  ScenarioSubnet,
+  ScenarioVpc,
+} from './scenario.js';
+export { loadScenarioFile, parseScenario } from './scenario.js';
+export type { CallRecord } from './server.js';
+export type { Ec2Simulator, Ec2SimulatorEndpoints, Ec2SimulatorOptions } from './simulator.js';
+export { startEc2Simulator } from './simulator.js';
+export type {
+  AssignIpv4Request,
+  AssignIpv6Request,
+  CreateEniRequest,
+  Ec2StateOptions,
+  Timing,
+} from './state.js';
+export { Ec2State } from './state.js';
+export type { BucketLimit, RateLimits } from './throttle.js';
+export { AWS_RATE_LIMITS, TokenBuckets } from './throttle.js';

@@ -1,0 +1,81 @@
+/** One network card of an instance type. */
+export interface NetworkCardInfo {
+  /** Card index. */
+  readonly index: number;
+  /** Interfaces this card accepts. */
+  readonly maximumNetworkInterfaces: number;
+}
+
+/** The network limits of an instance type, as DescribeInstanceTypes reports them. */
+export interface InstanceTypeInfo {
+  /** The type name, e.g. `m5.large`. */
+  readonly name: string;
+  /** Interfaces across all cards. */
+  readonly maximumNetworkInterfaces: number;
+  /** IPv4 addresses per interface (primary included; every /28 prefix takes one slot). */
+  readonly ipv4AddressesPerInterface: number;
+  /** IPv6 addresses per interface. */
+  readonly ipv6AddressesPerInterface: number;
+  /** Network cards. */
+  readonly networkCards: readonly NetworkCardInfo[];
+  /** Card that holds the primary interface. */
+  readonly defaultNetworkCardIndex: number;
+  /** `nitro` or `xen`. */
+  readonly hypervisor: 'nitro' | 'xen';
+  /** Bare-metal instance. */
+  readonly bareMetal: boolean;
+  /** Marketing network performance string. */
+  readonly networkPerformance: string;
+}
+
+function simple(
+  name: string,
+  enis: number,
+  ipv4: number,
+  hypervisor: 'nitro' | 'xen',
+  networkPerformance: string,
+): InstanceTypeInfo {
+  return {
+    name,
+    maximumNetworkInterfaces: enis,
+    ipv4AddressesPerInterface: ipv4,
+    ipv6AddressesPerInterface: ipv4,
+    networkCards: [{ index: 0, maximumNetworkInterfaces: enis }],
+    defaultNetworkCardIndex: 0,
+    hypervisor,
+    bareMetal: false,
+    networkPerformance,
+  };
+}
+
+/**
+ * Public limits of common instance types (AWS documentation, "IP addresses per network interface per instance
+ * type"). p5.48xlarge has 32 network cards of 2 interfaces each.
+ */
+export const INSTANCE_TYPES: ReadonlyMap<string, InstanceTypeInfo> = new Map(
+  [
+    simple('t3.small', 3, 4, 'nitro', 'Up to 5 Gigabit'),
+    simple('t3.medium', 3, 6, 'nitro', 'Up to 5 Gigabit'),
+    simple('t3.large', 3, 12, 'nitro', 'Up to 5 Gigabit'),
+    simple('m5.large', 3, 10, 'nitro', 'Up to 10 Gigabit'),
+    simple('m5.xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit'),
+    simple('m5.2xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit'),
+    simple('m5.4xlarge', 8, 30, 'nitro', 'Up to 10 Gigabit'),
+    simple('c5.large', 3, 10, 'nitro', 'Up to 10 Gigabit'),
+    simple('c5.xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit'),
+    simple('c5.18xlarge', 15, 50, 'nitro', '25 Gigabit'),
+    simple('m4.large', 2, 10, 'xen', 'Moderate'),
+    simple('t2.medium', 3, 6, 'xen', 'Low to Moderate'),
+    {
+      name: 'p5.48xlarge',
+      maximumNetworkInterfaces: 64,
+      ipv4AddressesPerInterface: 50,
+      ipv6AddressesPerInterface: 50,
+      networkCards: Array.from({ length: 32 }, (_, index) => ({ index, maximumNetworkInterfaces: 2 })),
+      defaultNetworkCardIndex: 0,
+      hypervisor: 'nitro',
+      bareMetal: false,
+      networkPerformance: '3200 Gigabit',
+    } satisfies InstanceTypeInfo,
+  ].map((t) => [t.name, t]),
+);

@@ -1,0 +1,310 @@
+import { readFile } from 'node:fs/promises';
+import { ScenarioError } from './errors.js';
+import { INSTANCE_TYPES } from './instance-types.js';
+import { type Ipv4Cidr, ipv4Overlaps, ipv4Within, parseIpv4, parseIpv4Cidr, parseIpv6Cidr } from './ip.js';
+
+/** A VPC in a scenario. */
+export interface ScenarioVpc {
+  /** `vpc-…` */
+  readonly id: string;
+  /** IPv4 CIDR blocks (/16–/28), primary first. */
+  readonly cidrBlocks: readonly string[];
+  /** Optional IPv6 /56. */
+  readonly ipv6CidrBlock?: string;
+}
+
+/** A subnet in a scenario. */
+export interface ScenarioSubnet {
+  /** `subnet-…` */
+  readonly id: string;
+  /** Owning VPC (default: the only VPC). */
+  readonly vpcId?: string;
+  /** IPv4 CIDR (/16–/28) inside one of the VPC's blocks. */
+  readonly cidrBlock: string;
+  /** Optional IPv6 /64. */
+  readonly ipv6CidrBlock?: string;
+  /** AZ, e.g. `us-west-2a` (default: region + `a`). */
+  readonly availabilityZone?: string;
+  /** Tags, e.g. `{"kubernetes.io/role/cni": "1"}`. */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/** A security group in a scenario. Every VPC also gets a group named `default` unless one is given. */
+export interface ScenarioSecurityGroup {
+  /** `sg-…` */
+  readonly id: string;
+  /** Name. */
+  readonly name: string;
+  /** VPC (default: the only VPC). */
+  readonly vpcId?: string;
+  /** Description. */
+  readonly description?: string;
+  /** Tags. */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/** An instance in a scenario. */
+export interface ScenarioInstance {
+  /** `i-…` (generated when absent). */
+  readonly id?: string;
+  /** A type from the built-in table (see `INSTANCE_TYPES`). */
+  readonly instanceType: string;
+  /** Subnet of the primary interface. */
+  readonly subnetId: string;
+  /** Groups of the primary interface (default: the VPC's default group). */
+  readonly securityGroupIds?: readonly string[];
+  /** Primary private IPv4 address (default: the first free one). */
+  readonly privateIpAddress?: string;
+  /** Tags. */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/** The world the simulator starts with. */
+export interface Scenario {
+  /** Region (default `us-west-2`). */
+  readonly region?: string;
+  /** Account id (default `123456789012`). */
+  readonly accountId?: string;
+  /** VPCs. */
+  readonly vpcs: readonly ScenarioVpc[];
+  /** Subnets. */
+  readonly subnets: readonly ScenarioSubnet[];
+  /** Security groups. */
+  readonly securityGroups?: readonly ScenarioSecurityGroup[];
+  /** Instances. */
+  readonly instances?: readonly ScenarioInstance[];
+}
+
+const ID = (prefix: string) => new RegExp(`^${prefix}-[0-9a-f]{8,17}$`);
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function invalid(path: string, message: string): never {
+  throw new ScenarioError('SCENARIO_INVALID', path, message);
+}
+
+function str(o: Record<string, unknown>, key: string, path: string, optional = false): string | undefined {
+  const v = o[key];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'string' || v === '') invalid(`${path}.${key}`, 'must be a non-empty string');
+  return v;
+}
+
+function arr(o: Record<string, unknown>, key: string, path: string, optional = false): unknown[] {
+  const v = o[key];
+  if (v === undefined && optional) return [];
+  if (!Array.isArray(v)) invalid(`${path}.${key}`, 'must be an array');
+  return v;
+}
+
+function tags(o: Record<string, unknown>, path: string): Record<string, string> | undefined {
+  const v = o['tags'];
+  if (v === undefined) return undefined;
+  if (!isObj(v)) invalid(`${path}.tags`, 'must be an object of strings');
+  for (const [k, t] of Object.entries(v)) {
+    if (typeof t !== 'string' || k === '' || k.length > 128 || t.length > 256) {
+      invalid(`${path}.tags.${k}`, 'tag keys must be 1–128 characters and values strings up to 256');
+    }
+  }
+  return v as Record<string, string>;
+}
+
+function only(o: Record<string, unknown>, keys: readonly string[], path: string): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) invalid(`${path}.${k}`, 'unknown field');
+}
+
+/**
+ * Validates an untrusted scenario (for example parsed JSON) and fills in defaults. Throws a
+ * {@link ScenarioError} naming the offending field.
+ */
+export function parseScenario(input: unknown): Scenario & { region: string; accountId: string } {
+  if (!isObj(input)) invalid('', 'a scenario must be a JSON object');
+  only(input, ['region', 'accountId', 'vpcs', 'subnets', 'securityGroups', 'instances'], '');
+  const region = str(input, 'region', '', true) ?? 'us-west-2';
+  if (!/^[a-z]{2}(-[a-z]+)+-\d$/.test(region)) invalid('region', 'must look like us-west-2');
+  const accountId = str(input, 'accountId', '', true) ?? '123456789012';
+  if (!/^\d{12}$/.test(accountId)) invalid('accountId', 'must be 12 digits');
+  const seen = new Set<string>();
+  const unique = (id: string, path: string) => {
+    if (seen.has(id)) throw new ScenarioError('SCENARIO_DUPLICATE_ID', path, `duplicate id ${id}`);
+    seen.add(id);
+  };
+
+  const vpcCidrs = new Map<string, Ipv4Cidr[]>();
+  const vpcs: ScenarioVpc[] = arr(input, 'vpcs', '').map((v, i) => {
+    const p = `vpcs[${i}]`;
+    if (!isObj(v)) invalid(p, 'must be an object');
+    only(v, ['id', 'cidrBlocks', 'ipv6CidrBlock'], p);
+    const id = str(v, 'id', p)!;
+    if (!ID('vpc').test(id)) invalid(`${p}.id`, 'must look like vpc-0123456789abcdef0');
+    unique(id, `${p}.id`);
+    const blocks = arr(v, 'cidrBlocks', p);
+    if (blocks.length === 0 || blocks.length > 5) invalid(`${p}.cidrBlocks`, 'must hold 1–5 CIDR blocks');
+    const parsed = blocks.map((b, j) => {
+      const c = typeof b === 'string' ? parseIpv4Cidr(b) : undefined;
+      if (!c || c.length < 16 || c.length > 28)
+        invalid(`${p}.cidrBlocks[${j}]`, 'must be an IPv4 CIDR from /16 to /28');
+      return c;
+    });
+    for (let a = 0; a < parsed.length; a++) {
+      for (let b = a + 1; b < parsed.length; b++) {
+        if (ipv4Overlaps(parsed[a]!, parsed[b]!)) {
+          throw new ScenarioError(
+            'SCENARIO_CIDR_CONFLICT',
+            `${p}.cidrBlocks[${b}]`,
+            'overlaps another block',
+          );
+        }
+      }
+    }
+    vpcCidrs.set(id, parsed);
+    const v6 = str(v, 'ipv6CidrBlock', p, true);
+    if (v6 !== undefined && parseIpv6Cidr(v6)?.length !== 56)
+      invalid(`${p}.ipv6CidrBlock`, 'must be an IPv6 /56');
+    return { id, cidrBlocks: blocks as string[], ...(v6 !== undefined ? { ipv6CidrBlock: v6 } : {}) };
+  });
+  if (vpcs.length === 0) invalid('vpcs', 'needs at least one VPC');
+  const defaultVpc = (o: Record<string, unknown>, p: string): string => {
+    const id = str(o, 'vpcId', p, true);
+    if (id === undefined) {
+      if (vpcs.length !== 1) invalid(`${p}.vpcId`, 'required when there is more than one VPC');
+      return vpcs[0]!.id;
+    }
+    if (!vpcCidrs.has(id))
+      throw new ScenarioError('SCENARIO_UNKNOWN_REFERENCE', `${p}.vpcId`, `no VPC ${id}`);
+    return id;
+  };
+
+  const subnetCidrs: { c: Ipv4Cidr; path: string }[] = [];
+  const subnetVpc = new Map<string, string>();
+  const subnets: ScenarioSubnet[] = arr(input, 'subnets', '').map((s, i) => {
+    const p = `subnets[${i}]`;
+    if (!isObj(s)) invalid(p, 'must be an object');
+    only(s, ['id', 'vpcId', 'cidrBlock', 'ipv6CidrBlock', 'availabilityZone', 'tags'], p);
+    const id = str(s, 'id', p)!;
+    if (!ID('subnet').test(id)) invalid(`${p}.id`, 'must look like subnet-0123456789abcdef0');
+    unique(id, `${p}.id`);
+    const vpcId = defaultVpc(s, p);
+    const cidrText = str(s, 'cidrBlock', p)!;
+    const c = parseIpv4Cidr(cidrText);
+    if (!c || c.length < 16 || c.length > 28)
+      invalid(`${p}.cidrBlock`, 'must be an IPv4 CIDR from /16 to /28');
+    if (!vpcCidrs.get(vpcId)!.some((v) => ipv4Within(c, v))) {
+      throw new ScenarioError(
+        'SCENARIO_CIDR_CONFLICT',
+        `${p}.cidrBlock`,
+        `not inside any CIDR block of ${vpcId}`,
+      );
+    }
+    const clash = subnetCidrs.find((o) => ipv4Overlaps(o.c, c));
+    if (clash) throw new ScenarioError('SCENARIO_CIDR_CONFLICT', `${p}.cidrBlock`, `overlaps ${clash.path}`);
+    subnetCidrs.push({ c, path: p });
+    const v6 = str(s, 'ipv6CidrBlock', p, true);
+    if (v6 !== undefined && parseIpv6Cidr(v6)?.length !== 64)
+      invalid(`${p}.ipv6CidrBlock`, 'must be an IPv6 /64');
+    const az = str(s, 'availabilityZone', p, true) ?? `${region}a`;
+    if (!az.startsWith(region) || !/^[a-z]$/.test(az.slice(region.length))) {
+      invalid(`${p}.availabilityZone`, `must be a zone of ${region}, e.g. ${region}a`);
+    }
+    const t = tags(s, p);
+    subnetVpc.set(id, vpcId);
+    return {
+      id,
+      vpcId,
+      cidrBlock: cidrText,
+      availabilityZone: az,
+      ...(v6 !== undefined ? { ipv6CidrBlock: v6 } : {}),
+      ...(t ? { tags: t } : {}),
+    };
+  });
+
+  const groupVpc = new Map<string, string>();
+  const securityGroups: ScenarioSecurityGroup[] = arr(input, 'securityGroups', '', true).map((g, i) => {
+    const p = `securityGroups[${i}]`;
+    if (!isObj(g)) invalid(p, 'must be an object');
+    only(g, ['id', 'name', 'vpcId', 'description', 'tags'], p);
+    const id = str(g, 'id', p)!;
+    if (!ID('sg').test(id)) invalid(`${p}.id`, 'must look like sg-0123456789abcdef0');
+    unique(id, `${p}.id`);
+    const vpcId = defaultVpc(g, p);
+    groupVpc.set(id, vpcId);
+    const t = tags(g, p);
+    return {
+      id,
+      name: str(g, 'name', p)!,
+      vpcId,
+      description: str(g, 'description', p, true) ?? '',
+      ...(t ? { tags: t } : {}),
+    };
+  });
+
+  const instances: ScenarioInstance[] = arr(input, 'instances', '', true).map((x, i) => {
+    const p = `instances[${i}]`;
+    if (!isObj(x)) invalid(p, 'must be an object');
+    only(x, ['id', 'instanceType', 'subnetId', 'securityGroupIds', 'privateIpAddress', 'tags'], p);
+    const id = str(x, 'id', p, true);
+    if (id !== undefined) {
+      if (!ID('i').test(id)) invalid(`${p}.id`, 'must look like i-0123456789abcdef0');
+      unique(id, `${p}.id`);
+    }
+    const instanceType = str(x, 'instanceType', p)!;
+    if (!INSTANCE_TYPES.has(instanceType)) {
+      invalid(`${p}.instanceType`, `unknown type; known: ${[...INSTANCE_TYPES.keys()].join(', ')}`);
+    }
+    const subnetId = str(x, 'subnetId', p)!;
+    const vpcId = subnetVpc.get(subnetId);
+    if (!vpcId)
+      throw new ScenarioError('SCENARIO_UNKNOWN_REFERENCE', `${p}.subnetId`, `no subnet ${subnetId}`);
+    const sgs = arr(x, 'securityGroupIds', p, true).map((g, j) => {
+      if (typeof g !== 'string' || groupVpc.get(g) !== vpcId) {
+        throw new ScenarioError(
+          'SCENARIO_UNKNOWN_REFERENCE',
+          `${p}.securityGroupIds[${j}]`,
+          `no security group ${String(g)} in ${vpcId}`,
+        );
+      }
+      return g;
+    });
+    const ip = str(x, 'privateIpAddress', p, true);
+    if (ip !== undefined) {
+      const n = parseIpv4(ip);
+      const sn = subnetCidrs[subnets.findIndex((s) => s.id === subnetId)]!.c;
+      const off = n === undefined ? -1 : n - sn.base;
+      if (n === undefined || off < 4 || off >= 2 ** (32 - sn.length) - 1) {
+        invalid(`${p}.privateIpAddress`, `must be a usable address of ${subnetId}`);
+      }
+    }
+    const t = tags(x, p);
+    return {
+      instanceType,
+      subnetId,
+      securityGroupIds: sgs,
+      ...(id !== undefined ? { id } : {}),
+      ...(ip !== undefined ? { privateIpAddress: ip } : {}),
+      ...(t ? { tags: t } : {}),
+    };
+  });
+  const ips = instances.filter((x) => x.privateIpAddress !== undefined).map((x) => x.privateIpAddress!);
+  const dup = ips.find((ip, i) => ips.indexOf(ip) !== i);
+  if (dup) throw new ScenarioError('SCENARIO_DUPLICATE_ID', 'instances', `address ${dup} used twice`);
+  return { region, accountId, vpcs, subnets, securityGroups, instances };
+}
+
+/** Reads and validates a scenario JSON file. */
+export async function loadScenarioFile(
+  path: string,
+): Promise<Scenario & { region: string; accountId: string }> {
+  let textContent: string;
+  try {
+    textContent = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ScenarioError('SCENARIO_UNREADABLE', '', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(textContent);
+  } catch (e) {
+    throw new ScenarioError('SCENARIO_NOT_JSON', '', `${path} is not JSON: ${(e as Error).message}`);
+  }
+  return parseScenario(json);
+}
