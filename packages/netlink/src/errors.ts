@@ -31,6 +31,7 @@ export const ERRNO_CODES = {
   ENETDOWN: 100,
   ENETUNREACH: 101,
   ENOBUFS: 105,
+  ENOTCONN: 107,
   ETIMEDOUT: 110,
   EHOSTUNREACH: 113,
 } as const;
@@ -99,7 +100,7 @@ export class NetlinkError extends Error {
   readonly [BRAND] = true;
 
   constructor(init: NetlinkErrorInit) {
-    const parts = [`${init.op}: ${init.code}`];
+    const parts = [`${init.op}: ${init.code}${init.code === 'EOTHER' ? ` (errno ${init.errno})` : ''}`];
     if (init.detail) parts.push(init.detail);
     if (init.extack) parts.push(`(kernel: ${init.extack})`);
     super(parts.join(' '));

@@ -156,7 +156,7 @@ export function encodeLinkAttrs(a: LinkAttrs): Buffer[] {
 
 /** Kind-specific data (IFLA_INFO_DATA), resolved. @internal */
 export type KindData =
-  | { kind: 'veth'; peer: { attrs: LinkAttrs; up?: boolean } }
+  | { kind: 'veth'; peer: { attrs: LinkAttrs } }
   | { kind: 'vlan'; id: number; protocol?: number }
   | { kind: 'bridge'; stp?: boolean; vlanFiltering?: boolean }
   | {
@@ -176,12 +176,7 @@ export function encodeLinkInfo(k: KindData): Buffer {
   const data: Buffer[] = [];
   switch (k.kind) {
     case 'veth':
-      data.push(
-        attrNested(VETH_INFO_PEER, [
-          ifinfomsg(k.peer.up ? { flags: IFF_UP, change: IFF_UP } : {}),
-          ...encodeLinkAttrs(k.peer.attrs),
-        ]),
-      );
+      data.push(attrNested(VETH_INFO_PEER, [ifinfomsg({}), ...encodeLinkAttrs(k.peer.attrs)]));
       break;
     case 'vlan':
       if (k.protocol !== undefined) data.push(attrBe16(IFLA_VLAN_PROTOCOL, k.protocol));

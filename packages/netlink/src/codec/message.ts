@@ -81,14 +81,16 @@ export interface NlErrorPayload {
 /** Decodes the payload of an NLMSG_ERROR message (struct nlmsgerr plus extended-ACK TLVs). */
 export function parseErrorPayload(payload: Buffer, flags: number): NlErrorPayload {
   if (payload.length < 4 + NLMSG_HDRLEN) throw decodeError(`short nlmsgerr (${payload.length} bytes)`);
-  const errno = -payload.readInt32LE(0);
+  const errno = -payload.readInt32LE(0) || 0;
   const out: NlErrorPayload = { errno };
   if ((flags & NLM_F_ACK_TLVS) === 0) return out;
   let tlvStart = 4 + NLMSG_HDRLEN;
   if ((flags & NLM_F_CAPPED) === 0) {
     const origLen = payload.readUInt32LE(4);
-    if (origLen < NLMSG_HDRLEN) throw decodeError(`bad echoed nlmsg_len ${origLen}`);
-    tlvStart = 4 + ((origLen + 3) & ~3);
+    if (origLen < NLMSG_HDRLEN || origLen > payload.length - 4) {
+      throw decodeError(`bad echoed nlmsg_len ${origLen}`);
+    }
+    tlvStart = 4 + Math.ceil(origLen / 4) * 4;
   }
   if (tlvStart > payload.length) throw decodeError('extended ACK runs past the message');
   const attrs = parseAttrs(payload, tlvStart);

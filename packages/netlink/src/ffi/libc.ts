@@ -32,7 +32,6 @@ let cached: Libc | undefined;
  * @internal
  */
 export function libc(platform: string = process.platform): Libc {
-  if (cached) return cached;
   if (platform !== 'linux') {
     throw new NetlinkError({
       code: 'NOT_SUPPORTED',
@@ -40,6 +39,7 @@ export function libc(platform: string = process.platform): Libc {
       detail: `rtnetlink needs Linux, not ${platform}`,
     });
   }
+  if (cached) return cached;
   let koffi: {
     load(name: string): { func(decl: string): unknown };
     errno(): number;

@@ -16,7 +16,7 @@ import {
 import { invalidArgument } from '../errors.js';
 import type { IpFamily } from '../ip.js';
 import { ip, type LinkRef, prefix, resolveIndex, type Scope, scopeNumber } from './common.js';
-import { type DumpList, dumpList, type Op } from './driver.js';
+import { type DumpList, dumpList, isInet, type Op } from './driver.js';
 
 /** `ip addr add|del ADDRESS/LEN dev DEV …`. */
 export interface AddrOptions {
@@ -103,6 +103,7 @@ export function* addrList(o: AddrListOptions = {}): Op<DumpList<Address>> {
   const family = o.family === undefined ? AF_UNSPEC : o.family === 4 ? AF_INET : AF_INET6;
   const reply = yield { op, type: RTM_GETADDR, flags: 0, body: [ifaddrmsg({ family, index })], dump: true };
   const out = reply.messages
+    .filter((m) => isInet(m.payload))
     .map((m) => decodeAddr(m.payload))
     .filter((a) => (index === 0 || a.index === index) && (o.family === undefined || a.family === o.family));
   return dumpList(out, reply.interrupted);

@@ -54,3 +54,13 @@ export function dumpList<T>(items: T[], interrupted: boolean): DumpList<T> {
   Object.defineProperty(items, 'interrupted', { value: interrupted, enumerable: false });
   return items as DumpList<T>;
 }
+
+/**
+ * True for messages of the IP families. Dumps with AF_UNSPEC also return other families (IPMR/IP6MR
+ * rules and routes, AF_BRIDGE fdb entries), which the IP-level lists leave out.
+ * @internal
+ */
+export function isInet(payload: Buffer): boolean {
+  const f = payload.length > 0 ? payload.readUInt8(0) : -1;
+  return f === 2 || f === 10;
+}

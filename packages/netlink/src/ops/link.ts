@@ -53,10 +53,11 @@ export interface VethPeerOptions {
   mtu?: number;
   /** Peer MAC address. */
   address?: string;
-  /** Create the peer directly in this namespace (one request, no later move). */
+  /**
+   * Create the peer directly in this namespace (one request, no later move). The peer cannot be brought
+   * up at creation (the kernel answers ENOTCONN): bring it up with a handle bound to its namespace.
+   */
   netns?: NetnsTarget;
-  /** Bring the peer up at creation. */
-  up?: boolean;
 }
 
 /** `ip link add NAME type veth peer name PEER [netns NS]`. */
@@ -217,14 +218,12 @@ export function* linkAdd(o: LinkAddOptions): Op<void> {
   if (o.master !== undefined) attrs.master = yield* resolveIndex(op, o.master);
   let kind: KindData;
   let peerNs: NetnsTarget | undefined;
-  let peerUp = false;
   switch (o.kind) {
     case 'veth': {
       if (typeof o.peer !== 'object' || o.peer === null) throw invalidArgument(op, 'veth needs peer');
       const peer = plainAttrs(op, o.peer);
       if (peer.name === undefined) throw invalidArgument(op, 'veth peer needs a name');
       peerNs = o.peer.netns;
-      peerUp = o.peer.up === true;
       kind = { kind: 'veth', peer: { attrs: peer } };
       break;
     }
@@ -273,7 +272,6 @@ export function* linkAdd(o: LinkAddOptions): Op<void> {
       if (ns !== undefined) attrs.ns = ns;
       if (kind.kind === 'veth') {
         if (pns !== undefined) kind.peer.attrs.ns = pns;
-        kind.peer.up = peerUp;
       }
       yield {
         op,

@@ -22,7 +22,7 @@ import { decodeNeigh, encodeNeigh, type Neighbour, type NeighRequest, ndmsg } fr
 import { invalidArgument } from '../errors.js';
 import { type IpFamily, parseMac } from '../ip.js';
 import { ip, type LinkRef, resolveIndex, u32 } from './common.js';
-import { type DumpList, dumpList, type Op } from './driver.js';
+import { type DumpList, dumpList, isInet, type Op } from './driver.js';
 
 /** Neighbour states by iproute2 name (`nud …`). */
 export type NeighState =
@@ -113,8 +113,7 @@ export function* neighList(o: NeighListOptions = {}): Op<DumpList<Neighbour>> {
   const reply = yield { op, type: RTM_GETNEIGH, flags: 0, body, dump: true };
   const out: Neighbour[] = [];
   for (const m of reply.messages) {
-    const fam = m.payload.length > 0 ? m.payload.readUInt8(0) : -1;
-    if (fam !== AF_INET && fam !== AF_INET6) continue; // AF_BRIDGE fdb entries are not neighbours
+    if (!isInet(m.payload)) continue; // AF_BRIDGE fdb entries are not neighbours
     const n = decodeNeigh(m.payload);
     if ((index === 0 || n.index === index) && (o.family === undefined || n.family === o.family)) out.push(n);
   }

@@ -35,7 +35,7 @@ import {
   tableNumber,
   u32,
 } from './common.js';
-import { type DumpList, dumpList, type Op } from './driver.js';
+import { type DumpList, dumpList, isInet, type Op } from './driver.js';
 
 /** Route types accepted by {@link RouteOptions.type}. */
 export type RouteType =
@@ -169,6 +169,7 @@ export function* routeList(o: RouteListOptions = {}): Op<DumpList<Route>> {
   }
   const reply = yield { op, type: RTM_GETROUTE, flags: 0, body, dump: true };
   const out = reply.messages
+    .filter((m) => isInet(m.payload))
     .map((m) => decodeRoute(m.payload))
     .filter(
       (r) =>

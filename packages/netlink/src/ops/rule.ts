@@ -14,7 +14,7 @@ import { decodeRule, encodeRule, fibRuleHdr, type Rule, type RuleRequest } from 
 import { invalidArgument } from '../errors.js';
 import type { IpFamily } from '../ip.js';
 import { ifname, prefix, type TableRef, tableNumber, u32 } from './common.js';
-import { type DumpList, dumpList, type Op } from './driver.js';
+import { type DumpList, dumpList, isInet, type Op } from './driver.js';
 
 /** Rule actions accepted by {@link RuleOptions.action}. */
 export type RuleAction = 'lookup' | 'blackhole' | 'unreachable' | 'prohibit';
@@ -112,6 +112,7 @@ export function* ruleList(o: RuleListOptions = {}): Op<DumpList<Rule>> {
   const table = o.table === undefined ? undefined : tableNumber(op, o.table);
   const reply = yield { op, type: RTM_GETRULE, flags: 0, body: [fibRuleHdr({ family })], dump: true };
   const out = reply.messages
+    .filter((m) => isInet(m.payload))
     .map((m) => decodeRule(m.payload))
     .filter(
       (r) => (o.family === undefined || r.family === o.family) && (table === undefined || r.table === table),
