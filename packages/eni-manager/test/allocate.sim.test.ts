@@ -103,7 +103,7 @@ describe('allocateEni against ec2-simulator', () => {
     const eni = await world.manager.allocateEni({ ipv4Count: 3 });
     expect(eni.imds.ipv4Addresses).toHaveLength(4);
     const imdsReads = world.events.filter(
-      (e) => e.service === 'imds' && e.action === 'network/interfaces/macs/' + eni.ec2.mac + '/',
+      (e) => e.service === 'imds' && e.action === `network/interfaces/macs/${eni.ec2.mac}/`,
     );
     expect(imdsReads.length).toBeGreaterThan(1); // it polled
   });

@@ -158,3 +158,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     },
   };
 }
+
+/** RFC 3339 text (seconds, UTC) for a time in ms, as ENI `createdAt` tags are written. */
+export function rfc3339Text(ms: number): string {
+  return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+}
