@@ -1,0 +1,47 @@
+/**
+ * The aws-node daemon and aws-cni plugin, assembled from vpc-cni-kit packages. The library surface is the
+ * plugin ↔ daemon contract (wire-compatible with the reference's `rpc.proto`) for tools that talk to either.
+ *
+ * @packageDocumentation
+ */
+
+export {
+  frame,
+  GrpcCallError,
+  GrpcStatus,
+  isGrpcCallError,
+  type UnaryCall,
+  unaryCall,
+  unframe,
+} from './rpc/grpc-client.js';
+export {
+  type CniBackend,
+  HEALTH_SERVICES,
+  type RpcServer,
+  type RpcServerOptions,
+  RpcStatusError,
+  startRpcServer,
+} from './rpc/grpc-server.js';
+export {
+  type AddNetworkReply,
+  type AddNetworkRequest,
+  type DelNetworkReply,
+  type DelNetworkRequest,
+  decode,
+  encode,
+  type HealthCheckRequest,
+  type HealthCheckResponse,
+  type IPAllocationMetadata,
+  type Messages,
+  Methods,
+  ServingStatus,
+  schemas,
+} from './rpc/messages.js';
+export {
+  decodeMessage,
+  encodeMessage,
+  type FieldKind,
+  type FieldSpec,
+  type MessageSchema,
+  WireError,
+} from './rpc/wire.js';

@@ -1,0 +1,224 @@
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scratchDir } from '@vpc-cni-kit/testkit';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GrpcStatus, isGrpcCallError, unaryCall } from '../src/rpc/grpc-client.js';
+import { type RpcServer, RpcStatusError, startRpcServer } from '../src/rpc/grpc-server.js';
+import { type AddNetworkRequest, decode, encode, Methods } from '../src/rpc/messages.js';
+import { WireError } from '../src/rpc/wire.js';
+
+describe('rpc codec', () => {
+  it('encodes the proto3 wire format byte for byte', () => {
+    // field 1 (K8S_POD_NAME) "p": key 0x0a, length 1; field 9 (bool) true: key 0x48, 1
+    expect(
+      Buffer.from(
+        encode('AddNetworkRequest', { K8S_POD_NAME: 'p', RequiresMultiNICAttachment: true }),
+      ).toString('hex'),
+    ).toBe('0a01704801');
+    // DeviceNumber -1 (int32) sign-extends to a 10-byte varint; RouteTableId 254 = fe 01
+    const reply = encode('AddNetworkReply', {
+      Success: true,
+      IPAllocationMetadata: [{ IPv4Addr: '10.0.0.5', IPv6Addr: '', DeviceNumber: -1, RouteTableId: 254 }],
+    });
+    expect(Buffer.from(reply).toString('hex')).toBe(
+      `0801${'12'}${'18'}0a0831302e302e302e35${'18'}ffffffffffffffffff01${'20'}fe01`,
+    );
+    expect(decode('AddNetworkReply', reply).IPAllocationMetadata[0]).toEqual({
+      IPv4Addr: '10.0.0.5',
+      IPv6Addr: '',
+      DeviceNumber: -1,
+      RouteTableId: 254,
+    });
+  });
+
+  it('fills proto3 defaults and skips unknown fields', () => {
+    expect(decode('DelNetworkRequest', new Uint8Array())).toMatchObject({
+      Reason: '',
+      K8S_POD_UID: '',
+      K8S_POD_NAME: '',
+    });
+    // unknown field 15 (varint 7), unknown field 14 (string "x"), then K8S_POD_NAME "q"
+    expect(decode('AddNetworkRequest', Buffer.from('7807720178' + '0a0171', 'hex')).K8S_POD_NAME).toBe('q');
+  });
+
+  it('round-trips arbitrary messages', () => {
+    const req = fc.record({
+      K8S_POD_NAME: fc.string(),
+      K8S_POD_NAMESPACE: fc.string(),
+      K8S_POD_INFRA_CONTAINER_ID: fc.string(),
+      Netns: fc.string(),
+      IfName: fc.string(),
+      NetworkName: fc.string(),
+      ContainerID: fc.string(),
+      ClientVersion: fc.string(),
+      RequiresMultiNICAttachment: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(req, (r: AddNetworkRequest) => {
+        expect(decode('AddNetworkRequest', encode('AddNetworkRequest', r))).toEqual(r);
+      }),
+    );
+  });
+
+  it('rejects truncated input with a typed error and never crashes on garbage', () => {
+    expect(() => decode('AddNetworkRequest', Buffer.from('0a05ab', 'hex'))).toThrow(WireError);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (b) => {
+        try {
+          decode('AddNetworkReply', b);
+        } catch (e) {
+          expect(e).toBeInstanceOf(WireError);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('http2 client ↔ grpc-js server on a unix socket', () => {
+  const dir = scratchDir('vck-rpc-');
+  const socketPath = join(dir.path, 'run/ipamd.sock');
+  let server: RpcServer;
+  let slow: Promise<void> | undefined;
+
+  beforeAll(async () => {
+    server = await startRpcServer({
+      socketPath,
+      backend: {
+        async addNetwork(req) {
+          if (req.ClientVersion === 'wrong')
+            throw new RpcStatusError(GrpcStatus.FAILED_PRECONDITION, `wrong client version "wrong" (!= "")`);
+          if (req.K8S_POD_NAME === 'slow') await (slow = new Promise((r) => setTimeout(r, 500)));
+          return {
+            Success: true,
+            IPAllocationMetadata: [{ IPv4Addr: '10.0.1.9', IPv6Addr: '', DeviceNumber: 1, RouteTableId: 2 }],
+            UseExternalSNAT: false,
+            VPCv4CIDRs: ['10.0.0.0/16'],
+            PodVlanId: 0,
+            PodENIMAC: '',
+            PodENISubnetGW: '',
+            ParentIfIndex: 0,
+            VPCv6CIDRs: [],
+            NetworkPolicyMode: '',
+          };
+        },
+        async delNetwork() {
+          throw new Error('datastore: unknown pod');
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await slow;
+    await server.close();
+    dir.remove();
+  });
+
+  it('creates the socket with mode 0660', () => {
+    expect(statSync(socketPath).mode & 0o777).toBe(0o660);
+  });
+
+  it('calls AddNetwork', async () => {
+    const bytes = await unaryCall({
+      socketPath,
+      method: Methods.AddNetwork,
+      request: encode('AddNetworkRequest', { K8S_POD_NAME: 'web' }),
+      timeoutMs: 2000,
+    });
+    expect(decode('AddNetworkReply', bytes)).toMatchObject({
+      Success: true,
+      IPAllocationMetadata: [{ IPv4Addr: '10.0.1.9', DeviceNumber: 1, RouteTableId: 2 }],
+      VPCv4CIDRs: ['10.0.0.0/16'],
+    });
+  });
+
+  it('answers the health check for "" and grpc.health.v1.aws-node, NOT_FOUND otherwise', async () => {
+    for (const service of ['', 'grpc.health.v1.aws-node']) {
+      const bytes = await unaryCall({
+        socketPath,
+        method: Methods.HealthCheck,
+        request: encode('HealthCheckRequest', { service }),
+        timeoutMs: 2000,
+      });
+      expect(decode('HealthCheckResponse', bytes).status).toBe(1);
+    }
+    await expect(
+      unaryCall({
+        socketPath,
+        method: Methods.HealthCheck,
+        request: encode('HealthCheckRequest', { service: 'x' }),
+        timeoutMs: 2000,
+      }),
+    ).rejects.toMatchObject({ grpcStatus: GrpcStatus.NOT_FOUND });
+  });
+
+  it('carries server status codes and messages', async () => {
+    await expect(
+      unaryCall({
+        socketPath,
+        method: Methods.AddNetwork,
+        request: encode('AddNetworkRequest', { ClientVersion: 'wrong' }),
+        timeoutMs: 2000,
+      }),
+    ).rejects.toMatchObject({
+      grpcStatus: GrpcStatus.FAILED_PRECONDITION,
+      message: 'wrong client version "wrong" (!= "")',
+    });
+    await expect(
+      unaryCall({
+        socketPath,
+        method: Methods.DelNetwork,
+        request: encode('DelNetworkRequest', {}),
+        timeoutMs: 2000,
+      }),
+    ).rejects.toMatchObject({ grpcStatus: GrpcStatus.INTERNAL, message: 'datastore: unknown pod' });
+    await expect(
+      unaryCall({ socketPath, method: '/rpc.CNIBackend/Nope', request: new Uint8Array(), timeoutMs: 2000 }),
+    ).rejects.toMatchObject({ grpcStatus: GrpcStatus.UNIMPLEMENTED });
+  });
+
+  it('times out', async () => {
+    const e = await unaryCall({
+      socketPath,
+      method: Methods.AddNetwork,
+      request: encode('AddNetworkRequest', { K8S_POD_NAME: 'slow' }),
+      timeoutMs: 100,
+    }).catch((x: unknown) => x);
+    expect(isGrpcCallError(e) && e.grpcStatus).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+  });
+
+  it('reports a daemon that is not there as UNAVAILABLE', async () => {
+    const e = await unaryCall({
+      socketPath: join(dir.path, 'none.sock'),
+      method: Methods.AddNetwork,
+      request: new Uint8Array(),
+      timeoutMs: 2000,
+    }).catch((x: unknown) => x);
+    expect(isGrpcCallError(e) && e.grpcStatus).toBe(GrpcStatus.UNAVAILABLE);
+  });
+
+  it('refuses to replace a file that is not a socket', async () => {
+    const file = join(dir.path, 'not-a-socket');
+    writeFileSync(file, 'x');
+    await expect(
+      startRpcServer({
+        socketPath: file,
+        backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
+      }),
+    ).rejects.toThrow(/not a socket/);
+  });
+
+  it('replaces a stale socket', async () => {
+    const second = await startRpcServer({
+      socketPath: join(dir.path, 'run/ipamd.sock.2'),
+      backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
+    });
+    await second.close(10);
+    const third = await startRpcServer({
+      socketPath: join(dir.path, 'run/ipamd.sock.2'),
+      backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
+    });
+    await third.close(10);
+  });
+});
