@@ -4,8 +4,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { eni, pod, setup } from './helpers.js';
 
-type Op = { t: 'assign'; pod: number } | { t: 'unassign'; pod: number } | { t: 'advance'; ms: number };
-
 const ops = fc.array(
   fc.oneof(
     { weight: 5, arbitrary: fc.record({ t: fc.constant('assign' as const), pod: fc.nat(60) }) },

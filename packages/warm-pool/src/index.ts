@@ -1,0 +1,23 @@
+export {
+  INSUFFICIENT_ADDRESSES_BACKOFF_MS,
+  MIN_ENI_AGE_MS,
+  PREFIX_SIZE,
+  SHRINK_INTERVAL_MS,
+} from './constants.js';
+export { decide } from './decide.js';
+export type { PoolFigures } from './figures.js';
+export { poolFigures } from './figures.js';
+export type {
+  AllocationUnit,
+  DecisionReason,
+  PoolCidr,
+  PoolDecision,
+  PoolEni,
+  PoolInput,
+  PoolLimits,
+  PoolStats,
+  PoolTargets,
+  PoolTiming,
+  ReasonCode,
+} from './types.js';
+export { DEFAULT_TARGETS } from './types.js';
