@@ -9,6 +9,7 @@ export {
   routeTableId,
   validateVethPrefix,
 } from './naming.js';
+export { type NetlinkPortFactoryOptions, netlinkPortFactory, netlinkRoutingPort } from './netlink-port.js';
 export {
   type AddressSpec,
   describe,
