@@ -45,8 +45,9 @@ export function libc(platform: string = process.platform): Libc {
     errno(): number;
   };
   try {
-    const req = typeof require === 'function' ? require : createRequire(import.meta.url);
-    koffi = req('koffi');
+    // CJS build: __filename exists. ESM build: import.meta.url (esbuild's `require` shim there throws).
+    const from = typeof __filename === 'string' ? __filename : import.meta.url;
+    koffi = createRequire(from)('koffi');
   } catch (e) {
     throw new NetlinkError({
       code: 'NOT_SUPPORTED',
