@@ -1,0 +1,202 @@
+import { ConfigError, EnvReader } from './env-reader.js';
+
+/** SNAT source-port randomisation (`AWS_VPC_K8S_CNI_RANDOMIZESNAT`). */
+export type RandomizeSnat = 'prng' | 'hashrandom' | 'none';
+
+/**
+ * The daemon's whole configuration, read once from the environment at start. Variable names and defaults
+ * are the reference's (AWS VPC CNI v1.23); the `AWS_NODE_*` variables are this daemon's own additions so that
+ * several nodes can run on one machine.
+ */
+export interface AwsNodeConfig {
+  // Warm pool
+  warmEniTarget: number;
+  warmIpTarget: number;
+  minimumIpTarget: number;
+  warmPrefixTarget: number;
+  prefixDelegation: boolean;
+  ipCooldownSeconds: number;
+  /** `MAX_ENI`; undefined when unset or ≤ 0 (ignored, as the reference). */
+  maxEni: number | undefined;
+  // Networking
+  eniMtu: number;
+  podMtu: number;
+  vethPrefix: string;
+  externalSnat: boolean;
+  randomizeSnat: RandomizeSnat;
+  excludeSnatCidrs: string[];
+  externalServiceCidrs: string[];
+  nodePortSupport: boolean;
+  connmark: number;
+  // EC2 and IMDS
+  ec2Endpoint: string | undefined;
+  imdsEndpoint: string | undefined;
+  clusterName: string;
+  additionalEniTags: Record<string, string>;
+  disableLeakedEniCleanup: boolean;
+  manageUntaggedEni: boolean;
+  subnetDiscovery: boolean;
+  disableNetworkResourceProvisioning: boolean;
+  imdsOnlyMode: boolean;
+  httpTimeoutSeconds: number;
+  // Endpoints and files
+  socketPath: string;
+  backingStorePath: string;
+  introspection: { enabled: boolean; bindAddress: string };
+  metrics: { enabled: boolean; bindAddress: string };
+  hostCniBinPath: string;
+  hostCniConfDirPath: string;
+  pluginLogFile: string;
+  pluginLogLevel: string;
+  logFile: string;
+  logLevel: string;
+  /** `VPC_CNI_VERSION`: the version string the plugin and daemon compare. */
+  version: string;
+}
+
+/** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
+export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
+  ENABLE_POD_ENI: 'security groups for pods (branch ENIs)',
+  AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'custom networking (ENIConfig)',
+  ENABLE_IPv6: 'IPv6 mode',
+  ENABLE_MULTI_NIC: 'multiple network cards',
+  ANNOTATE_POD_IP: 'pod IP annotations (needs the Kubernetes API)',
+};
+
+/**
+ * Parses the environment into an {@link AwsNodeConfig}, applying the reference's validation rules and
+ * rejecting any unparsable value (where the reference silently falls back to a default, this daemon fails
+ * closed so a typo never goes unnoticed).
+ *
+ * @throws {@link ConfigError} listing every invalid variable.
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): AwsNodeConfig {
+  const r = new EnvReader(env);
+
+  for (const [name, feature] of Object.entries(UNSUPPORTED_FEATURES)) {
+    if (r.bool(name, false)) r.problem(name, `${feature} is not supported by this daemon yet`);
+  }
+  if (!r.bool('ENABLE_IPv4', true)) r.problem('ENABLE_IPv4', 'IPv4 mode is the only mode supported');
+
+  const eniMtu = r.int('AWS_VPC_ENI_MTU', 9001, 576, 9001);
+  const podMtu = r.int('POD_MTU', eniMtu, 576, 9001);
+  const vethPrefix = r.string('AWS_VPC_K8S_CNI_VETHPREFIX', 'eni');
+  if (vethPrefix.length > 4) r.problem('AWS_VPC_K8S_CNI_VETHPREFIX', 'must be at most 4 characters');
+  if (['eth', 'lo', 'vlan'].includes(vethPrefix))
+    r.problem('AWS_VPC_K8S_CNI_VETHPREFIX', 'must not be eth, lo or vlan');
+  if (!/^[A-Za-z0-9_-]*$/.test(vethPrefix))
+    r.problem('AWS_VPC_K8S_CNI_VETHPREFIX', 'must be letters, digits, - or _');
+
+  const pluginLogFile = r.string('AWS_VPC_K8S_PLUGIN_LOG_FILE', '/var/log/aws-routed-eni/plugin.log');
+  if (pluginLogFile.toLowerCase() === 'stdout') {
+    r.problem('AWS_VPC_K8S_PLUGIN_LOG_FILE', 'must not be stdout (the plugin writes its result there)');
+  }
+
+  const prefixDelegation = r.bool('ENABLE_PREFIX_DELEGATION', false);
+  const warmIpTarget = r.int('WARM_IP_TARGET', 0, 0);
+  const minimumIpTarget = r.int('MINIMUM_IP_TARGET', 0, 0);
+  const warmPrefixTarget = r.int('WARM_PREFIX_TARGET', 0, 0);
+  if (prefixDelegation && warmIpTarget === 0 && minimumIpTarget === 0 && warmPrefixTarget === 0) {
+    r.problem(
+      'ENABLE_PREFIX_DELEGATION',
+      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0',
+    );
+  }
+  const maxEniRaw = r.int('MAX_ENI', -1, Number.MIN_SAFE_INTEGER);
+  const connmark = parseMark(r, 'AWS_VPC_K8S_CNI_CONNMARK', 0x80);
+  const imdsOnlyMode = r.bool('ENABLE_IMDS_ONLY_MODE', false);
+
+  const ec2Endpoint = r.raw('AWS_EC2_ENDPOINT');
+  if (ec2Endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(ec2Endpoint))
+    r.problem('AWS_EC2_ENDPOINT', 'must be an http(s) URL');
+  const imdsEndpoint = r.raw('AWS_EC2_METADATA_SERVICE_ENDPOINT');
+  if (imdsEndpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(imdsEndpoint)) {
+    r.problem('AWS_EC2_METADATA_SERVICE_ENDPOINT', 'must be an http(s) URL');
+  }
+  const additionalEniTags = r.stringMap('ADDITIONAL_ENI_TAGS');
+  for (const key of Object.keys(additionalEniTags)) {
+    // The reference drops reserved keys; they would collide with the tags it manages.
+    if (key.includes('k8s.amazonaws.com')) delete additionalEniTags[key];
+  }
+
+  const config: AwsNodeConfig = {
+    warmEniTarget: r.int('WARM_ENI_TARGET', 1, 0),
+    warmIpTarget,
+    minimumIpTarget,
+    warmPrefixTarget,
+    prefixDelegation,
+    ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
+    maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
+    eniMtu,
+    podMtu,
+    vethPrefix,
+    externalSnat: r.bool('AWS_VPC_K8S_CNI_EXTERNALSNAT', false),
+    randomizeSnat: r.oneOf<RandomizeSnat>('AWS_VPC_K8S_CNI_RANDOMIZESNAT', 'prng', [
+      'prng',
+      'hashrandom',
+      'none',
+    ]),
+    excludeSnatCidrs: r.ipv4Cidrs('AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS'),
+    externalServiceCidrs: r.ipv4Cidrs('AWS_EXTERNAL_SERVICE_CIDRS'),
+    nodePortSupport: r.bool('AWS_VPC_CNI_NODE_PORT_SUPPORT', true),
+    connmark,
+    ec2Endpoint,
+    imdsEndpoint,
+    clusterName: r.string('CLUSTER_NAME', ''),
+    additionalEniTags,
+    disableLeakedEniCleanup: r.bool('DISABLE_LEAKED_ENI_CLEANUP', false) || imdsOnlyMode,
+    manageUntaggedEni: r.bool('MANAGE_UNTAGGED_ENI', true),
+    subnetDiscovery: r.bool('ENABLE_SUBNET_DISCOVERY', true),
+    disableNetworkResourceProvisioning:
+      r.bool('DISABLE_NETWORK_RESOURCE_PROVISIONING', false) || imdsOnlyMode,
+    imdsOnlyMode,
+    httpTimeoutSeconds: Math.max(10, r.int('HTTP_TIMEOUT', 10, 1)),
+    socketPath: r.string('AWS_NODE_IPAMD_SOCKET', '/var/run/aws-node/ipamd.sock'),
+    backingStorePath: r.string('AWS_VPC_K8S_CNI_BACKING_STORE', '/var/run/aws-node/ipam.json'),
+    introspection: {
+      enabled: !r.bool('DISABLE_INTROSPECTION', false),
+      bindAddress: r.string('INTROSPECTION_BIND_ADDRESS', '127.0.0.1:61679'),
+    },
+    metrics: {
+      enabled: !r.bool('DISABLE_METRICS', false),
+      bindAddress: r.string('AWS_NODE_METRICS_BIND_ADDRESS', ':61678'),
+    },
+    hostCniBinPath: r.string('HOST_CNI_BIN_PATH', '/host/opt/cni/bin'),
+    hostCniConfDirPath: r.string('HOST_CNI_CONFDIR_PATH', '/host/etc/cni/net.d'),
+    pluginLogFile,
+    pluginLogLevel: r.string('AWS_VPC_K8S_PLUGIN_LOG_LEVEL', 'Debug'),
+    logFile: r.string('AWS_VPC_K8S_CNI_LOG_FILE', '/host/var/log/aws-routed-eni/ipamd.log'),
+    logLevel: r.string('AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
+    version: r.string('VPC_CNI_VERSION', ''),
+  };
+  for (const [name, address] of [
+    ['INTROSPECTION_BIND_ADDRESS', config.introspection.bindAddress],
+    ['AWS_NODE_METRICS_BIND_ADDRESS', config.metrics.bindAddress],
+  ] as const) {
+    if (!address.startsWith('unix:') && !/^(\[[0-9a-fA-F:]+\]|[0-9.]*|localhost):\d{1,5}$/.test(address)) {
+      r.problem(name, 'must be host:port, :port or unix:<path>');
+    }
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+function parseMark(r: EnvReader, name: string, fallback: number): number {
+  const v = r.raw(name);
+  if (v === undefined) return fallback;
+  // Go's ParseInt with base 0: 0x…, 0o…/0…, 0b… or decimal.
+  const n = /^0x[0-9a-f]+$/i.test(v)
+    ? Number.parseInt(v.slice(2), 16)
+    : /^0b[01]+$/i.test(v)
+      ? Number.parseInt(v.slice(2), 2)
+      : /^0o?[0-7]+$/i.test(v)
+        ? Number.parseInt(v.replace(/^0o?/i, ''), 8)
+        : /^\d+$/.test(v)
+          ? Number(v)
+          : Number.NaN;
+  if (!Number.isInteger(n) || n <= 0 || n > 0xffffffff) {
+    r.problem(name, 'must be a mark from 1 to 0xffffffff');
+    return fallback;
+  }
+  return n;
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import { ConfigError, normaliseIpv4Cidr } from '../src/config/env-reader.js';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as ConfigError).problems.map((p) => `${p.variable}: ${p.problem}`);
+  }
+}
+
+describe('loadConfig', () => {
+  it('has the reference defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      warmEniTarget: 1,
+      warmIpTarget: 0,
+      minimumIpTarget: 0,
+      warmPrefixTarget: 0,
+      prefixDelegation: false,
+      ipCooldownSeconds: 30,
+      maxEni: undefined,
+      eniMtu: 9001,
+      podMtu: 9001,
+      vethPrefix: 'eni',
+      externalSnat: false,
+      randomizeSnat: 'prng',
+      nodePortSupport: true,
+      connmark: 0x80,
+      socketPath: '/var/run/aws-node/ipamd.sock',
+      backingStorePath: '/var/run/aws-node/ipam.json',
+      introspection: { enabled: true, bindAddress: '127.0.0.1:61679' },
+      metrics: { enabled: true, bindAddress: ':61678' },
+      hostCniConfDirPath: '/host/etc/cni/net.d',
+    });
+  });
+
+  it('reads every kind of value', () => {
+    const c = loadConfig({
+      WARM_IP_TARGET: '5',
+      MINIMUM_IP_TARGET: '20',
+      MAX_ENI: '2',
+      POD_MTU: '1500',
+      AWS_VPC_K8S_CNI_VETHPREFIX: 'veth',
+      AWS_VPC_K8S_CNI_EXTERNALSNAT: 'TRUE',
+      AWS_VPC_K8S_CNI_RANDOMIZESNAT: 'hashrandom',
+      AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS: ' 10.1.2.3/16 , 192.168.0.0/24',
+      AWS_VPC_K8S_CNI_CONNMARK: '0x100',
+      ADDITIONAL_ENI_TAGS: '{"team":"net","node.k8s.amazonaws.com/x":"dropped"}',
+      AWS_EC2_ENDPOINT: 'http://10.0.0.1:8000',
+      INTROSPECTION_BIND_ADDRESS: 'unix:/run/x.sock',
+    });
+    expect(c).toMatchObject({
+      warmIpTarget: 5,
+      minimumIpTarget: 20,
+      maxEni: 2,
+      podMtu: 1500,
+      vethPrefix: 'veth',
+      externalSnat: true,
+      randomizeSnat: 'hashrandom',
+      excludeSnatCidrs: ['10.1.0.0/16', '192.168.0.0/24'],
+      connmark: 0x100,
+      additionalEniTags: { team: 'net' },
+      ec2Endpoint: 'http://10.0.0.1:8000',
+      introspection: { bindAddress: 'unix:/run/x.sock' },
+    });
+  });
+
+  it('ignores MAX_ENI ≤ 0 as the reference does', () => {
+    expect(loadConfig({ MAX_ENI: '0' }).maxEni).toBeUndefined();
+    expect(loadConfig({ MAX_ENI: '-1' }).maxEni).toBeUndefined();
+  });
+
+  it.each([
+    [{ WARM_IP_TARGET: 'five' }, 'WARM_IP_TARGET: must be an integer'],
+    [{ WARM_ENI_TARGET: '-1' }, 'WARM_ENI_TARGET: must be from 0'],
+    [{ AWS_VPC_ENI_MTU: '9002' }, 'AWS_VPC_ENI_MTU: must be from 576 to 9001'],
+    [{ POD_MTU: '100' }, 'POD_MTU: must be from 576 to 9001'],
+    [{ AWS_VPC_K8S_CNI_VETHPREFIX: 'toolong' }, 'AWS_VPC_K8S_CNI_VETHPREFIX: must be at most 4 characters'],
+    [{ AWS_VPC_K8S_CNI_VETHPREFIX: 'eth' }, 'AWS_VPC_K8S_CNI_VETHPREFIX: must not be eth, lo or vlan'],
+    [{ AWS_VPC_K8S_PLUGIN_LOG_FILE: 'stdout' }, 'AWS_VPC_K8S_PLUGIN_LOG_FILE: must not be stdout'],
+    [{ ENABLE_PREFIX_DELEGATION: 'true' }, 'ENABLE_PREFIX_DELEGATION: needs WARM_PREFIX_TARGET'],
+    [
+      { AWS_VPC_K8S_CNI_RANDOMIZESNAT: 'random' },
+      'AWS_VPC_K8S_CNI_RANDOMIZESNAT: must be one of prng, hashrandom, none',
+    ],
+    [{ AWS_VPC_K8S_CNI_EXTERNALSNAT: 'yes' }, 'AWS_VPC_K8S_CNI_EXTERNALSNAT: must be a boolean'],
+    [
+      { AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS: '10.0.0.0/8,nope' },
+      'AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS: "nope" is not an IPv4 CIDR',
+    ],
+    [{ AWS_VPC_K8S_CNI_CONNMARK: '0' }, 'AWS_VPC_K8S_CNI_CONNMARK: must be a mark'],
+    [{ ADDITIONAL_ENI_TAGS: '[1]' }, 'ADDITIONAL_ENI_TAGS: must be a JSON object'],
+    [{ IP_COOLDOWN_PERIOD: '1.5' }, 'IP_COOLDOWN_PERIOD: must be an integer'],
+    [{ ENABLE_POD_ENI: 'true' }, 'ENABLE_POD_ENI: security groups for pods (branch ENIs) is not supported'],
+    [{ INTROSPECTION_BIND_ADDRESS: 'here' }, 'INTROSPECTION_BIND_ADDRESS: must be host:port'],
+    [{ AWS_EC2_ENDPOINT: 'ec2.local' }, 'AWS_EC2_ENDPOINT: must be an http(s) URL'],
+  ])('rejects %j naming the variable', (env, message) => {
+    expect(problems(env).join('\n')).toContain(message);
+  });
+
+  it('reports every problem at once', () => {
+    expect(problems({ WARM_IP_TARGET: 'x', POD_MTU: 'y' })).toHaveLength(2);
+  });
+
+  it.each([
+    ['10.1.2.3/16', '10.1.0.0/16'],
+    ['0.0.0.0/0', '0.0.0.0/0'],
+    ['10.0.0.1/32', '10.0.0.1/32'],
+    ['10.0.0.1', undefined],
+    ['300.0.0.1/8', undefined],
+    ['10.0.0.0/33', undefined],
+  ])('normalises %s', (input, want) => {
+    expect(normaliseIpv4Cidr(input)).toBe(want);
+  });
+});
