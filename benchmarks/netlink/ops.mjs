@@ -1,13 +1,14 @@
 // Each rtnetlink operation through @vpc-cni-kit/netlink vs spawning `ip` for the same work, in the same run.
 // Works only inside two scratch namespaces it creates and deletes. Needs root and a build:
 //   npx turbo run build --filter=@vpc-cni-kit/netlink && node benchmarks/netlink/ops.mjs
-// RUNS (default 200) sets iterations for the fast operations; slow ones (link delete) use RUNS/10.
+// `--runs N` (default 200) sets iterations for the fast operations; slow ones (link delete) use N/10.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { netnsAdd, netnsDel, open, openSync } from '@vpc-cni-kit/netlink';
 import { summarize } from '../lib/timing.mjs';
 
-const RUNS = Number(process.env.RUNS ?? 200);
+const runsAt = process.argv.indexOf('--runs');
+const RUNS = runsAt > 0 ? Number(process.argv[runsAt + 1]) : 200;
 const SLOW = Math.max(5, Math.round(RUNS / 10));
 const tag = randomBytes(3).toString('hex');
 const HOST = `vckbh${tag}`;
