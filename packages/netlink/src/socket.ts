@@ -93,9 +93,11 @@ export class NetlinkSocket {
     this.clock = opts.clock ?? (() => performance.now());
   }
 
-  /** Opens a socket in the caller's namespace, or inside `netns` (a namespace file path). */
-  static open(opts: SocketOptions = {}): NetlinkSocket {
-    const L = libc();
+  /**
+   * Opens a socket in the caller's namespace, or inside `netns` (a namespace file path). `L` is the libc
+   * binding; tests pass a hand-written fake of it.
+   */
+  static open(opts: SocketOptions = {}, L: Libc = libc()): NetlinkSocket {
     const make = (): number => {
       const fd = L.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
       if (fd < 0) throw errnoError('socket', L.errno());
@@ -123,8 +125,11 @@ export class NetlinkSocket {
     }
   }
 
+  private closedError(op: string): NetlinkError {
+    return new NetlinkError({ code: 'CLOSED', op, detail: 'socket is closed' });
+  }
+
   private prepare(req: NlRequest): { msg: Buffer; collector: ReplyCollector; deadline: number } {
-    if (this.closed) throw new NetlinkError({ code: 'CLOSED', op: req.op, detail: 'socket is closed' });
     this.seq = (this.seq + 1) >>> 0 || 1;
     const flags = NLM_F_REQUEST | (req.dump ? NLM_F_DUMP : NLM_F_ACK) | req.flags;
     const msg = encodeMessage({ type: req.type, flags, seq: this.seq, pid: 0 }, req.body);
@@ -186,6 +191,7 @@ export class NetlinkSocket {
 
   /** Sends a request and collects its replies, blocking the calling thread. */
   requestSync(req: NlRequest): NlReply {
+    if (this.closed) throw this.closedError(req.op);
     const { msg, collector, deadline } = this.prepare(req);
     this.sendSync(req.op, msg, deadline);
     while (!collector.done) {
@@ -209,6 +215,8 @@ export class NetlinkSocket {
 
   /** Sends a request and collects its replies without blocking the event loop. */
   request(req: NlRequest): Promise<NlReply> {
+    // Requests made before close() still run; the fd is closed after the last of them.
+    if (this.closed) return Promise.reject(this.closedError(req.op));
     const run = async (): Promise<NlReply> => {
       const { msg, collector, deadline } = this.prepare(req);
       for (;;) {
@@ -232,7 +240,7 @@ export class NetlinkSocket {
     return p;
   }
 
-  /** Closes the socket once queued async requests have finished. Idempotent. */
+  /** Refuses new requests and closes the socket once those already queued have finished. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
