@@ -38,59 +38,67 @@ function failed(subject: string, result: CommandResult): SnatError {
 }
 
 /**
- * Reads our part of the node's state: `iptables-save -t nat` and `-t mangle` (in parallel), and the
- * `ip aws-cni` nft table when nft lists it. When `nft` cannot be started at all, the nft table is taken
+ * Reads our part of the node's state in one parallel wave of four processes: `iptables-save -t nat` and
+ * `-t mangle`, `nft list tables ip` and `nft list table ip aws-cni`. When `nft` cannot be started at all, the nft table is taken
  * as absent (a legacy-only host). Throws `COMMAND_FAILED` or `PARSE_ERROR`.
  */
 export async function readSnatState(tools: SnatTools): Promise<{ state: SnatState; processes: number }> {
   const save = tools.commands?.iptablesSave ?? 'iptables-save';
   const nft = tools.commands?.nft ?? 'nft';
-  const [nat, mangle, tables] = await Promise.all([
+  // One parallel wave: both tables, the list of ip tables, and our table (which fails when absent; the
+  // table list says whether that failure means "absent").
+  const [nat, mangle, tables, listed] = await Promise.all([
     tools.runner.run({ file: save, args: ['-t', 'nat'] }),
     tools.runner.run({ file: save, args: ['-t', 'mangle'] }),
     tools.runner.run({ file: nft, args: ['list', 'tables', 'ip'] }),
+    tools.runner.run({ file: nft, args: ['list', 'table', 'ip', NFT_TABLE] }),
   ]);
-  let processes = 3;
   for (const result of [nat, mangle]) if (result.exitCode !== 0) throw failed(save, result);
   const parsed: SavedTable[] = [...parseIptablesSave(nat.stdout), ...parseIptablesSave(mangle.stdout)];
   let nftTable: SnatState['nft'];
   if (tables.exitCode === 0) {
     if (tables.stdout.split('\n').some((line) => line.trim() === `table ip ${NFT_TABLE}`)) {
-      const listed = await tools.runner.run({ file: nft, args: ['list', 'table', 'ip', NFT_TABLE] });
-      processes++;
       if (listed.exitCode !== 0) throw failed(nft, listed);
       nftTable = parseNftTable(listed.stdout);
     }
   } else if (tables.exitCode !== -1) {
     throw failed(nft, tables);
   }
-  return { state: { tables: parsed, nft: nftTable }, processes };
+  return { state: { tables: parsed, nft: nftTable }, processes: 4 };
 }
 
 /**
- * Applies a change set: at most one `iptables-restore -w <s> --noflush` and one `nft -f -`, each atomic.
- * Returns the number of processes run. Throws `COMMAND_FAILED` (that tool's part is then unchanged).
+ * Applies a change set: at most one `iptables-restore -w <s> --noflush` and one `nft -f -` (concurrently),
+ * each atomic. Returns the number of processes run. Throws `COMMAND_FAILED` (that tool's part is then
+ * unchanged).
  */
 export async function applySnatChanges(tools: SnatTools, changeSet: SnatChangeSet): Promise<number> {
-  let processes = 0;
+  const runs: Promise<void>[] = [];
   if (changeSet.iptablesScript !== undefined) {
     const restore = tools.commands?.iptablesRestore ?? 'iptables-restore';
     const wait = tools.lockWaitSeconds ?? 5;
-    const result = await tools.runner.run({
-      file: restore,
-      args: ['-w', String(wait), '--noflush'],
-      stdin: changeSet.iptablesScript,
-    });
-    processes++;
-    if (result.exitCode !== 0) throw failed(restore, result);
+    runs.push(
+      tools.runner
+        .run({ file: restore, args: ['-w', String(wait), '--noflush'], stdin: changeSet.iptablesScript })
+        .then((result) => {
+          if (result.exitCode !== 0) throw failed(restore, result);
+        }),
+    );
   }
   if (changeSet.nftScript !== undefined) {
     const nft = tools.commands?.nft ?? 'nft';
-    const result = await tools.runner.run({ file: nft, args: ['-f', '-'], stdin: changeSet.nftScript });
-    processes++;
-    if (result.exitCode !== 0) throw failed(nft, result);
+    runs.push(
+      tools.runner.run({ file: nft, args: ['-f', '-'], stdin: changeSet.nftScript }).then((result) => {
+        if (result.exitCode !== 0) throw failed(nft, result);
+      }),
+    );
   }
-  return processes;
+  // The two touch disjoint state (xtables' tables vs `ip aws-cni`), so they run side by side; the first
+  // failure is reported once both have finished.
+  const settled = await Promise.allSettled(runs);
+  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failure) throw failure.reason;
+  return runs.length;
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   isNetlinkError,
+  type Link,
   type NetlinkHandle,
   type NetlinkHandleSync,
   type NetlinkOps,
@@ -56,7 +57,19 @@ const SCOPES: Record<number, RouteSpec['scope']> = { 0: 'universe', 253: 'link',
 export function netlinkRoutingPort(handle: NetlinkHandle | NetlinkHandleSync): RoutingPort {
   const h = handle as unknown as NetlinkOps<'async'>;
   const sysctlNetns = handle.netns;
-  const names = async () => new Map((await h.linkList()).map((l) => [l.index, l.name]));
+  // Concurrent reads (readRoutingState lists links, routes and addresses at once) share one link dump.
+  let linkDump: Promise<Link[]> | undefined;
+  const dumpLinks = (): Promise<Link[]> => {
+    if (linkDump === undefined) {
+      linkDump = call('link.list', () => h.linkList());
+      const clear = () => {
+        linkDump = undefined;
+      };
+      linkDump.then(clear, clear);
+    }
+    return linkDump;
+  };
+  const names = async () => new Map((await dumpLinks()).map((l) => [l.index, l.name]));
 
   async function list(kind: NetObjectKind, family: Family): Promise<NetObject[]> {
     switch (kind) {
@@ -81,7 +94,7 @@ export function netlinkRoutingPort(handle: NetlinkHandle | NetlinkHandleSync): R
       case 'route': {
         const [routes, byIndex] = await Promise.all([
           call('route.list', () => h.routeList({ family, table: 'all' })),
-          call('link.list', names),
+          names(),
         ]);
         return routes
           .filter((r) => r.type === RTN_UNICAST && r.oif !== undefined && byIndex.has(r.oif))
@@ -101,7 +114,7 @@ export function netlinkRoutingPort(handle: NetlinkHandle | NetlinkHandleSync): R
       case 'address': {
         const [addresses, byIndex] = await Promise.all([
           call('addr.list', () => h.addrList({ family })),
-          call('link.list', names),
+          names(),
         ]);
         return addresses
           .filter((a) => byIndex.has(a.index))
@@ -118,7 +131,7 @@ export function netlinkRoutingPort(handle: NetlinkHandle | NetlinkHandleSync): R
       case 'neighbour': {
         const [neighbours, byIndex] = await Promise.all([
           call('neigh.list', () => h.neighList({ family })),
-          call('link.list', names),
+          names(),
         ]);
         return neighbours
           .filter((n) => byIndex.has(n.index) && n.lladdr !== undefined)
@@ -212,7 +225,7 @@ export function netlinkRoutingPort(handle: NetlinkHandle | NetlinkHandleSync): R
       }
     },
     async links(): Promise<LinkInfo[]> {
-      const links = await call('link.list', () => h.linkList());
+      const links = await dumpLinks();
       return links.map((l) => ({
         name: l.name,
         index: l.index,
