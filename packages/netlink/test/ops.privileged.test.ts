@@ -1,3 +1,5 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, openSync as openSync_, readlinkSync } from 'node:fs';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isNetlinkError, type NetlinkHandleSync, openSync } from '../src/index.js';
@@ -68,6 +70,34 @@ describePrivileged('netlink operations round-trip in fresh namespaces (sync hand
     ).toEqual(['hv0', 'pv0']);
     peer.linkDel('hv0');
     expect(peer.linkList({ kind: 'veth' })).toEqual([]);
+  });
+
+  it('links: move by process id (IFLA_NET_NS_PID) and by open fd (IFLA_NET_NS_FD)', () => {
+    const sleeper = spawn('ip', ['netns', 'exec', ns.names[1]!, 'sleep', '30'], { stdio: 'ignore' });
+    try {
+      // `ip netns exec` execs the command, so the child's pid ends up in the target namespace.
+      for (
+        let i = 0;
+        i < 200 && readlinkSync(`/proc/${sleeper.pid}/ns/net`) === readlinkSync('/proc/self/ns/net');
+        i++
+      ) {
+        execFileSync('sleep', ['0.01']);
+      }
+      h.linkAdd({ kind: 'veth', name: 'pid0', peer: { name: 'pid1' } });
+      h.linkSet('pid0', { netns: { pid: sleeper.pid! } });
+      expect(peer.linkGet('pid0').kind).toBe('veth');
+      const fd = openSync_(ns.paths[1]!, 'r');
+      try {
+        h.linkSet('pid1', { netns: { fd } });
+      } finally {
+        closeSync(fd);
+      }
+      expect(peer.linkGet('pid1').kind).toBe('veth');
+      peer.linkDel('pid0');
+      expect(codeOf(() => peer.linkGet('pid1'))).toBe('ENODEV');
+    } finally {
+      sleeper.kill();
+    }
   });
 
   it('links: vxlan and macvlan', () => {
