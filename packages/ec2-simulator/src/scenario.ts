@@ -83,10 +83,17 @@ function invalid(path: string, message: string): never {
   throw new ScenarioError('SCENARIO_INVALID', path, message);
 }
 
-function str(o: Record<string, unknown>, key: string, path: string, optional = false): string | undefined {
+function str(
+  o: Record<string, unknown>,
+  key: string,
+  path: string,
+  optional = false,
+  allowEmpty = false,
+): string | undefined {
   const v = o[key];
   if (v === undefined && optional) return undefined;
-  if (typeof v !== 'string' || v === '') invalid(`${path}.${key}`, 'must be a non-empty string');
+  if (typeof v !== 'string' || (v === '' && !allowEmpty))
+    invalid(`${path}.${key}`, 'must be a non-empty string');
   return v;
 }
 
@@ -233,7 +240,7 @@ export function parseScenario(input: unknown): Scenario & { region: string; acco
       id,
       name: str(g, 'name', p)!,
       vpcId,
-      description: str(g, 'description', p, true) ?? '',
+      description: str(g, 'description', p, true, true) ?? '',
       ...(t ? { tags: t } : {}),
     };
   });
