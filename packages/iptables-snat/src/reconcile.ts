@@ -38,23 +38,24 @@ function failed(subject: string, result: CommandResult): SnatError {
 }
 
 /**
- * Reads our part of the node's state in one parallel wave of four processes: `iptables-save -t nat` and
- * `-t mangle`, `nft list tables ip` and `nft list table ip aws-cni`. When `nft` cannot be started at all, the nft table is taken
+ * Reads our part of the node's state in one parallel wave of three processes: `iptables-save` (its `nat`
+ * and `mangle` tables are kept), `nft list tables ip` and `nft list table ip aws-cni`. When `nft` cannot be started at all, the nft table is taken
  * as absent (a legacy-only host). Throws `COMMAND_FAILED` or `PARSE_ERROR`.
  */
 export async function readSnatState(tools: SnatTools): Promise<{ state: SnatState; processes: number }> {
   const save = tools.commands?.iptablesSave ?? 'iptables-save';
   const nft = tools.commands?.nft ?? 'nft';
-  // One parallel wave: both tables, the list of ip tables, and our table (which fails when absent; the
-  // table list says whether that failure means "absent").
-  const [nat, mangle, tables, listed] = await Promise.all([
-    tools.runner.run({ file: save, args: ['-t', 'nat'] }),
-    tools.runner.run({ file: save, args: ['-t', 'mangle'] }),
+  // One parallel wave: every xtables table (one process is cheaper than one per table), the list of ip
+  // tables, and our table (which fails when absent; the table list says whether that means "absent").
+  const [saved, tables, listed] = await Promise.all([
+    tools.runner.run({ file: save, args: [] }),
     tools.runner.run({ file: nft, args: ['list', 'tables', 'ip'] }),
     tools.runner.run({ file: nft, args: ['list', 'table', 'ip', NFT_TABLE] }),
   ]);
-  for (const result of [nat, mangle]) if (result.exitCode !== 0) throw failed(save, result);
-  const parsed: SavedTable[] = [...parseIptablesSave(nat.stdout), ...parseIptablesSave(mangle.stdout)];
+  if (saved.exitCode !== 0) throw failed(save, saved);
+  const parsed: SavedTable[] = parseIptablesSave(saved.stdout).filter(
+    (t) => t.name === 'nat' || t.name === 'mangle',
+  );
   let nftTable: SnatState['nft'];
   if (tables.exitCode === 0) {
     if (tables.stdout.split('\n').some((line) => line.trim() === `table ip ${NFT_TABLE}`)) {
@@ -64,7 +65,7 @@ export async function readSnatState(tools: SnatTools): Promise<{ state: SnatStat
   } else if (tables.exitCode !== -1) {
     throw failed(nft, tables);
   }
-  return { state: { tables: parsed, nft: nftTable }, processes: 4 };
+  return { state: { tables: parsed, nft: nftTable }, processes: 3 };
 }
 
 /**
