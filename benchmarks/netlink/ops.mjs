@@ -164,7 +164,7 @@ try {
 
 const f = (x) => x.toFixed(3);
 console.log(
-  `RUNS=${RUNS} (slow ops ${SLOW}); node ${process.version}; ${new Date().toISOString().slice(0, 10)}\n`,
+  `--runs ${RUNS} (slow ops ${SLOW}); node ${process.version}; ${new Date().toISOString().slice(0, 10)}\n`,
 );
 console.log('| operation | netlink p50 ms | p10–p90 | `ip` p50 ms | ratio | target |');
 console.log('| --- | --- | --- | --- | --- | --- |');

@@ -225,7 +225,12 @@ export class NetlinkSocket {
         this.retryable(req.op, rc, deadline);
       }
       while (!collector.done) {
-        const size = await this.callAsync('recv', [this.fd, this.buf, this.buf.length, MSG_PEEK | MSG_TRUNC]);
+        // The kernel runs a request inside send(), so its answer is usually queued already: take it without a
+        // worker hop, and wait on the worker only when nothing is there yet.
+        let size = this.L.recv(this.fd, this.buf, this.buf.length, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+        if (size < 0 && this.L.errno() === EAGAIN) {
+          size = await this.callAsync('recv', [this.fd, this.buf, this.buf.length, MSG_PEEK | MSG_TRUNC]);
+        }
         if (size < 0) {
           this.retryable(req.op, size, deadline);
           continue;
