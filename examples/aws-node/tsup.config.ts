@@ -1,4 +1,32 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.js';
 
-export default defineConfig(packageBuild({ index: 'src/index.ts' }));
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+export default defineConfig([
+  packageBuild({ index: 'src/index.ts' }, { clean: false }),
+  // The CNI plugin: one CommonJS file, everything bundled except koffi's native module, which only the
+  // daemon-down DEL and CHECK paths load (from `aws-cni.d/node_modules` beside the binary, or the package).
+  {
+    entry: { 'aws-cni': 'src/plugin/main.ts' },
+    outDir: 'dist/bin',
+    format: ['cjs'],
+    platform: 'node',
+    target: 'node20',
+    bundle: true,
+    minify: true,
+    sourcemap: false,
+    dts: false,
+    clean: true,
+    splitting: false,
+    noExternal: [/^(?!koffi$).*/],
+    external: ['koffi'],
+    define: { __AWS_CNI_VERSION__: JSON.stringify(version) },
+    banner: {
+      js: "#!/usr/bin/env node\nmodule.paths.unshift(require('node:path').join(__dirname, 'aws-cni.d', 'node_modules'));",
+    },
+  },
+]);

@@ -23,6 +23,8 @@ export {
   startRpcServer,
 } from './rpc/grpc-server.js';
 export {
+  type AddFailure,
+  AddFailureCode,
   type AddNetworkReply,
   type AddNetworkRequest,
   type DelNetworkReply,

@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GrpcStatus, isGrpcCallError, unaryCall } from '../src/rpc/grpc-client.js';
 import { type RpcServer, RpcStatusError, startRpcServer } from '../src/rpc/grpc-server.js';
-import { type AddNetworkRequest, decode, encode, Methods } from '../src/rpc/messages.js';
-import { WireError } from '../src/rpc/wire.js';
+import { type AddNetworkRequest, decode, encode, Methods, schemas } from '../src/rpc/messages.js';
+import { decodeMessage, WireError } from '../src/rpc/wire.js';
 
 describe('rpc codec', () => {
   it('encodes the proto3 wire format byte for byte', () => {
@@ -42,6 +42,23 @@ describe('rpc codec', () => {
     expect(decode('AddNetworkRequest', Buffer.from('7807720178' + '0a0171', 'hex')).K8S_POD_NAME).toBe('q');
   });
 
+  it('keeps extensions invisible to a reader that does not know them (the reference daemon)', () => {
+    const withExt = encode('AddNetworkRequest', {
+      K8S_POD_NAME: 'web',
+      PodPlumbing: true,
+      Mtu: 9001,
+      VethPrefix: 'eni',
+    });
+    const reference = {
+      ...schemas.AddNetworkRequest,
+      fields: schemas.AddNetworkRequest.fields.filter((f) => f.no < 1000),
+    };
+    expect(decodeMessage(reference, withExt)).toEqual({
+      ...decodeMessage(reference, new Uint8Array()),
+      K8S_POD_NAME: 'web',
+    });
+  });
+
   it('round-trips arbitrary messages', () => {
     const req = fc.record({
       K8S_POD_NAME: fc.string(),
@@ -53,6 +70,9 @@ describe('rpc codec', () => {
       ContainerID: fc.string(),
       ClientVersion: fc.string(),
       RequiresMultiNICAttachment: fc.boolean(),
+      PodPlumbing: fc.boolean(),
+      Mtu: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      VethPrefix: fc.string(),
     });
     fc.assert(
       fc.property(req, (r: AddNetworkRequest) => {

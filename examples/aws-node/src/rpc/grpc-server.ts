@@ -17,10 +17,10 @@ import {
   ServingStatus,
 } from './messages.js';
 
-/** What the daemon implements behind `rpc.CNIBackend`. */
+/** What the daemon implements behind `rpc.CNIBackend`. Omitted reply fields take their proto3 defaults. */
 export interface CniBackend {
-  addNetwork(request: AddNetworkRequest): Promise<AddNetworkReply>;
-  delNetwork(request: DelNetworkRequest): Promise<DelNetworkReply>;
+  addNetwork(request: AddNetworkRequest): Promise<Partial<AddNetworkReply>>;
+  delNetwork(request: DelNetworkRequest): Promise<Partial<DelNetworkReply>>;
 }
 
 /** An error a backend throws to answer with a specific gRPC status (e.g. FAILED_PRECONDITION). */
@@ -59,7 +59,7 @@ function method<Req extends keyof Messages, Res extends keyof Messages>(path: st
     responseStream: false,
     requestSerialize: (v: Messages[Req]) => Buffer.from(encode(req, v)),
     requestDeserialize: (b: Buffer) => decode(req, b),
-    responseSerialize: (v: Messages[Res]) => Buffer.from(encode(res, v)),
+    responseSerialize: (v: Partial<Messages[Res]>) => Buffer.from(encode(res, v)),
     responseDeserialize: (b: Buffer) => decode(res, b),
   };
 }

@@ -12,7 +12,10 @@ export interface IPAllocationMetadata {
   RouteTableId: number;
 }
 
-/** `rpc.AddNetworkRequest` */
+/**
+ * `rpc.AddNetworkRequest`. Fields numbered 1000 and up are this project's extensions: proto3 parsers skip
+ * unknown fields, so the reference's daemon ignores them and the reference's plugin never sends them.
+ */
 export interface AddNetworkRequest {
   K8S_POD_NAME: string;
   K8S_POD_NAMESPACE: string;
@@ -23,9 +26,15 @@ export interface AddNetworkRequest {
   ContainerID: string;
   ClientVersion: string;
   RequiresMultiNICAttachment: boolean;
+  /** Extension 1000: the plugin asks the daemon to plumb the pod network (veth, addresses, routes, rules). */
+  PodPlumbing: boolean;
+  /** Extension 1001: pod MTU from the plugin's conflist. */
+  Mtu: number;
+  /** Extension 1002: host veth prefix from the plugin's conflist. */
+  VethPrefix: string;
 }
 
-/** `rpc.AddNetworkReply` */
+/** `rpc.AddNetworkReply` (extensions from 1000, see {@link AddNetworkRequest}). */
 export interface AddNetworkReply {
   Success: boolean;
   IPAllocationMetadata: IPAllocationMetadata[];
@@ -37,9 +46,42 @@ export interface AddNetworkReply {
   ParentIfIndex: number;
   VPCv6CIDRs: string[];
   NetworkPolicyMode: string;
+  /** Extension 1000: the daemon plumbed the pod network. */
+  PodPlumbed: boolean;
+  /** Extension 1001: the host-side veth name. */
+  HostVethName: string;
+  /** Extension 1002: the host-side veth MAC. */
+  HostVethMac: string;
+  /** Extension 1003: the pod-side interface MAC. */
+  PodMac: string;
+  /** Extension 1004: why `Success` is false, one of {@link AddFailureCode}. */
+  FailureCode: string;
+  /** Extension 1005: a human-readable cause to go with `FailureCode`. */
+  FailureMessage: string;
 }
 
-/** `rpc.DelNetworkRequest` */
+/** Stable causes for a failed AddNetwork (extension 1004), so the plugin never matches on message text. */
+export const AddFailureCode = {
+  /** The warm pool has no free address right now; the daemon is growing it. */
+  PoolEmpty: 'PoolEmpty',
+  /** EC2 reported the subnet out of addresses or aligned /28 blocks. */
+  SubnetExhausted: 'SubnetExhausted',
+  /** The instance has every ENI it may have and every address is in use. */
+  EniLimitReached: 'EniLimitReached',
+  /** The request was malformed (missing container id, interface or network name). */
+  InvalidRequest: 'InvalidRequest',
+  /** Setting up the pod network failed (and the allocation was rolled back). */
+  PlumbingFailed: 'PlumbingFailed',
+  /** The daemon is shutting down and takes no new pods. */
+  ShuttingDown: 'ShuttingDown',
+  /** Anything else. */
+  Internal: 'Internal',
+} as const;
+
+/** One of {@link AddFailureCode}. */
+export type AddFailure = (typeof AddFailureCode)[keyof typeof AddFailureCode];
+
+/** `rpc.DelNetworkRequest` (extensions from 1000, see {@link AddNetworkRequest}). */
 export interface DelNetworkRequest {
   K8S_POD_NAME: string;
   K8S_POD_NAMESPACE: string;
@@ -50,6 +92,8 @@ export interface DelNetworkRequest {
   ContainerID: string;
   ClientVersion: string;
   K8S_POD_UID: string;
+  /** Extension 1000: the plugin asks the daemon to tear down what it plumbed. */
+  PodPlumbing: boolean;
 }
 
 /** `rpc.DelNetworkReply` */
@@ -97,6 +141,9 @@ export const schemas = {
       { no: 7, name: 'ContainerID', kind: 'string' },
       { no: 8, name: 'ClientVersion', kind: 'string' },
       { no: 9, name: 'RequiresMultiNICAttachment', kind: 'bool' },
+      { no: 1000, name: 'PodPlumbing', kind: 'bool' },
+      { no: 1001, name: 'Mtu', kind: 'int32' },
+      { no: 1002, name: 'VethPrefix', kind: 'string' },
     ],
   },
   AddNetworkReply: {
@@ -112,6 +159,12 @@ export const schemas = {
       { no: 10, name: 'ParentIfIndex', kind: 'int32' },
       { no: 12, name: 'VPCv6CIDRs', kind: 'string', repeated: true },
       { no: 13, name: 'NetworkPolicyMode', kind: 'string' },
+      { no: 1000, name: 'PodPlumbed', kind: 'bool' },
+      { no: 1001, name: 'HostVethName', kind: 'string' },
+      { no: 1002, name: 'HostVethMac', kind: 'string' },
+      { no: 1003, name: 'PodMac', kind: 'string' },
+      { no: 1004, name: 'FailureCode', kind: 'string' },
+      { no: 1005, name: 'FailureMessage', kind: 'string' },
     ],
   },
   DelNetworkRequest: {
@@ -126,6 +179,7 @@ export const schemas = {
       { no: 8, name: 'ContainerID', kind: 'string' },
       { no: 9, name: 'ClientVersion', kind: 'string' },
       { no: 10, name: 'K8S_POD_UID', kind: 'string' },
+      { no: 1000, name: 'PodPlumbing', kind: 'bool' },
     ],
   },
   DelNetworkReply: {

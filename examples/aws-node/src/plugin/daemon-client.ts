@@ -1,0 +1,54 @@
+import { unaryCall } from '../rpc/grpc-client.js';
+import {
+  type AddNetworkReply,
+  type AddNetworkRequest,
+  type DelNetworkReply,
+  type DelNetworkRequest,
+  decode,
+  encode,
+  Methods,
+} from '../rpc/messages.js';
+
+/** The daemon calls the plugin makes, over the unix socket. */
+export interface DaemonClient {
+  addNetwork(req: Partial<AddNetworkRequest>): Promise<AddNetworkReply>;
+  delNetwork(req: Partial<DelNetworkRequest>): Promise<DelNetworkReply>;
+  health(): Promise<number>;
+}
+
+/** A {@link DaemonClient} on `socketPath`, each call bounded by `timeoutMs`. */
+export function daemonClient(socketPath: string, timeoutMs: number): DaemonClient {
+  return {
+    async addNetwork(req) {
+      return decode(
+        'AddNetworkReply',
+        await unaryCall({
+          socketPath,
+          method: Methods.AddNetwork,
+          request: encode('AddNetworkRequest', req),
+          timeoutMs,
+        }),
+      );
+    },
+    async delNetwork(req) {
+      return decode(
+        'DelNetworkReply',
+        await unaryCall({
+          socketPath,
+          method: Methods.DelNetwork,
+          request: encode('DelNetworkRequest', req),
+          timeoutMs,
+        }),
+      );
+    },
+    async health() {
+      const bytes = await unaryCall({
+        socketPath,
+        method: Methods.HealthCheck,
+        request: encode('HealthCheckRequest', { service: '' }),
+        timeoutMs,
+      });
+      return decode('HealthCheckResponse', bytes).status;
+    },
+  };
+}

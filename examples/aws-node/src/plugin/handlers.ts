@@ -1,0 +1,198 @@
+import {
+  CniError,
+  CniErrorCode,
+  type CommandContext,
+  type PluginHandlers,
+  type Result,
+} from '@vpc-cni-kit/cni-spec';
+import { GrpcStatus, isGrpcCallError } from '../rpc/grpc-client.js';
+import { AddFailureCode, ServingStatus } from '../rpc/messages.js';
+import type { DaemonClient } from './daemon-client.js';
+import { readAwsCniConf } from './net-conf.js';
+import { buildAddResult, type PrevResultPod, readPrevResult } from './result.js';
+
+/** What the plugin's handlers need from the outside world, injected for tests. */
+export interface PluginDeps {
+  /** A daemon client for the configured socket. */
+  daemon: (socketPath: string) => DaemonClient;
+  /** Host-side teardown from a prevResult when the daemon cannot be reached (rules 512/1536, host route). */
+  teardownWithoutDaemon: (pod: PrevResultPod) => Promise<void>;
+  /** Verifies host-side plumbing for CHECK; throws a CniError when something is missing. */
+  verify: (pod: PrevResultPod) => Promise<void>;
+  /** The plugin's version, compared by the daemon (the reference's `ClientVersion`). */
+  version: string;
+}
+
+/** Network name the reference uses when the conflist's name is absent. */
+const NETWORK_NAME = 'aws-cni';
+
+function podArgs(ctx: CommandContext) {
+  const a = ctx.env.args;
+  return {
+    K8S_POD_NAME: a.podName ?? '',
+    K8S_POD_NAMESPACE: a.podNamespace ?? '',
+    K8S_POD_INFRA_CONTAINER_ID: a.podInfraContainerId ?? '',
+  };
+}
+
+/** Maps a failed call to the daemon onto a CNI error: unreachable or slow daemons are "try again later". */
+function daemonCallError(e: unknown, what: string, socket: string): CniError {
+  if (isGrpcCallError(e)) {
+    if (e.grpcStatus === GrpcStatus.UNAVAILABLE) {
+      return new CniError(
+        CniErrorCode.TryAgainLater,
+        `${what}: aws-node is not reachable at ${socket}`,
+        e.message,
+      );
+    }
+    if (e.grpcStatus === GrpcStatus.DEADLINE_EXCEEDED) {
+      return new CniError(CniErrorCode.TryAgainLater, `${what}: aws-node did not answer in time`, e.message);
+    }
+    return new CniError(CniErrorCode.Internal, `${what}: aws-node refused the call: ${e.message}`);
+  }
+  return new CniError(CniErrorCode.Internal, `${what}: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+/** The daemon's failure causes → CNI errors with messages that name the cause. */
+function addFailure(code: string, message: string): CniError {
+  switch (code) {
+    case AddFailureCode.PoolEmpty:
+      return new CniError(
+        CniErrorCode.TryAgainLater,
+        'no free IP address in the warm pool; aws-node is adding more',
+        message,
+      );
+    case AddFailureCode.SubnetExhausted:
+      return new CniError(CniErrorCode.TryAgainLater, 'the subnet has no free IP addresses left', message);
+    case AddFailureCode.EniLimitReached:
+      return new CniError(
+        CniErrorCode.TryAgainLater,
+        'every IP address on this node is in use and the instance has no room for another ENI',
+        message,
+      );
+    case AddFailureCode.ShuttingDown:
+      return new CniError(CniErrorCode.TryAgainLater, 'aws-node is shutting down', message);
+    case AddFailureCode.InvalidRequest:
+      return new CniError(CniErrorCode.InvalidEnvironment, 'aws-node rejected the request', message);
+    case AddFailureCode.PlumbingFailed:
+      return new CniError(CniErrorCode.Internal, 'failed to set up the pod network', message);
+    default:
+      return new CniError(
+        CniErrorCode.Internal,
+        'failed to assign an IP address to the pod',
+        message || code || undefined,
+      );
+  }
+}
+
+/** The `aws-cni` plugin's handlers. */
+export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
+  return {
+    async add(ctx): Promise<Result> {
+      const conf = readAwsCniConf(ctx.config);
+      const daemon = deps.daemon(conf.ipamdSocket);
+      const common = {
+        ...podArgs(ctx),
+        IfName: ctx.env.ifname,
+        NetworkName: ctx.config.name || NETWORK_NAME,
+        ContainerID: ctx.env.containerId,
+        ClientVersion: deps.version,
+      };
+      let reply: Awaited<ReturnType<DaemonClient['addNetwork']>>;
+      try {
+        reply = await daemon.addNetwork({
+          ...common,
+          Netns: ctx.env.netns,
+          PodPlumbing: true,
+          Mtu: conf.mtu,
+          VethPrefix: conf.vethPrefix,
+        });
+      } catch (e) {
+        throw daemonCallError(e, 'add', conf.ipamdSocket);
+      }
+      if (!reply.Success) throw addFailure(reply.FailureCode, reply.FailureMessage);
+      const ip = reply.IPAllocationMetadata[0];
+      if (ip === undefined || ip.IPv4Addr === '' || !reply.PodPlumbed) {
+        // A daemon that allocated but did not plumb (the reference's ipamd): give the address back.
+        await daemon
+          .delNetwork({ ...common, Reason: 'SetupNSFailed', PodPlumbing: true })
+          .catch(() => undefined);
+        throw new CniError(
+          CniErrorCode.Internal,
+          'aws-node did not set up the pod network',
+          ip === undefined
+            ? 'no address in the reply'
+            : 'the daemon does not support daemon-side plumbing; run the matching aws-node',
+        );
+      }
+      return buildAddResult(ctx.config.cniVersion, ctx.env.netns, ctx.env.ifname, {
+        address: ip.IPv4Addr,
+        deviceNumber: ip.DeviceNumber,
+        routeTableId: ip.RouteTableId,
+        hostVethName: reply.HostVethName,
+        hostVethMac: reply.HostVethMac,
+        vethPrefix: conf.vethPrefix,
+      });
+    },
+
+    async del(ctx) {
+      const conf = readAwsCniConf(ctx.config);
+      const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
+      try {
+        const reply = await deps.daemon(conf.ipamdSocket).delNetwork({
+          ...podArgs(ctx),
+          K8S_POD_UID: ctx.env.args.podUid ?? '',
+          IfName: ctx.env.ifname,
+          NetworkName: ctx.config.name || NETWORK_NAME,
+          ContainerID: ctx.env.containerId,
+          ClientVersion: deps.version,
+          Reason: 'PodDeleted',
+          PodPlumbing: true,
+        });
+        if (!reply.Success)
+          throw new CniError(CniErrorCode.Internal, 'del cmd: failed to process delete request');
+      } catch (e) {
+        if (e instanceof CniError) throw e;
+        // The daemon is down or failing: never fail DEL for that. Undo the host side from what ADD recorded;
+        // the daemon reclaims the address when it is back (checkpoint restore drops pods without a veth).
+        ctx.log(
+          `del: aws-node unavailable (${e instanceof Error ? e.message : String(e)}); tearing down from prevResult`,
+        );
+        if (prev !== undefined) await deps.teardownWithoutDaemon(prev);
+      }
+    },
+
+    async check(ctx) {
+      const conf = readAwsCniConf(ctx.config);
+      const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
+      if (prev === undefined) {
+        throw new CniError(CniErrorCode.Internal, `check: prevResult has no address for ${ctx.env.ifname}`);
+      }
+      try {
+        const status = await deps.daemon(conf.ipamdSocket).health();
+        if (status !== ServingStatus.SERVING)
+          throw new CniError(CniErrorCode.Internal, 'check: aws-node is not serving');
+      } catch (e) {
+        throw e instanceof CniError ? e : daemonCallError(e, 'check', conf.ipamdSocket);
+      }
+      await deps.verify(prev);
+    },
+
+    async status(ctx) {
+      const conf = readAwsCniConf(ctx.config);
+      try {
+        const status = await deps.daemon(conf.ipamdSocket).health();
+        if (status !== ServingStatus.SERVING) throw new Error(`health status ${status}`);
+      } catch (e) {
+        throw new CniError(
+          CniErrorCode.PluginNotAvailable,
+          'aws-node is not serving',
+          e instanceof Error ? e.message : String(e),
+        );
+      }
+    },
+
+    // GC: the daemon reconciles its own state (checkpoint restore and the pool loop); nothing to do here.
+    gc() {},
+  };
+}

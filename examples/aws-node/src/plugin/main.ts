@@ -1,0 +1,21 @@
+/**
+ * The `aws-cni` binary: bundled into one CommonJS file that loads only the CNI skeleton and the http2 gRPC
+ * client on its fast path.
+ */
+import { pluginMain } from '@vpc-cni-kit/cni-spec';
+import { daemonClient } from './daemon-client.js';
+import { awsCniHandlers } from './handlers.js';
+import { teardownWithoutDaemon, verifyHost } from './host-fallback.js';
+
+/** Replaced at bundle time with the package version. */
+declare const __AWS_CNI_VERSION__: string | undefined;
+
+void pluginMain(
+  awsCniHandlers({
+    daemon: (socket) => daemonClient(socket, 10_000),
+    teardownWithoutDaemon,
+    verify: verifyHost,
+    version: typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : '',
+  }),
+  { about: 'aws-cni: AWS VPC CNI plugin (vpc-cni-kit)' },
+);

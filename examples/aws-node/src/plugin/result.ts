@@ -1,0 +1,64 @@
+import type { Result, ResultInterface } from '@vpc-cni-kit/cni-spec';
+
+/** What the daemon reported for one plumbed pod address. */
+export interface PlumbedPod {
+  address: string;
+  deviceNumber: number;
+  routeTableId: number;
+  hostVethName: string;
+  hostVethMac: string;
+  vethPrefix: string;
+}
+
+/**
+ * Builds the ADD result in the reference's exact shape, so cached results stay readable across the
+ * reference plugin and this one (a node upgraded from the reference can DEL pods it created, and back):
+ * `[hostVeth, containerIf (mac = route table id), dummy<hash> (mac "0", sandbox = device number)]`, one /32
+ * address on the container interface, no gateway, no routes.
+ */
+export function buildAddResult(
+  cniVersion: Result['cniVersion'],
+  netns: string,
+  ifname: string,
+  pod: PlumbedPod,
+): Result {
+  const hash = pod.hostVethName.slice(pod.vethPrefix.length);
+  const interfaces: ResultInterface[] = [
+    { name: pod.hostVethName, mac: pod.hostVethMac },
+    { name: ifname, sandbox: netns, mac: String(pod.routeTableId) },
+    { name: `dummy${hash}`, mac: '0', sandbox: String(pod.deviceNumber) },
+  ];
+  return { cniVersion, interfaces, ips: [{ address: `${pod.address}/32`, interface: 1 }] };
+}
+
+/** The pod address, device number and route table a prevResult records (for teardown without the daemon). */
+export interface PrevResultPod {
+  address: string;
+  routeTableId: number;
+  hostVethName: string | undefined;
+}
+
+/**
+ * Reads back what {@link buildAddResult} wrote (or what the reference plugin wrote): the dummy marker's
+ * device number, the container interface's address, and its route table id (from its MAC, else derived from
+ * the device number as the reference does). Returns `undefined` when the prevResult is not ours (a branch-ENI
+ * pod, or none at all).
+ */
+export function readPrevResult(prev: Result | undefined, ifname: string): PrevResultPod | undefined {
+  if (prev?.interfaces === undefined || prev.ips === undefined) return undefined;
+  const dummy = prev.interfaces.find((i) => i.name.startsWith('dummy'));
+  if (dummy === undefined || dummy.mac !== '0') return undefined;
+  const deviceNumber = Number(dummy.sandbox ?? '0');
+  if (!Number.isInteger(deviceNumber) || deviceNumber < 0) return undefined;
+  const podIndex = prev.interfaces.findIndex(
+    (i) => i.name === ifname && i.sandbox !== undefined && i !== dummy,
+  );
+  if (podIndex < 0) return undefined;
+  const ip = prev.ips.find((i) => i.interface === podIndex && i.address.endsWith('/32'));
+  if (ip === undefined) return undefined;
+  const macTable = Number(prev.interfaces[podIndex]?.mac ?? '');
+  const routeTableId =
+    Number.isInteger(macTable) && macTable > 0 ? macTable : deviceNumber === 0 ? 254 : deviceNumber + 1;
+  const host = prev.interfaces.find((i) => i.sandbox === undefined && i !== dummy);
+  return { address: ip.address.slice(0, -3), routeTableId, hostVethName: host?.name };
+}

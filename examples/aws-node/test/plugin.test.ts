@@ -1,0 +1,234 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CniErrorCode, invokePlugin, isCniError, type Result, runPlugin } from '@vpc-cni-kit/cni-spec';
+import { scratchDir } from '@vpc-cni-kit/testkit';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { daemonClient } from '../src/plugin/daemon-client.js';
+import { awsCniHandlers } from '../src/plugin/handlers.js';
+import type { PrevResultPod } from '../src/plugin/result.js';
+import { type RpcServer, startRpcServer } from '../src/rpc/grpc-server.js';
+import type { AddNetworkReply, AddNetworkRequest, DelNetworkRequest } from '../src/rpc/messages.js';
+
+const dir = scratchDir('vck-plugin-');
+const socket = join(dir.path, 'ipamd.sock');
+let server: RpcServer;
+const calls: { add: AddNetworkRequest[]; del: DelNetworkRequest[] } = { add: [], del: [] };
+let nextAdd: Partial<AddNetworkReply> = {};
+
+const plumbed: Partial<AddNetworkReply> = {
+  Success: true,
+  IPAllocationMetadata: [{ IPv4Addr: '10.0.1.23', IPv6Addr: '', DeviceNumber: 1, RouteTableId: 2 }],
+  PodPlumbed: true,
+  HostVethName: 'eni1a2b3c4d5e6',
+  HostVethMac: '2a:00:00:00:00:01',
+};
+
+beforeAll(async () => {
+  server = await startRpcServer({
+    socketPath: socket,
+    backend: {
+      async addNetwork(req) {
+        calls.add.push(req);
+        return nextAdd;
+      },
+      async delNetwork(req) {
+        calls.del.push(req);
+        return { Success: true };
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await server.close(100);
+  dir.remove();
+});
+beforeEach(() => {
+  calls.add.length = 0;
+  calls.del.length = 0;
+  nextAdd = plumbed;
+});
+
+const torn: PrevResultPod[] = [];
+const handlers = awsCniHandlers({
+  daemon: (s) => daemonClient(s, 2000),
+  teardownWithoutDaemon: async (pod) => {
+    torn.push(pod);
+  },
+  verify: async () => {},
+  version: 'test',
+});
+
+const conf = (extra: object = {}) => ({
+  cniVersion: '1.0.0',
+  name: 'aws-cni',
+  type: 'aws-cni',
+  vethPrefix: 'eni',
+  mtu: '1500',
+  ipamdSocket: socket,
+  ...extra,
+});
+const env = {
+  CNI_CONTAINERID: 'sandbox1',
+  CNI_NETNS: '/run/netns/pod1',
+  CNI_IFNAME: 'eth0',
+  CNI_PATH: '/opt/cni/bin',
+  CNI_ARGS:
+    'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web-0;K8S_POD_INFRA_CONTAINER_ID=sandbox1;K8S_POD_UID=u1',
+};
+
+async function run(command: string, stdin: object, extraEnv: Record<string, string> = {}) {
+  let stdout = '';
+  const code = await runPlugin(handlers, {
+    env: { ...env, ...extraEnv, CNI_COMMAND: command },
+    stdin: () => JSON.stringify(stdin),
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: () => {},
+  });
+  return { code, out: stdout === '' ? undefined : JSON.parse(stdout) };
+}
+
+const expectedResult = {
+  cniVersion: '1.0.0',
+  interfaces: [
+    { name: 'eni1a2b3c4d5e6', mac: '2a:00:00:00:00:01' },
+    { name: 'eth0', sandbox: '/run/netns/pod1', mac: '2' },
+    { name: 'dummy1a2b3c4d5e6', mac: '0', sandbox: '1' },
+  ],
+  ips: [{ address: '10.0.1.23/32', interface: 1 }],
+};
+
+describe('aws-cni handlers against a gRPC daemon', () => {
+  it('ADD asks the daemon to plumb and prints the reference-shaped result', async () => {
+    const { code, out } = await run('ADD', conf());
+    expect(code).toBe(0);
+    expect(out).toEqual(expectedResult);
+    expect(calls.add[0]).toMatchObject({
+      K8S_POD_NAME: 'web-0',
+      K8S_POD_NAMESPACE: 'default',
+      K8S_POD_INFRA_CONTAINER_ID: 'sandbox1',
+      Netns: '/run/netns/pod1',
+      IfName: 'eth0',
+      NetworkName: 'aws-cni',
+      ContainerID: 'sandbox1',
+      ClientVersion: 'test',
+      PodPlumbing: true,
+      Mtu: 1500,
+      VethPrefix: 'eni',
+    });
+  });
+
+  it.each([
+    ['PoolEmpty', /no free IP address in the warm pool/],
+    ['SubnetExhausted', /subnet has no free IP addresses/],
+    ['EniLimitReached', /no room for another ENI/],
+  ])('ADD failure %s is code 11 with a message naming the cause', async (failure, msg) => {
+    nextAdd = { Success: false, FailureCode: failure, FailureMessage: 'details from the daemon' };
+    const { code, out } = await run('ADD', conf());
+    expect(code).toBe(1);
+    expect(out).toMatchObject({
+      code: CniErrorCode.TryAgainLater,
+      msg: expect.stringMatching(msg),
+      details: 'details from the daemon',
+    });
+  });
+
+  it('rolls back when the daemon allocated but did not plumb (the reference ipamd)', async () => {
+    nextAdd = { ...plumbed, PodPlumbed: false };
+    const { code, out } = await run('ADD', conf());
+    expect(code).toBe(1);
+    expect(out.msg).toBe('aws-node did not set up the pod network');
+    expect(calls.del).toMatchObject([{ Reason: 'SetupNSFailed', ContainerID: 'sandbox1', IfName: 'eth0' }]);
+  });
+
+  it('ADD with the daemon down is code 11', async () => {
+    const { out } = await run('ADD', conf({ ipamdSocket: join(dir.path, 'nobody.sock') }));
+    expect(out).toMatchObject({ code: 11, msg: expect.stringMatching(/not reachable/) });
+  });
+
+  it('rejects a veth prefix longer than 4 characters with the reference message', async () => {
+    const { out } = await run('ADD', conf({ vethPrefix: 'abcde' }));
+    expect(out).toMatchObject({ code: 7, msg: 'conf.VethPrefix can be at most 4 characters long' });
+    expect(calls.add).toHaveLength(0);
+  });
+
+  it('DEL calls the daemon, twice and without a netns too', async () => {
+    expect((await run('DEL', { ...conf(), prevResult: expectedResult })).code).toBe(0);
+    expect((await run('DEL', conf(), { CNI_NETNS: '' })).code).toBe(0);
+    expect(calls.del).toMatchObject([
+      { Reason: 'PodDeleted', K8S_POD_UID: 'u1', PodPlumbing: true },
+      { Reason: 'PodDeleted', PodPlumbing: true },
+    ]);
+  });
+
+  it('DEL with the daemon down succeeds and tears down from prevResult', async () => {
+    torn.length = 0;
+    const { code } = await run('DEL', {
+      ...conf({ ipamdSocket: join(dir.path, 'nobody.sock') }),
+      prevResult: expectedResult,
+    });
+    expect(code).toBe(0);
+    expect(torn).toEqual([{ address: '10.0.1.23', routeTableId: 2, hostVethName: 'eni1a2b3c4d5e6' }]);
+  });
+
+  it('STATUS reports the daemon health (50 when down)', async () => {
+    expect((await run('STATUS', { ...conf(), cniVersion: '1.1.0' })).code).toBe(0);
+    const { out } = await run('STATUS', {
+      ...conf({ ipamdSocket: join(dir.path, 'nobody.sock') }),
+      cniVersion: '1.1.0',
+    });
+    expect(out).toMatchObject({ code: CniErrorCode.PluginNotAvailable });
+  });
+});
+
+describe('the bundled aws-cni binary', () => {
+  let plugin = '';
+  beforeAll(async () => {
+    plugin = join(dir.path, 'aws-cni');
+    await build({
+      entryPoints: [fileURLToPath(new URL('../src/plugin/main.ts', import.meta.url))],
+      outfile: plugin,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      conditions: ['@vpc-cni-kit/source'],
+      external: ['koffi'],
+      define: { __AWS_CNI_VERSION__: '"test"' },
+      banner: { js: '#!/usr/bin/env node' },
+      logLevel: 'silent',
+    });
+    const { chmodSync } = await import('node:fs');
+    chmodSync(plugin, 0o755);
+  });
+
+  it.each(['0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const)('ADD at %s through a real process', async (cniVersion) => {
+    const { result } = await invokePlugin({
+      pluginPath: plugin,
+      command: 'ADD',
+      config: conf({ cniVersion }),
+      containerId: 'sandbox1',
+      netns: '/run/netns/pod1',
+      ifname: 'eth0',
+      args: env.CNI_ARGS,
+      cniPath: ['/opt/cni/bin'],
+    });
+    expect(result).toEqual({ ...expectedResult, cniVersion } satisfies Result);
+  });
+
+  it('reports daemon-side failure codes through a real process', async () => {
+    nextAdd = { Success: false, FailureCode: 'PoolEmpty' };
+    const e = await invokePlugin({
+      pluginPath: plugin,
+      command: 'ADD',
+      config: conf(),
+      containerId: 'c',
+      netns: '/run/netns/p',
+      ifname: 'eth0',
+      cniPath: ['/x'],
+    }).catch((x: unknown) => x);
+    expect(isCniError(e) && e.code).toBe(CniErrorCode.TryAgainLater);
+  });
+});
