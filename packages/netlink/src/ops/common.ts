@@ -12,7 +12,7 @@ import {
   RTM_GETLINK,
 } from '../codec/constants.js';
 import { decodeLink, ifinfomsg, type NsAttr } from '../codec/link.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument, NetlinkError } from '../errors.js';
 import { type IpFamily, type ParsedPrefix, parseIp, parsePrefix } from '../ip.js';
 import { openNsFile } from '../netns-switch.js';
 import type { Op } from './driver.js';
@@ -104,7 +104,7 @@ export function* resolveIndex(op: string, ref: LinkRef): Op<number> {
     dump: false,
   };
   const m = reply.messages[0];
-  if (!m) throw invalidArgument(op, `no reply for link ${name}`);
+  if (!m) throw new NetlinkError({ code: 'PROTOCOL_ERROR', op, detail: `no RTM_NEWLINK for ${name}` });
   return decodeLink(m.payload).index;
 }
 

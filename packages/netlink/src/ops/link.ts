@@ -22,7 +22,7 @@ import {
   type LinkAttrs,
   type NsAttr,
 } from '../codec/link.js';
-import { invalidArgument } from '../errors.js';
+import { invalidArgument, NetlinkError } from '../errors.js';
 import { parseMac } from '../ip.js';
 import { ifname, ip, type LinkRef, type NetnsTarget, resolveIndex, u32, withNsAttr } from './common.js';
 import { type DumpList, dumpList, type Op } from './driver.js';
@@ -205,7 +205,7 @@ export function* linkGet(ref: LinkRef): Op<Link> {
       : [ifinfomsg({}), attrString(IFLA_IFNAME, ifname(op, ref))];
   const reply = yield { op, type: RTM_GETLINK, flags: 0, body, dump: false };
   const m = reply.messages[0];
-  if (!m) throw invalidArgument(op, 'kernel sent no link');
+  if (!m) throw new NetlinkError({ code: 'PROTOCOL_ERROR', op, detail: 'no RTM_NEWLINK in the reply' });
   return decodeLink(m.payload);
 }
 

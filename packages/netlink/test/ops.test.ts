@@ -1,0 +1,63 @@
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { attrString } from '../src/codec/attrs.js';
+import { RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK } from '../src/codec/constants.js';
+import { ifinfomsg } from '../src/codec/link.js';
+import * as addr from '../src/ops/addr.js';
+import { runAsync, runSync } from '../src/ops/driver.js';
+import * as link from '../src/ops/link.js';
+import type { NlReply, NlRequest } from '../src/socket.js';
+
+const linkPayload = (index: number, name: string) =>
+  Buffer.concat([ifinfomsg({ index }), attrString(3, name)]);
+const reply = (payloads: Buffer[], interrupted = false): NlReply => ({
+  messages: payloads.map((payload) => ({ type: RTM_NEWLINK, flags: 0, seq: 1, pid: 1, payload })),
+  interrupted,
+});
+
+describe('operations as request sequences', () => {
+  it('resolves a link name with one RTM_GETLINK, then sends the request with the index', () => {
+    const seen: NlRequest[] = [];
+    runSync(addr.addrAdd({ dev: 'eth0', address: '10.0.0.5/32' }), (r) => {
+      seen.push(r);
+      return r.type === RTM_GETLINK ? reply([linkPayload(7, 'eth0')]) : reply([]);
+    });
+    expect(seen.map((r) => r.type)).toEqual([RTM_GETLINK, RTM_NEWADDR]);
+    expect(Buffer.from(seen[1]!.body[0]!).readUInt32LE(4)).toBe(7);
+  });
+
+  it('passes NLM_F_DUMP_INTR through as a flag on the list, keeping the items (sync and async)', async () => {
+    const answer = () => reply([linkPayload(1, 'lo'), linkPayload(2, 'eth0')], true);
+    const list = runSync(link.linkList(), answer);
+    expect(list.map((l) => l.name)).toEqual(['lo', 'eth0']);
+    expect(list.interrupted).toBe(true);
+    const again = await runAsync(link.linkList(), async () => reply([linkPayload(1, 'lo')]));
+    expect(again.interrupted).toBe(false);
+    expect(Object.keys(again)).toEqual(['0']); // the flag is not an enumerable item
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'throws kernel errors into the operation, whose cleanup closes the namespace fd it opened',
+    () => {
+      const fds = () => readdirSync('/proc/self/fd').length;
+      const before = fds();
+      const boom = Object.assign(new Error('refused'), { code: 'EPERM' });
+      expect(() =>
+        runSync(
+          link.linkAdd({ kind: 'veth', name: 'v0', peer: { name: 'v1', netns: '/proc/self/ns/net' } }),
+          () => {
+            expect(fds()).toBe(before + 1);
+            throw boom;
+          },
+        ),
+      ).toThrow(boom);
+      expect(fds()).toBe(before);
+    },
+  );
+
+  it('reports a missing link message as PROTOCOL_ERROR', () => {
+    expect(() => runSync(link.linkGet('eth0'), () => reply([]))).toThrow(
+      expect.objectContaining({ code: 'PROTOCOL_ERROR', op: 'link.get' }),
+    );
+  });
+});
