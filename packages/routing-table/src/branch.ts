@@ -1,7 +1,7 @@
 import { invalidArgument } from './errors.js';
 import { canonicalIp, familyOf, parsePrefix, prefixContains, subnetGateway } from './ip.js';
 import { validateIfName } from './naming.js';
-import { MAIN_TABLE, type RouteSpec, type RuleSpec } from './objects.js';
+import { MAIN_TABLE, onLinkScope, type RouteSpec, type RuleSpec } from './objects.js';
 import { PRIORITY } from './plan.js';
 
 /** A branch-ENI (security groups for pods) pod, as the pod-eni annotation and ipamd describe it. */
@@ -69,7 +69,7 @@ export function planBranchPod(input: BranchPodInput): BranchPodPlan {
   const gw = family === 4 ? subnetGateway(subnet) : 'fe80:ec2::1';
   const bits = family === 4 ? 32 : 128;
   const routes: RouteSpec[] = [
-    { kind: 'route', family, table, dst: `${gw}/${bits}`, dev: vlan, scope: 'link' },
+    { kind: 'route', family, table, dst: `${gw}/${bits}`, dev: vlan, scope: onLinkScope(family) },
     {
       kind: 'route',
       family,
@@ -83,13 +83,20 @@ export function planBranchPod(input: BranchPodInput): BranchPodPlan {
   const host = `${ip}/${bits}`;
   let rules: RuleSpec[];
   if (input.mode === 'strict') {
-    routes.push({ kind: 'route', family, table, dst: host, dev: hostVeth, scope: 'link' });
+    routes.push({ kind: 'route', family, table, dst: host, dev: hostVeth, scope: onLinkScope(family) });
     rules = [
       { kind: 'rule', family, priority: PRIORITY.vlan, table, iif: vlan },
       { kind: 'rule', family, priority: PRIORITY.vlan, table, iif: hostVeth },
     ];
   } else {
-    routes.push({ kind: 'route', family, table: MAIN_TABLE, dst: host, dev: hostVeth, scope: 'link' });
+    routes.push({
+      kind: 'route',
+      family,
+      table: MAIN_TABLE,
+      dst: host,
+      dev: hostVeth,
+      scope: onLinkScope(family),
+    });
     rules = [
       { kind: 'rule', family, priority: PRIORITY.toPod, table: MAIN_TABLE, to: host },
       { kind: 'rule', family, priority: PRIORITY.fromPod, table, from: host },

@@ -68,7 +68,7 @@ function routeOwned(plan: RoutingPlan, r: RouteSpec): boolean {
   if (plan.scope.routeTables.includes(r.table)) return true;
   return (
     r.table === MAIN_TABLE &&
-    r.scope === 'link' &&
+    r.scope === (r.family === 4 ? 'link' : 'universe') &&
     r.gateway === undefined &&
     r.dst.endsWith(r.family === 4 ? '/32' : '/128') &&
     plan.scope.mainRouteDevPrefixes.some((p) => r.dev.startsWith(p))

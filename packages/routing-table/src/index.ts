@@ -18,6 +18,7 @@ export {
   type NeighbourSpec,
   type NetObject,
   type NetObjectKind,
+  onLinkScope,
   type RouteSpec,
   type RuleSpec,
   slotOf,

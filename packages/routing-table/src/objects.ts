@@ -50,6 +50,14 @@ export interface RouteSpec {
   readonly src?: string | undefined;
 }
 
+/**
+ * The scope of a direct (on-link) route in a family: `link` for IPv4; IPv6 routes always carry scope
+ * `universe` in the kernel (iproute2 prints none), so plans use that to compare equal with what is read.
+ */
+export function onLinkScope(family: Family): RouteSpec['scope'] {
+  return family === 4 ? 'link' : 'universe';
+}
+
 /** An interface address with its prefix length (`10.0.1.5/24`, `10.0.5.7/32`). */
 export interface AddressSpec {
   /** Discriminant. */

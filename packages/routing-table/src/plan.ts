@@ -9,7 +9,7 @@ import {
   subnetGateway,
 } from './ip.js';
 import { routeTableId, validateIfName, validateVethPrefix } from './naming.js';
-import { type AddressSpec, MAIN_TABLE, type RouteSpec, type RuleSpec } from './objects.js';
+import { type AddressSpec, MAIN_TABLE, onLinkScope, type RouteSpec, type RuleSpec } from './objects.js';
 
 /** The reference's rule priorities (`ip rule` preferences). */
 export const PRIORITY = {
@@ -154,7 +154,7 @@ export function planEni(eni: EniInput, family: Family = 4): RoutingPlan {
     links: [{ name: dev, mtu }],
     addresses: [{ kind: 'address', family, dev, cidr: `${ip}/${subnet.length}` }],
     routes: [
-      { kind: 'route', family, table, dst: hostPrefix(gw), dev, scope: 'link' },
+      { kind: 'route', family, table, dst: hostPrefix(gw), dev, scope: onLinkScope(family) },
       { kind: 'route', family, table, dst: wholePrefix(family), dev, gateway: gw, scope: 'universe' },
     ],
     absentRoutes: [
@@ -196,7 +196,9 @@ export function planPodHost(pod: PodRouteInput, family?: Family): RoutingPlan {
   }
   return {
     ...emptyPlan(f),
-    routes: [{ kind: 'route', family: f, table: MAIN_TABLE, dst: hostPrefix(ip), dev, scope: 'link' }],
+    routes: [
+      { kind: 'route', family: f, table: MAIN_TABLE, dst: hostPrefix(ip), dev, scope: onLinkScope(f) },
+    ],
     rules,
   };
 }

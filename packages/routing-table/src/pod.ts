@@ -1,7 +1,7 @@
 import { invalidArgument, isRoutingError, RoutingError } from './errors.js';
 import { canonicalIp, type Family, familyOf } from './ip.js';
 import { generateHostMac, type RandomBytes, validateIfName } from './naming.js';
-import { MAIN_TABLE, type NetObject } from './objects.js';
+import { MAIN_TABLE, type NetObject, onLinkScope } from './objects.js';
 import { planPodHost, type RoutingPlan } from './plan.js';
 import type { RoutingPort, RoutingPortFactory } from './port.js';
 import { reconcileRouting, teardownRouting } from './reconcile.js';
@@ -74,7 +74,7 @@ export function planPodNetwork(input: PodNetworkInput, hostMac: string): PodNetw
   const host = `${ip}/${family === 4 ? 32 : 128}`;
   const gwHost = `${gateway}/${family === 4 ? 32 : 128}`;
   const podObjects: NetObject[] = [
-    { kind: 'route', family, table, dst: gwHost, dev: contIf, scope: 'link' },
+    { kind: 'route', family, table, dst: gwHost, dev: contIf, scope: onLinkScope(family) },
     ...(index > 0 ? [{ kind: 'rule' as const, family, priority: 1, table, from: host }] : []),
     {
       kind: 'route',

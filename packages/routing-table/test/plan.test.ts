@@ -110,7 +110,7 @@ group('planEni', () => {
       6,
     );
     expect(plan.routes.map(describe)).toEqual([
-      'route v6 fe80:ec2::1/128 dev eth1 table 3 scope link',
+      'route v6 fe80:ec2::1/128 dev eth1 table 3',
       'route v6 ::/0 via fe80:ec2::1 dev eth1 table 3',
     ]);
     expect(plan.absentRoutes.map(describe)).toEqual(['route v6 2600:1f14:0:1::/64 dev eth1 table main']);
@@ -192,7 +192,7 @@ group('pod plans', () => {
       '02:00:00:00:00:01',
     );
     expect(plan.podObjects.map(describe)).toEqual([
-      'route v6 fe80::2/128 dev mNicIf1 table 1 scope link',
+      'route v6 fe80::2/128 dev mNicIf1 table 1',
       'rule v6 1: from 2600:1f14::a:1/128 lookup 1',
       'route v6 ::/0 via fe80::2 dev mNicIf1 table 1',
       'address 2600:1f14::a:1/128 dev mNicIf1',
