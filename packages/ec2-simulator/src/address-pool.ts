@@ -14,6 +14,8 @@ export class Ipv4Pool {
   readonly cidr: Ipv4Cidr;
   readonly #used: Uint8Array;
   #free: number;
+  /** No free address below this index (for sequential allocation). */
+  #hint = 4;
 
   /** @param cidr - the subnet's CIDR (/16 to /28) */
   constructor(cidr: Ipv4Cidr) {
@@ -59,17 +61,27 @@ export class Ipv4Pool {
         `There are not enough free addresses in subnet '${subnetId}' to satisfy the requested number of addresses.`,
       );
     }
-    const free: number[] = [];
-    for (let i = 0; i < this.#used.length; i++) if (this.#used[i] === 0) free.push(i);
     const picked: number[] = [];
-    for (let n = 0; n < count; n++) {
-      const j = how === 'random' ? Math.floor(random() * free.length) : 0;
-      picked.push(free[j]!);
-      free.splice(j, 1);
+    const size = this.#used.length;
+    if (how === 'sequential') {
+      for (let i = this.#hint; i < size && picked.length < count; i++)
+        if (this.#used[i] === 0) picked.push(i);
+    } else {
+      // Random probes first; a linear sweep from a random start finds the rest in a nearly full subnet.
+      for (let tries = 0; tries < count * 8 && picked.length < count; tries++) {
+        const i = Math.floor(random() * size);
+        if (this.#used[i] === 0 && !picked.includes(i)) picked.push(i);
+      }
+      const start = Math.floor(random() * size);
+      for (let k = 0; k < size && picked.length < count; k++) {
+        const i = (start + k) % size;
+        if (this.#used[i] === 0 && !picked.includes(i)) picked.push(i);
+      }
     }
     picked.sort((a, b) => a - b);
     for (const i of picked) this.#used[i] = 1;
     this.#free -= count;
+    if (how === 'sequential') this.#hint = (picked.at(-1) ?? this.#hint) + 1;
     return picked.map((i) => this.cidr.base + i);
   }
 
@@ -110,6 +122,7 @@ export class Ipv4Pool {
     if (this.#used[i] === 1 && !this.isReserved(addr)) {
       this.#used[i] = 0;
       this.#free++;
+      if (i < this.#hint) this.#hint = i;
     }
   }
 
