@@ -3,13 +3,35 @@ import type { Ec2Api } from './ec2/client.js';
 import { eniError } from './errors.js';
 import { ipv4, ipv4Cidr } from './shapes.js';
 
+/** Add secondary IPv4 addresses. */
+export interface AssignAddresses {
+  /** How many (1–64). */
+  readonly ipv4Count: number;
+}
+
+/** Add /28 IPv4 prefixes (prefix delegation). */
+export interface AssignPrefixes {
+  /** How many (1–64). */
+  readonly prefixCount: number;
+}
+
 /** What to add to an ENI in one `AssignPrivateIpAddresses` call: secondary addresses or /28 prefixes. */
-export type AssignRequest = { readonly ipv4Count: number } | { readonly prefixCount: number };
+export type AssignRequest = AssignAddresses | AssignPrefixes;
+
+/** Remove secondary IPv4 addresses. */
+export interface UnassignAddresses {
+  /** The addresses (at least one). */
+  readonly ipv4Addresses: readonly string[];
+}
+
+/** Remove /28 IPv4 prefixes. */
+export interface UnassignPrefixes {
+  /** The prefixes, `a.b.c.d/28` (at least one). */
+  readonly ipv4Prefixes: readonly string[];
+}
 
 /** What to remove from an ENI in one `UnassignPrivateIpAddresses` call. */
-export type UnassignRequest =
-  | { readonly ipv4Addresses: readonly string[] }
-  | { readonly ipv4Prefixes: readonly string[] };
+export type UnassignRequest = UnassignAddresses | UnassignPrefixes;
 
 /** The addresses and prefixes EC2 assigned. */
 export interface Assigned {

@@ -1,8 +1,12 @@
-/**
- * The closed set of failures this package reports. EC2 failures keep the AWS error code as their `code`;
- * IMDS and local failures have codes of their own. Each code is retryable or not, once, in {@link errorCodeInfo}.
- */
-export const errorCodeInfo = {
+/** What {@link errorCodeInfo} says about one error code. */
+export interface EniErrorCodeInfo {
+  /** Whether retrying the same call later may succeed. */
+  readonly retryable: boolean;
+  /** Who reports it: EC2 (the AWS error code), IMDS, or this package. */
+  readonly source: 'ec2' | 'imds' | 'local';
+}
+
+const codes = {
   // --- EC2 error codes (as AWS returns them) ---
   /** The subnet has no free address for the request. Retrying soon does not help (the reference cools down 120 s). */
   InsufficientFreeAddressesInSubnet: { retryable: false, source: 'ec2' },
@@ -66,10 +70,56 @@ export const errorCodeInfo = {
   NoEligibleSubnet: { retryable: false, source: 'local' },
   /** The caller's request was malformed; nothing was sent. */
   InvalidInput: { retryable: false, source: 'local' },
-} as const satisfies Record<string, { retryable: boolean; source: 'ec2' | 'imds' | 'local' }>;
+} as const satisfies Record<EniErrorCode, EniErrorCodeInfo>;
 
-/** Every error code this package can report. */
-export type EniErrorCode = keyof typeof errorCodeInfo;
+/**
+ * Every error code this package can report: the closed set. EC2 failures keep the AWS error code
+ * (`InsufficientFreeAddressesInSubnet`, `InsufficientCidrBlocks`, `PrivateIpAddressLimitExceeded`,
+ * `AttachmentLimitExceeded`, `InvalidNetworkInterfaceID.NotFound`, `InvalidNetworkInterfaceID.Malformed`,
+ * `InvalidAttachmentID.NotFound`, `InvalidNetworkInterface.InUse`, `IncorrectState`, `InvalidSubnetID.NotFound`,
+ * `InvalidGroup.NotFound`, `InvalidInstanceID.NotFound`, `InvalidParameterValue`, `InvalidParameterCombination`,
+ * `UnauthorizedOperation`, `RequestLimitExceeded`, `InternalError`, `Unavailable`), with `Ec2Unknown` for any other
+ * AWS code, `Ec2Transport` for no response and `Ec2InvalidResponse` for an unusable one. IMDS failures are
+ * `ImdsUnavailable`, `ImdsNotFound`, `ImdsUnauthorized`, `ImdsInvalidResponse`; this package's own are
+ * `EniNotVisible`, `DetachTimeout`, `NoFreeDeviceIndex`, `NoEligibleSubnet`, `InvalidInput`.
+ */
+export type EniErrorCode =
+  | 'InsufficientFreeAddressesInSubnet'
+  | 'InsufficientCidrBlocks'
+  | 'PrivateIpAddressLimitExceeded'
+  | 'AttachmentLimitExceeded'
+  | 'InvalidNetworkInterfaceID.NotFound'
+  | 'InvalidNetworkInterfaceID.Malformed'
+  | 'InvalidAttachmentID.NotFound'
+  | 'InvalidNetworkInterface.InUse'
+  | 'IncorrectState'
+  | 'InvalidSubnetID.NotFound'
+  | 'InvalidGroup.NotFound'
+  | 'InvalidInstanceID.NotFound'
+  | 'InvalidParameterValue'
+  | 'InvalidParameterCombination'
+  | 'UnauthorizedOperation'
+  | 'RequestLimitExceeded'
+  | 'InternalError'
+  | 'Unavailable'
+  | 'Ec2Unknown'
+  | 'Ec2Transport'
+  | 'Ec2InvalidResponse'
+  | 'ImdsUnavailable'
+  | 'ImdsNotFound'
+  | 'ImdsUnauthorized'
+  | 'ImdsInvalidResponse'
+  | 'EniNotVisible'
+  | 'DetachTimeout'
+  | 'NoFreeDeviceIndex'
+  | 'NoEligibleSubnet'
+  | 'InvalidInput';
+
+/**
+ * Retryability and source of every {@link EniErrorCode}, in one table (the source of `src/errors.ts` explains
+ * each code).
+ */
+export const errorCodeInfo: Readonly<Record<EniErrorCode, EniErrorCodeInfo>> = codes;
 
 /** Details carried by an {@link EniManagerError}, beyond its code. */
 export interface EniErrorDetails {

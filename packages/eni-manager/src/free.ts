@@ -4,7 +4,7 @@ import type { Ec2Eni } from './ec2/eni.js';
 import { eniError, isEniManagerError } from './errors.js';
 import { pollUntil } from './poll.js';
 
-/** What {@link freeEniSteps} found and did. */
+/** How freeing an ENI ended: deleted by this call, or found already gone (success either way). */
 export type FreeEniOutcome = 'deleted' | 'already-gone';
 
 /**

@@ -1,4 +1,12 @@
-export type { Assigned, AssignRequest, UnassignRequest } from './addresses.js';
+export type {
+  AssignAddresses,
+  Assigned,
+  AssignPrefixes,
+  AssignRequest,
+  UnassignAddresses,
+  UnassignPrefixes,
+  UnassignRequest,
+} from './addresses.js';
 export type { AllocatedEni, AllocateEniRequest, AllocationNode, AllocationSettings } from './allocate.js';
 export { type BackoffPolicy, backoffDelay, ec2RetryBackoff, imdsWaitBackoff } from './backoff.js';
 export { type ClassifiableEni, type ClassifyOptions, classifyEni, type EniClass } from './classification.js';
@@ -6,9 +14,10 @@ export { type Clock, type RandomSource, systemClock } from './clock.js';
 export { defaultEniTimings, type EniTimings } from './context.js';
 export { type Ec2Action, type Ec2Actions, mutatingActions } from './ec2/actions.js';
 export { createEc2Api, type Ec2Api, type Ec2ApiOptions, type Ec2Credentials } from './ec2/client.js';
-export type { Ec2Eni } from './ec2/eni.js';
+export type { Ec2Eni, Ec2EniAttachment } from './ec2/eni.js';
 export {
   type EniErrorCode,
+  type EniErrorCodeInfo,
   type EniErrorDetails,
   EniManagerError,
   eniError,
@@ -21,7 +30,7 @@ export type { CallEvent, CallHooks } from './hooks.js';
 export { ImdsClient, type ImdsClientOptions } from './imds/client.js';
 export { createImdsNodeMetadata, type NodeMetadata } from './imds/discovery.js';
 export type { ImdsEni, NodeInfo } from './imds/node-info.js';
-export type { LeakGcOptions, LeakGcReport } from './leak-gc.js';
+export type { LeakGcFailure, LeakGcOptions, LeakGcReport } from './leak-gc.js';
 export {
   createInstanceLimitsSource,
   type InstanceLimits,

@@ -13,6 +13,14 @@ export interface LeakGcOptions {
   readonly minAgeMs?: number;
 }
 
+/** An ENI leaked-ENI GC failed to delete. */
+export interface LeakGcFailure {
+  /** The ENI. */
+  readonly eniId: string;
+  /** The error code. */
+  readonly code: string;
+}
+
 /** What one collection did, by ENI id. */
 export interface LeakGcReport {
   /** Deleted (or found already gone). */
@@ -22,7 +30,7 @@ export interface LeakGcReport {
   /** Had no valid `createdAt` tag: tagged now, deleted on a later run. */
   readonly taggedNow: readonly string[];
   /** Deleting failed; each with its error code. */
-  readonly failed: readonly { readonly eniId: string; readonly code: string }[];
+  readonly failed: readonly LeakGcFailure[];
 }
 
 /**

@@ -97,8 +97,8 @@ describe('allocateEni against ec2-simulator', () => {
   });
 
   it('eventual consistency: waits for IMDS and Describe to catch up, then succeeds', async () => {
-    world = await startWorld();
-    world.sim.faults.add({ kind: 'imds-delay', ms: 250 });
+    world = await startWorld({ manager: { timings: { imdsWaitMs: 10_000 } } });
+    world.sim.faults.add({ kind: 'imds-delay', ms: 1000 });
     world.sim.faults.add({ kind: 'slow-attach', ms: 100 });
     const eni = await world.manager.allocateEni({ ipv4Count: 3 });
     expect(eni.imds.ipv4Addresses).toHaveLength(4);

@@ -21,9 +21,9 @@ describe('freeEni against ec2-simulator', () => {
   });
 
   it('slow detach: keeps polling until the ENI is available, then deletes', async () => {
-    world = await startWorld();
+    world = await startWorld({ manager: { timings: { detachWaitMs: 10_000 } } });
     const eni = await world.manager.allocateEni();
-    world.sim.faults.add({ kind: 'slow-detach', ms: 200 });
+    world.sim.faults.add({ kind: 'slow-detach', ms: 1000 });
     expect(await world.manager.freeEni(eni.eniId)).toBe('deleted');
     expect(world.ec2Calls('DescribeNetworkInterfaces').length).toBeGreaterThan(2);
     expect(await world.ourEnis()).toEqual([]);

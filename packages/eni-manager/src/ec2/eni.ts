@@ -1,6 +1,22 @@
 import type { NetworkInterface } from '@aws-sdk/client-ec2';
 import { eniError } from '../errors.js';
 
+/** An ENI's attachment to an instance. */
+export interface Ec2EniAttachment {
+  /** `eni-attach-…` id. */
+  readonly attachmentId: string;
+  /** The instance. */
+  readonly instanceId: string | undefined;
+  /** Device index on its network card. */
+  readonly deviceIndex: number;
+  /** Network card index (0 when EC2 leaves it out). */
+  readonly networkCardIndex: number;
+  /** `attaching`, `attached`, `detaching`, … */
+  readonly status: string;
+  /** Whether terminating the instance deletes the ENI. */
+  readonly deleteOnTermination: boolean;
+}
+
 /** An ENI as EC2's DescribeNetworkInterfaces reports it, validated and flattened. */
 export interface Ec2Eni {
   /** `eni-…` id. */
@@ -30,16 +46,7 @@ export interface Ec2Eni {
   /** Tags as a map. */
   readonly tags: Readonly<Record<string, string>>;
   /** The attachment, when attached (or attaching/detaching). */
-  readonly attachment:
-    | {
-        readonly attachmentId: string;
-        readonly instanceId: string | undefined;
-        readonly deviceIndex: number;
-        readonly networkCardIndex: number;
-        readonly status: string;
-        readonly deleteOnTermination: boolean;
-      }
-    | undefined;
+  readonly attachment: Ec2EniAttachment | undefined;
 }
 
 function need<T>(value: T | undefined | null, what: string, action: string): T {

@@ -1,4 +1,9 @@
-import { type Ec2Simulator, startEc2Simulator, type Timing } from '@vpc-cni-kit/ec2-simulator';
+import {
+  type Ec2Simulator,
+  type Clock as SimClock,
+  startEc2Simulator,
+  type Timing,
+} from '@vpc-cni-kit/ec2-simulator';
 import {
   type CallEvent,
   createEc2Api,
@@ -81,6 +86,8 @@ export interface World {
 export interface WorldOptions {
   readonly timing?: Partial<Timing>;
   readonly simRateLimits?: boolean;
+  /** The simulator's clock (its token buckets and delays run on it). */
+  readonly simClock?: SimClock;
   readonly ec2?: Partial<Ec2ApiOptions>;
   readonly manager?: Partial<EniManagerOptions>;
 }
@@ -110,6 +117,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     scenario,
     ...(options.simRateLimits === true ? {} : { rateLimits: false as const }),
     ...(options.timing === undefined ? {} : { timing: options.timing }),
+    ...(options.simClock === undefined ? {} : { clock: options.simClock }),
   });
   const events: CallEvent[] = [];
   const hooks = { onCall: (e: CallEvent) => events.push(e) };
@@ -129,8 +137,14 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     },
     clusterName: 'test-cluster',
     additionalTags: { team: 'net', 'k8s.amazonaws.com/reserved': 'dropped' },
-    timings: { imdsWaitMs: 3000, imdsBackoff: fastBackoff, detachWaitMs: 3000, detachBackoff: fastBackoff },
     ...options.manager,
+    timings: {
+      imdsWaitMs: 3000,
+      imdsBackoff: fastBackoff,
+      detachWaitMs: 3000,
+      detachBackoff: fastBackoff,
+      ...options.manager?.timings,
+    },
   });
   events.length = 0;
   return {
