@@ -3,6 +3,7 @@ export { diffRouting, diffSize, type RoutingDiff, type RoutingState, routingDrif
 export { isRoutingError, RoutingError, type RoutingErrorCode, type RoutingErrorInit } from './errors.js';
 export { type Family, formatIpBytes, parseIpBytes } from './ip.js';
 export {
+  branchHostVethName,
   generateHostMac,
   hostVethName,
   type RandomBytes,
@@ -29,6 +30,7 @@ export {
   type LinkPlan,
   mergePlans,
   type NodeRoutingInput,
+  nodeFwmark,
   type PodRouteInput,
   PRIORITY,
   planEni,

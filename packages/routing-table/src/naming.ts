@@ -36,6 +36,24 @@ export function validateIfName(name: string, op: string): string {
  */
 export function hostVethName(prefix: string, namespace: string, podName: string, index = 0): string {
   validateVethPrefix(prefix);
+  return vethName(prefix, namespace, podName, index);
+}
+
+/**
+ * The host veth name of a branch-ENI (security groups for pods) pod: prefix `vlan` in strict mode (the one
+ * place the reference uses that otherwise reserved prefix), the configured `vethPrefix` in standard mode.
+ */
+export function branchHostVethName(
+  mode: 'strict' | 'standard',
+  vethPrefix: string,
+  namespace: string,
+  podName: string,
+): string {
+  if (mode === 'strict') return vethName('vlan', namespace, podName, 0);
+  return hostVethName(vethPrefix, namespace, podName);
+}
+
+function vethName(prefix: string, namespace: string, podName: string, index: number): string {
   if (!Number.isInteger(index) || index < 0)
     throw invalidArgument('hostVethName', 'index must be an integer ≥ 0');
   const name = index > 0 ? `${podName}.${index}` : podName;

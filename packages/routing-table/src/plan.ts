@@ -247,6 +247,19 @@ export function planNodeRouting(input: NodeRoutingInput): RoutingPlan {
   };
 }
 
+/**
+ * The mark for the node's `fwmark m/m lookup main` rule, as the reference decides it: present iff node-port
+ * support is on or external SNAT is off (`AWS_VPC_CNI_NODE_PORT_SUPPORT`, `AWS_VPC_K8S_CNI_EXTERNALSNAT`,
+ * `AWS_VPC_K8S_CNI_CONNMARK`); pass the result as {@link NodeRoutingInput.fwmark}.
+ */
+export function nodeFwmark(o: {
+  nodePortSupport: boolean;
+  externalSnat: boolean;
+  connmark?: number | undefined;
+}): number | undefined {
+  return o.nodePortSupport || !o.externalSnat ? (o.connmark ?? 0x80) : undefined;
+}
+
 /** A plan with nothing in it. */
 export function emptyPlan(family: Family = 4): RoutingPlan {
   return {

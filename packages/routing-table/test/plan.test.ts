@@ -1,5 +1,6 @@
 import { expect, describe as group, it } from 'vitest';
 import {
+  branchHostVethName,
   describe,
   generateHostMac,
   hostVethName,
@@ -27,7 +28,8 @@ group('naming', () => {
   it('host veth names follow the reference (prefix + 11 hex of SHA-1 of "ns.pod", ".i" suffix)', () => {
     expect(hostVethName('eni', 'default', 'web-0')).toBe('eni0d7763386da');
     expect(hostVethName('eni', 'kube-system', 'coredns-abc', 1)).toBe('eni769f2b6ef39');
-    expect(hostVethName('vlan'.slice(0, 3), 'default', 'web-0')).toBe('vla0d7763386da');
+    expect(branchHostVethName('strict', 'eni', 'default', 'web-0')).toBe('vlan0d7763386da');
+    expect(branchHostVethName('standard', 'eni', 'default', 'web-0')).toBe('eni0d7763386da');
     for (const bad of ['eth', 'vlan', 'lo', 'abcde', '', 'a b'])
       expectInvalid(() => hostVethName(bad, 'a', 'b'));
   });
