@@ -37,7 +37,7 @@ for (let d = 1; d <= 14; d++) {
   sim.state.attach(eni.id, NODE, d, 0);
 }
 // Spare unattached ENIs to assign into (49 free slots each).
-const needed = Math.ceil((ROUNDS * REQUESTS * 2 + 2 * REQUESTS) / 49) + 1;
+const needed = Math.ceil((ROUNDS * REQUESTS * 4 + 4 * REQUESTS) / 49) + 1;
 const spare = Array.from({ length: needed }, () => sim.state.createNetworkInterface({ subnetId: SUBNET }).id);
 let cursor = 0;
 let used = 0;
@@ -54,13 +54,12 @@ const enisInAccount = sim.state.enis().length;
 
 // The baseline server replays the exact bytes the simulator answers (captured once), per action.
 const post = async (body) => (await fetch(sim.endpoint, { method: 'POST', body })).text();
+const describeBody = `Action=DescribeNetworkInterfaces&Version=2016-11-15&Filter.1.Name=attachment.instance-id&Filter.1.Value.1=${NODE}`;
+const assignBody = (eni) =>
+  `Action=AssignPrivateIpAddresses&Version=2016-11-15&NetworkInterfaceId=${eni}&SecondaryPrivateIpAddressCount=1`;
 const recorded = {
-  DescribeNetworkInterfaces: await post(
-    `Action=DescribeNetworkInterfaces&Version=2016-11-15&Filter.1.Name=attachment.instance-id&Filter.1.Value.1=${NODE}`,
-  ),
-  AssignPrivateIpAddresses: await post(
-    `Action=AssignPrivateIpAddresses&Version=2016-11-15&NetworkInterfaceId=${nextEni()}&SecondaryPrivateIpAddressCount=1`,
-  ),
+  DescribeNetworkInterfaces: await post(describeBody),
+  AssignPrivateIpAddresses: await post(assignBody(nextEni())),
 };
 const bare = createServer((req, res) => {
   let body = '';
@@ -79,6 +78,7 @@ const bare = createServer((req, res) => {
 });
 await new Promise((r) => bare.listen(0, '127.0.0.1', r));
 
+const bareEndpoint = `http://127.0.0.1:${bare.address().port}`;
 const credentials = { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench' };
 const simClient = new EC2Client({ endpoint: sim.endpoint, region: sim.region, credentials, maxAttempts: 1 });
 const bareClient = new EC2Client({
@@ -111,6 +111,18 @@ const variants = {
         }),
       ),
     () => simClient.send(assign()),
+  ],
+  // Without the SDK (no signing, no XML parsing): the simulator's own capacity, for cluster-scale budgets.
+  'DescribeNetworkInterfaces, raw HTTP POST (no SDK)': [
+    () => fetch(bareEndpoint, { method: 'POST', body: describeBody }).then((r) => r.text()),
+    () => fetch(sim.endpoint, { method: 'POST', body: describeBody }).then((r) => r.text()),
+  ],
+  'AssignPrivateIpAddresses, raw HTTP POST (no SDK)': [
+    () =>
+      fetch(bareEndpoint, { method: 'POST', body: assignBody('eni-0000000000000000a') }).then((r) =>
+        r.text(),
+      ),
+    () => fetch(sim.endpoint, { method: 'POST', body: assignBody(nextEni()) }).then((r) => r.text()),
   ],
 };
 

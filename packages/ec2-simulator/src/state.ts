@@ -1,12 +1,21 @@
-import { type AddressAllocation, Ipv4Pool, Ipv6Pool } from './address-pool.js';
-import type { Clock, RandomSource } from './clock.js';
+import { Ipv4Pool, Ipv6Pool } from './address-pool.js';
+import {
+  type AddressPick,
+  allocIpv4,
+  allocIpv4Prefixes,
+  allocIpv6,
+  checkIpv6Modes,
+  takeIpv4,
+  takeIpv4Prefix,
+  Undo,
+} from './allocation.js';
+import type { Clock } from './clock.js';
 import { Ec2SimError } from './errors.js';
 import { type AddressChange, EventHub, type SimEvent, type SimEventListener } from './events.js';
 import { IdGenerator } from './ids.js';
 import type { InstanceTypeInfo } from './instance-types.js';
 import {
   formatIpv4,
-  formatIpv4Cidr,
   formatIpv6,
   formatIpv6Cidr,
   parseIpv4,
@@ -14,95 +23,23 @@ import {
   parseIpv6,
   parseIpv6Cidr,
 } from './ip.js';
-import type { AssignedAddress, Eni, Instance, InterfaceType, SecurityGroup, Subnet, Vpc } from './model.js';
+import type { AssignedAddress, Eni, Instance, SecurityGroup, Subnet, Vpc } from './model.js';
+import { snapshotState } from './snapshot.js';
+import type {
+  AssignIpv4Request,
+  AssignIpv6Request,
+  CreateEniRequest,
+  Ec2StateOptions,
+  Timing,
+} from './state-types.js';
 
-/** Delays that shape how changes become visible; the fault injector changes them at run time. */
-export interface Timing {
-  /** A new ENI or address is invisible to Describe* (and IMDS) for this long. */
-  eventualConsistencyMs: number;
-  /** An attachment stays `attaching` (and out of IMDS) for this long. */
-  attachDelayMs: number;
-  /** An attachment stays `detaching` (ENI `in-use`) for this long. */
-  detachDelayMs: number;
-  /** IMDS reflects attachments and new addresses only after this long. */
-  imdsDelayMs: number;
-}
-
-/** Options of {@link Ec2State}. */
-export interface Ec2StateOptions {
-  /** Time source. */
-  readonly clock: Clock;
-  /** Random source for ids, MACs and random address picks. */
-  readonly random: RandomSource;
-  /** Account id shown as owner. */
-  readonly accountId: string;
-  /** How free addresses are chosen. */
-  readonly addressAllocation: AddressAllocation;
-  /** Initial timing. */
-  readonly timing?: Partial<Timing>;
-  /** Called when an event listener throws. */
-  readonly onListenerError?: (error: unknown, event: SimEvent) => void;
-}
-
-/** Parameters of {@link Ec2State.createNetworkInterface}, already checked for shape by the action parser. */
-export interface CreateEniRequest {
-  /** Subnet. */
-  readonly subnetId: string;
-  /** Description. */
-  readonly description?: string | undefined;
-  /** Security groups (default: the VPC's default group). */
-  readonly groups?: readonly string[] | undefined;
-  /** Primary private address. */
-  readonly primaryAddress?: string | undefined;
-  /** Explicit addresses; at most one marked primary. */
-  readonly addresses?: readonly { address: string; primary: boolean }[] | undefined;
-  /** Number of secondary addresses to pick. */
-  readonly secondaryCount?: number | undefined;
-  /** Explicit /28 prefixes. */
-  readonly ipv4Prefixes?: readonly string[] | undefined;
-  /** Number of /28 prefixes to pick. */
-  readonly ipv4PrefixCount?: number | undefined;
-  /** Explicit IPv6 addresses. */
-  readonly ipv6Addresses?: readonly string[] | undefined;
-  /** Number of IPv6 addresses to pick. */
-  readonly ipv6Count?: number | undefined;
-  /** Explicit IPv6 /80 prefixes. */
-  readonly ipv6Prefixes?: readonly string[] | undefined;
-  /** Number of IPv6 /80 prefixes to pick. */
-  readonly ipv6PrefixCount?: number | undefined;
-  /** Interface type. */
-  readonly interfaceType?: InterfaceType | undefined;
-  /** Tags. */
-  readonly tags?: readonly (readonly [string, string])[] | undefined;
-  /** Idempotency token. */
-  readonly clientToken?: string | undefined;
-}
-
-/** Parameters of {@link Ec2State.assignPrivateIps}. */
-export interface AssignIpv4Request {
-  /** Explicit addresses. */
-  readonly addresses?: readonly string[] | undefined;
-  /** Number of addresses to pick. */
-  readonly count?: number | undefined;
-  /** Explicit prefixes. */
-  readonly prefixes?: readonly string[] | undefined;
-  /** Number of prefixes to pick. */
-  readonly prefixCount?: number | undefined;
-  /** Move addresses held by other ENIs. */
-  readonly allowReassignment?: boolean | undefined;
-}
-
-/** Parameters of {@link Ec2State.assignIpv6}. */
-export interface AssignIpv6Request {
-  /** Explicit addresses. */
-  readonly addresses?: readonly string[] | undefined;
-  /** Number of addresses to pick. */
-  readonly count?: number | undefined;
-  /** Explicit /80 prefixes. */
-  readonly prefixes?: readonly string[] | undefined;
-  /** Number of prefixes to pick. */
-  readonly prefixCount?: number | undefined;
-}
+export type {
+  AssignIpv4Request,
+  AssignIpv6Request,
+  CreateEniRequest,
+  Ec2StateOptions,
+  Timing,
+} from './state-types.js';
 
 /** Largest per-interface IPv4 count of any instance type: the cap for an unattached ENI. */
 const UNATTACHED_IPV4_LIMIT = 50;
@@ -110,17 +47,6 @@ const MAX_TAGS = 50;
 
 const values = (list: readonly AssignedAddress[]): string[] => list.map((a) => a.value);
 const noChange: AddressChange = { ipv4: [], ipv4Prefixes: [], ipv6: [], ipv6Prefixes: [] };
-
-/** Undo log so a failing multi-step mutation leaves state unchanged. */
-class Undo {
-  readonly #steps: (() => void)[] = [];
-  add(step: () => void): void {
-    this.#steps.push(step);
-  }
-  run(): void {
-    for (const s of this.#steps.reverse()) s();
-  }
-}
 
 /**
  * The simulated EC2 account: VPCs, subnets, security groups, instances and ENIs, with AWS's constraints.
@@ -133,10 +59,9 @@ export class Ec2State {
   /** Owner account id. */
   readonly accountId: string;
   readonly #clock: Clock;
-  readonly #random: RandomSource;
   readonly #ids: IdGenerator;
   readonly #events: EventHub;
-  readonly #allocation: AddressAllocation;
+  readonly #pick: AddressPick;
   readonly #vpcs = new Map<string, Vpc>();
   readonly #subnets = new Map<string, Subnet>();
   readonly #groups = new Map<string, SecurityGroup>();
@@ -147,10 +72,9 @@ export class Ec2State {
   /** @param options - clock, randomness, account and timing */
   constructor(options: Ec2StateOptions) {
     this.#clock = options.clock;
-    this.#random = options.random;
     this.#ids = new IdGenerator(options.random);
     this.#events = new EventHub(options.onListenerError);
-    this.#allocation = options.addressAllocation;
+    this.#pick = { how: options.addressAllocation, random: options.random };
     this.accountId = options.accountId;
     this.timing = {
       eventualConsistencyMs: 0,
@@ -369,7 +293,7 @@ export class Ec2State {
         'Specify only one of SecondaryPrivateIpAddressCount, PrivateIpAddresses, Ipv4Prefixes and Ipv4PrefixCount.',
       );
     }
-    this.#checkIpv6Modes(req);
+    checkIpv6Modes(req);
     const explicitPrimary = (req.addresses ?? []).filter((a) => a.primary);
     if (explicitPrimary.length > 1 || (explicitPrimary.length === 1 && req.primaryAddress !== undefined)) {
       if (!(explicitPrimary.length === 1 && explicitPrimary[0]!.address === req.primaryAddress)) {
@@ -403,16 +327,16 @@ export class Ec2State {
         imdsVisibleAt: Math.max(visibleAt, now + this.timing.imdsDelayMs),
       });
       const privateIps: AssignedAddress[] = [];
-      if (primaryText !== undefined) privateIps.push(mk(this.#takeIpv4(subnet, primaryText, undo)));
-      else privateIps.push(mk(formatIpv4(this.#allocIpv4(subnet, 1, undo)[0]!)));
-      for (const t of secondaryTexts) privateIps.push(mk(this.#takeIpv4(subnet, t, undo)));
-      for (const a of this.#allocIpv4(subnet, req.secondaryCount ?? 0, undo))
+      if (primaryText !== undefined) privateIps.push(mk(takeIpv4(subnet, primaryText, undo)));
+      else privateIps.push(mk(formatIpv4(allocIpv4(subnet, 1, this.#pick, undo)[0]!)));
+      for (const t of secondaryTexts) privateIps.push(mk(takeIpv4(subnet, t, undo)));
+      for (const a of allocIpv4(subnet, req.secondaryCount ?? 0, this.#pick, undo))
         privateIps.push(mk(formatIpv4(a)));
       const ipv4Prefixes = [
-        ...(req.ipv4Prefixes ?? []).map((p) => this.#takeIpv4Prefix(subnet, p, undo)),
-        ...this.#allocIpv4Prefixes(subnet, req.ipv4PrefixCount ?? 0, undo),
+        ...(req.ipv4Prefixes ?? []).map((p) => takeIpv4Prefix(subnet, p, undo)),
+        ...allocIpv4Prefixes(subnet, req.ipv4PrefixCount ?? 0, undo),
       ].map(mk);
-      const v6 = this.#allocIpv6(subnet, req, undo);
+      const v6 = allocIpv6(subnet, req, undo);
       const eni: Eni = {
         id: this.#ids.id('eni'),
         subnetId: subnet.id,
@@ -636,12 +560,12 @@ export class Ec2State {
             continue;
           }
         }
-        addresses.push(this.#takeIpv4(subnet, text, undo));
+        addresses.push(takeIpv4(subnet, text, undo));
       }
-      for (const a of this.#allocIpv4(subnet, req.count ?? 0, undo)) addresses.push(formatIpv4(a));
+      for (const a of allocIpv4(subnet, req.count ?? 0, this.#pick, undo)) addresses.push(formatIpv4(a));
       const prefixes = [
-        ...(req.prefixes ?? []).map((p) => this.#takeIpv4Prefix(subnet, p, undo)),
-        ...this.#allocIpv4Prefixes(subnet, req.prefixCount ?? 0, undo),
+        ...(req.prefixes ?? []).map((p) => takeIpv4Prefix(subnet, p, undo)),
+        ...allocIpv4Prefixes(subnet, req.prefixCount ?? 0, undo),
       ];
       for (const m of moved) {
         m.from.privateIps = m.from.privateIps.filter((a) => a !== m.address);
@@ -720,7 +644,7 @@ export class Ec2State {
     }
     const undo = new Undo();
     try {
-      const v6 = this.#allocIpv6(
+      const v6 = allocIpv6(
         subnet,
         {
           ipv6Addresses: req.addresses,
@@ -811,49 +735,7 @@ export class Ec2State {
 
   /** A JSON-friendly dump of everything (for the admin endpoint). */
   snapshot(): unknown {
-    this.#settle();
-    const tags = (m: Map<string, string>) => Object.fromEntries(m);
-    return {
-      time: new Date(this.now()).toISOString(),
-      timing: { ...this.timing },
-      vpcs: this.vpcs(),
-      subnets: this.subnets().map((s) => ({
-        id: s.id,
-        vpcId: s.vpcId,
-        cidrBlock: s.cidrBlock,
-        ipv6CidrBlock: s.ipv6CidrBlock,
-        availabilityZone: s.availabilityZone,
-        availableIpAddressCount: s.ipv4.available,
-        tags: tags(s.tags),
-      })),
-      securityGroups: this.securityGroups().map((g) => ({ ...g, tags: tags(g.tags) })),
-      instances: this.instances().map((i) => ({
-        id: i.id,
-        instanceType: i.type.name,
-        subnetId: i.subnetId,
-        vpcId: i.vpcId,
-        availabilityZone: i.availabilityZone,
-        primaryEniId: i.primaryEniId,
-        tags: tags(i.tags),
-      })),
-      networkInterfaces: this.enis().map((e) => ({
-        id: e.id,
-        subnetId: e.subnetId,
-        vpcId: e.vpcId,
-        mac: e.mac,
-        interfaceType: e.interfaceType,
-        description: e.description,
-        status: e.attachment ? 'in-use' : 'available',
-        groups: e.groups,
-        tags: tags(e.tags),
-        privateIpAddresses: values(e.privateIps),
-        ipv4Prefixes: values(e.ipv4Prefixes),
-        ipv6Addresses: values(e.ipv6Addresses),
-        ipv6Prefixes: values(e.ipv6Prefixes),
-        attachment: e.attachment ? { ...e.attachment } : undefined,
-        createdAt: new Date(e.createdAt).toISOString(),
-      })),
-    };
+    return snapshotState(this);
   }
 
   // ---- internals ----
@@ -995,147 +877,5 @@ export class Ec2State {
     if (m.size > MAX_TAGS)
       throw new Ec2SimError('TagLimitExceeded', `A resource can have at most ${MAX_TAGS} tags.`);
     return m;
-  }
-
-  #checkIpv6Modes(req: {
-    ipv6Addresses?: readonly string[] | undefined;
-    ipv6Count?: number | undefined;
-    ipv6Prefixes?: readonly string[] | undefined;
-    ipv6PrefixCount?: number | undefined;
-  }): void {
-    const n = [
-      (req.ipv6Addresses?.length ?? 0) > 0,
-      req.ipv6Count !== undefined,
-      (req.ipv6Prefixes?.length ?? 0) > 0,
-      req.ipv6PrefixCount !== undefined,
-    ].filter(Boolean).length;
-    if (n > 1) {
-      throw new Ec2SimError(
-        'InvalidParameterCombination',
-        'Specify only one of Ipv6Addresses, Ipv6AddressCount, Ipv6Prefixes and Ipv6PrefixCount.',
-      );
-    }
-  }
-
-  #takeIpv4(subnet: Subnet, text: string, undo: Undo): string {
-    const n = parseIpv4(text);
-    if (n === undefined) throw new Ec2SimError('InvalidParameterValue', `Invalid IPv4 address ${text}`);
-    if (!subnet.ipv4.contains(n)) {
-      throw new Ec2SimError(
-        'InvalidParameterValue',
-        `Address ${text} does not fall within the subnet's address range (${subnet.cidrBlock})`,
-      );
-    }
-    if (subnet.ipv4.isReserved(n)) {
-      throw new Ec2SimError('InvalidParameterValue', `Address ${text} is in subnet's reserved address range`);
-    }
-    if (subnet.ipv4.isUsed(n)) {
-      throw new Ec2SimError('InvalidIPAddress.InUse', `The specified address ${text} is already in use.`);
-    }
-    subnet.ipv4.take(n);
-    undo.add(() => subnet.ipv4.release(n));
-    return formatIpv4(n);
-  }
-
-  #allocIpv4(subnet: Subnet, count: number, undo: Undo): number[] {
-    if (count === 0) return [];
-    const got = subnet.ipv4.allocate(count, this.#allocation, this.#random, subnet.id);
-    undo.add(() => {
-      for (const a of got) subnet.ipv4.release(a);
-    });
-    return got;
-  }
-
-  #takeIpv4Prefix(subnet: Subnet, text: string, undo: Undo): string {
-    const c = parseIpv4Cidr(text);
-    if (c?.length !== 28)
-      throw new Ec2SimError(
-        'InvalidParameterValue',
-        `Invalid IPv4 prefix ${text} (expecting an aligned /28)`,
-      );
-    if (!subnet.ipv4.contains(c.base) || !subnet.ipv4.contains(c.base + 15)) {
-      throw new Ec2SimError(
-        'InvalidParameterValue',
-        `Prefix ${text} does not fall within subnet ${subnet.cidrBlock}`,
-      );
-    }
-    if (!subnet.ipv4.prefixFree(c.base)) {
-      throw new Ec2SimError(
-        'InvalidIPAddress.InUse',
-        `The prefix ${text} overlaps addresses in use or reserved.`,
-      );
-    }
-    subnet.ipv4.takePrefix(c.base);
-    undo.add(() => subnet.ipv4.releasePrefix(c.base));
-    return formatIpv4Cidr(c);
-  }
-
-  #allocIpv4Prefixes(subnet: Subnet, count: number, undo: Undo): string[] {
-    if (count === 0) return [];
-    const got = subnet.ipv4.allocatePrefixes(count);
-    undo.add(() => {
-      for (const b of got) subnet.ipv4.releasePrefix(b);
-    });
-    return got.map((base) => formatIpv4Cidr({ base, length: 28 }));
-  }
-
-  #allocIpv6(
-    subnet: Subnet,
-    req: {
-      ipv6Addresses?: readonly string[] | undefined;
-      ipv6Count?: number | undefined;
-      ipv6Prefixes?: readonly string[] | undefined;
-      ipv6PrefixCount?: number | undefined;
-    },
-    undo: Undo,
-  ): { addresses: string[]; prefixes: string[] } {
-    this.#checkIpv6Modes(req);
-    const wants =
-      (req.ipv6Addresses?.length ?? 0) +
-      (req.ipv6Count ?? 0) +
-      (req.ipv6Prefixes?.length ?? 0) +
-      (req.ipv6PrefixCount ?? 0);
-    if (wants === 0) return { addresses: [], prefixes: [] };
-    const pool = subnet.ipv6;
-    if (!pool) {
-      throw new Ec2SimError('InvalidParameterValue', `Subnet ${subnet.id} does not have an IPv6 CIDR block.`);
-    }
-    const addresses: string[] = [];
-    for (const t of req.ipv6Addresses ?? []) {
-      const n = parseIpv6(t);
-      if (n === undefined) throw new Ec2SimError('InvalidParameterValue', `Invalid IPv6 address ${t}`);
-      if (!pool.contains(n))
-        throw new Ec2SimError(
-          'InvalidParameterValue',
-          `Address ${t} is not in subnet ${subnet.ipv6CidrBlock}`,
-        );
-      if (pool.isUsed(n))
-        throw new Ec2SimError('InvalidIPAddress.InUse', `The specified address ${t} is already in use.`);
-      pool.take(n);
-      undo.add(() => pool.release(n));
-      addresses.push(formatIpv6(n));
-    }
-    const picked = pool.allocate(req.ipv6Count ?? 0);
-    undo.add(() => {
-      for (const a of picked) pool.release(a);
-    });
-    addresses.push(...picked.map(formatIpv6));
-    const prefixes: string[] = [];
-    for (const t of req.ipv6Prefixes ?? []) {
-      const c = parseIpv6Cidr(t);
-      if (c?.length !== 80)
-        throw new Ec2SimError('InvalidParameterValue', `Invalid IPv6 prefix ${t} (expecting a /80)`);
-      if (!pool.prefixFree(c.base))
-        throw new Ec2SimError('InvalidIPAddress.InUse', `The prefix ${t} is in use or outside the subnet.`);
-      pool.takePrefix(c.base);
-      undo.add(() => pool.releasePrefix(c.base));
-      prefixes.push(formatIpv6Cidr(c));
-    }
-    const got = pool.allocatePrefixes(req.ipv6PrefixCount ?? 0);
-    undo.add(() => {
-      for (const b of got) pool.releasePrefix(b);
-    });
-    prefixes.push(...got.map((base) => formatIpv6Cidr({ base, length: 80 })));
-    return { addresses, prefixes };
   }
 }

@@ -12,40 +12,41 @@ export interface XmlObject {
 /** The XML namespace of EC2 API version 2016-11-15. */
 export const EC2_XMLNS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 
+const SPECIAL = /[&<>"']/;
+const ENTITY: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+};
+
 /** Escapes text for XML content. */
 export function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&apos;',
-  );
+  return SPECIAL.test(s) ? s.replace(/[&<>"']/g, (c) => ENTITY[c]!) : s;
 }
 
-function renderValue(name: string, v: XmlValue, out: string[]): void {
-  if (v === undefined || v === null) return;
+function renderValue(name: string, v: XmlValue): string {
+  if (v === undefined || v === null) return '';
   if (Array.isArray(v)) {
-    out.push(`<${name}>`);
-    for (const item of v as readonly XmlValue[]) {
-      if (item === undefined || item === null) continue;
-      renderValue('item', item, out);
-    }
-    out.push(`</${name}>`);
-    return;
+    let inner = '';
+    for (const item of v as readonly XmlValue[]) inner += renderValue('item', item);
+    return `<${name}>${inner}</${name}>`;
   }
   if (typeof v === 'object') {
-    out.push(`<${name}>`);
-    for (const [k, child] of Object.entries(v as XmlObject)) renderValue(k, child, out);
-    out.push(`</${name}>`);
-    return;
+    let inner = '';
+    for (const k in v as XmlObject) inner += renderValue(k, (v as XmlObject)[k]);
+    return `<${name}>${inner}</${name}>`;
   }
-  out.push(`<${name}>${escapeXml(String(v))}</${name}>`);
+  return `<${name}>${typeof v === 'string' ? escapeXml(v) : String(v)}</${name}>`;
 }
 
 /** Renders a successful EC2 response: `<{Action}Response xmlns=…><requestId>…</requestId>…`. */
 export function renderResponse(action: string, requestId: string, body: XmlObject): string {
-  const out: string[] = [`<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${EC2_XMLNS}">`];
-  out.push(`<requestId>${escapeXml(requestId)}</requestId>`);
-  for (const [k, v] of Object.entries(body)) renderValue(k, v, out);
-  out.push(`</${action}Response>`);
-  return out.join('');
+  let out = `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${EC2_XMLNS}">`;
+  out += `<requestId>${escapeXml(requestId)}</requestId>`;
+  for (const k in body) out += renderValue(k, body[k]);
+  return `${out}</${action}Response>`;
 }
 
 /** Renders an EC2 error document: `<Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/>`. */
