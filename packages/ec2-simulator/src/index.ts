@@ -49,3 +49,4 @@ export type {
 export { Ec2State } from './state.js';
 export type { BucketLimit, RateLimits } from './throttle.js';
 export { AWS_RATE_LIMITS, TokenBuckets } from './throttle.js';
+export * from './vpc/index.js';

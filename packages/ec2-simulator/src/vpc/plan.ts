@@ -122,7 +122,12 @@ export function nftBase(vpcCidrs: readonly string[]): string[] {
 }
 
 /** The per-ENI source check for router link `link`: created on first use, contents replaced. */
-export function nftEniUpsert(link: string, owned: readonly string[], sourceDestCheck: boolean, isNew: boolean): string[] {
+export function nftEniUpsert(
+  link: string,
+  owned: readonly string[],
+  sourceDestCheck: boolean,
+  isNew: boolean,
+): string[] {
   const t = `ip ${NFT_TABLE}`;
   const out: string[] = [];
   if (isNew) {
@@ -156,7 +161,13 @@ export function nftEniRemove(link: string): string[] {
 
 /** Replaces the sets of every owned address (for the destination check) and every public address. */
 export function nftOwnership(owned: readonly string[], publicAddrs: readonly string[]): string[] {
-  return [...setContents('owned', owned), ...setContents('public_addrs', publicAddrs.map((a) => `${a}/32`))];
+  return [
+    ...setContents('owned', owned),
+    ...setContents(
+      'public_addrs',
+      publicAddrs.map((a) => `${a}/32`),
+    ),
+  ];
 }
 
 /** Link name of the `n`-th ENI plugged into the router (`e1`, `e2`, …). */

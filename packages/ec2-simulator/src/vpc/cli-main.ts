@@ -1,0 +1,201 @@
+import { isScenarioError } from '../errors.js';
+import { INSTANCE_TYPES } from '../instance-types.js';
+import { loadScenarioFile, type Scenario } from '../scenario.js';
+import { isVpcError, VpcError } from './errors.js';
+import { checkRunId } from './names.js';
+import { downAllStale, downRun, listRuns } from './run-state.js';
+import { startVirtualVpc } from './virtual-vpc.js';
+
+/** Usage text of `vpc-sim`. */
+export const VPC_USAGE = [
+  'usage: vpc-sim up [--scenario FILE | --nodes N --instance-type T --vpc-cidr CIDR... --subnet CIDR...]',
+  '                  [--region R] [--seed N] [--no-rate-limits] [--run-id ID]',
+  '       vpc-sim down --run ID | --all-stale',
+  '       vpc-sim list',
+].join('\n');
+
+/** Parsed `vpc-sim` arguments. */
+export type VpcCliArgs =
+  | {
+      readonly command: 'up';
+      /** Scenario file, or `undefined` to build one from the flags. */
+      readonly scenarioFile: string | undefined;
+      /** Number of instances (flags mode). */
+      readonly nodes: number;
+      /** Instance type (flags mode). */
+      readonly instanceType: string;
+      /** VPC CIDR blocks, primary first (flags mode). */
+      readonly vpcCidrs: readonly string[];
+      /** Subnet CIDRs; instances go into the first (flags mode). */
+      readonly subnets: readonly string[];
+      /** Region (flags mode). */
+      readonly region: string;
+      /** Simulator seed. */
+      readonly seed: number;
+      /** Disable EC2 rate limits. */
+      readonly noRateLimits: boolean;
+      /** Fixed run id. */
+      readonly runId: string | undefined;
+    }
+  | { readonly command: 'down'; readonly runId: string | undefined; readonly allStale: boolean }
+  | { readonly command: 'list' };
+
+/** What the CLI needs from its process. */
+export interface VpcCliIo {
+  /** Writes one line to stdout. */
+  readonly out: (line: string) => void;
+  /** Writes one line to stderr. */
+  readonly err: (line: string) => void;
+  /** Registers the handler to run on SIGTERM/SIGINT. */
+  readonly onStop: (handler: () => void) => void;
+}
+
+const usage = (why: string) => new VpcError('VPC_INVALID_OPTIONS', 'cli', `${why}\n${VPC_USAGE}`);
+
+/** Parses `vpc-sim` arguments (argv without node and script); throws `VPC_INVALID_OPTIONS`. */
+export function parseVpcCliArgs(argv: readonly string[]): VpcCliArgs {
+  const [command, ...rest] = argv;
+  const value = (i: number, flag: string): string => {
+    const v = rest[i + 1];
+    if (v === undefined || v.startsWith('--')) throw usage(`${flag} needs a value`);
+    return v;
+  };
+  const int = (text: string, flag: string, min: number, max: number): number => {
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+      throw usage(`${flag} must be an integer from ${min} to ${max}`);
+    }
+    return Number(text);
+  };
+  if (command === 'list') {
+    if (rest.length > 0) throw usage('list takes no arguments');
+    return { command };
+  }
+  if (command === 'down') {
+    let runId: string | undefined;
+    let allStale = false;
+    for (let i = 0; i < rest.length; i++) {
+      const a = rest[i]!;
+      if (a === '--run') runId = checkRunId('cli', value(i++, a));
+      else if (a === '--all-stale') allStale = true;
+      else throw usage(`unknown argument ${a}`);
+    }
+    if ((runId === undefined) === !allStale)
+      throw usage('down needs exactly one of --run ID and --all-stale');
+    return { command, runId, allStale };
+  }
+  if (command !== 'up') throw usage(command === undefined ? 'missing command' : `unknown command ${command}`);
+  let scenarioFile: string | undefined;
+  let nodes = 2;
+  let instanceType = 'm5.large';
+  const vpcCidrs: string[] = [];
+  const subnets: string[] = [];
+  let region = 'us-west-2';
+  let seed = 1;
+  let noRateLimits = false;
+  let runId: string | undefined;
+  let flagsUsed = false;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!;
+    if (a === '--scenario') scenarioFile = value(i++, a);
+    else if (a === '--nodes') {
+      nodes = int(value(i++, a), a, 1, 64);
+      flagsUsed = true;
+    } else if (a === '--instance-type') {
+      instanceType = value(i++, a);
+      if (!INSTANCE_TYPES.has(instanceType)) throw usage(`unknown instance type ${instanceType}`);
+      flagsUsed = true;
+    } else if (a === '--vpc-cidr') {
+      vpcCidrs.push(value(i++, a));
+      flagsUsed = true;
+    } else if (a === '--subnet') {
+      subnets.push(value(i++, a));
+      flagsUsed = true;
+    } else if (a === '--region') {
+      region = value(i++, a);
+      flagsUsed = true;
+    } else if (a === '--seed') seed = int(value(i++, a), a, 0, 2 ** 31 - 1);
+    else if (a === '--no-rate-limits') noRateLimits = true;
+    else if (a === '--run-id') runId = checkRunId('cli', value(i++, a));
+    else throw usage(`unknown argument ${a}`);
+  }
+  if (scenarioFile !== undefined && flagsUsed)
+    throw usage('--scenario cannot be combined with scenario flags');
+  return {
+    command,
+    scenarioFile,
+    nodes,
+    instanceType,
+    vpcCidrs: vpcCidrs.length > 0 ? vpcCidrs : ['10.0.0.0/16'],
+    subnets: subnets.length > 0 ? subnets : ['10.0.0.0/20'],
+    region,
+    seed,
+    noRateLimits,
+    runId,
+  };
+}
+
+/** The scenario `vpc-sim up` builds from flags: one VPC, the subnets, `nodes` instances in the first subnet. */
+export function flagsScenario(a: Extract<VpcCliArgs, { command: 'up' }>): Scenario {
+  const hex = (n: number) => n.toString(16).padStart(17, '0');
+  return {
+    region: a.region,
+    vpcs: [{ id: `vpc-${hex(1)}`, cidrBlocks: a.vpcCidrs }],
+    subnets: a.subnets.map((cidrBlock, i) => ({ id: `subnet-${hex(i + 1)}`, cidrBlock })),
+    instances: Array.from({ length: a.nodes }, () => ({
+      instanceType: a.instanceType,
+      subnetId: `subnet-${hex(1)}`,
+    })),
+  };
+}
+
+function errorLine(e: unknown): string {
+  if (isVpcError(e) || isScenarioError(e)) return JSON.stringify({ error: e.code, message: e.message });
+  return JSON.stringify({ error: 'INTERNAL', message: String(e) });
+}
+
+/**
+ * Runs `vpc-sim`. `up` prints one JSON line (the run's description) and resolves only after a stop signal
+ * and a complete teardown; `down` and `list` print JSON and return. Resolves with the exit code
+ * (0 ok, 1 failure, 2 usage).
+ */
+export async function runVpcCli(argv: readonly string[], io: VpcCliIo): Promise<number> {
+  let args: VpcCliArgs;
+  try {
+    args = parseVpcCliArgs(argv);
+  } catch (e) {
+    io.err(errorLine(e));
+    return 2;
+  }
+  try {
+    if (args.command === 'list') {
+      for (const r of listRuns())
+        io.out(JSON.stringify({ runId: r.record.runId, pid: r.record.pid, alive: r.alive }));
+      return 0;
+    }
+    if (args.command === 'down') {
+      if (args.allStale) io.out(JSON.stringify({ removedRuns: downAllStale() }));
+      else io.out(JSON.stringify({ runId: args.runId, removedNamespaces: await downRun(args.runId!) }));
+      return 0;
+    }
+    const scenario =
+      args.scenarioFile !== undefined ? await loadScenarioFile(args.scenarioFile) : flagsScenario(args);
+    let stop: () => void = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    io.onStop(() => stop());
+    const vpc = await startVirtualVpc({
+      scenario,
+      ...(args.runId !== undefined ? { runId: args.runId } : {}),
+      simulator: { seed: args.seed, ...(args.noRateLimits ? { rateLimits: false } : {}) },
+      onError: (e) => io.err(errorLine(e)),
+    });
+    io.out(JSON.stringify(vpc.describe()));
+    await stopped;
+    await vpc.close();
+    return 0;
+  } catch (e) {
+    io.err(errorLine(e));
+    return 1;
+  }
+}

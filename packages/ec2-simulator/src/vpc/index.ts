@@ -1,0 +1,16 @@
+export type { AdminServer } from './admin.js';
+export {
+  flagsScenario,
+  parseVpcCliArgs,
+  runVpcCli,
+  VPC_USAGE,
+  type VpcCliArgs,
+  type VpcCliIo,
+} from './cli-main.js';
+export type { DescribedEni, DescribedInstance, VirtualVpcDescription } from './describe.js';
+export { isVpcError, VPC_ERROR_CODES, VpcError, type VpcErrorCode } from './errors.js';
+export { isRunId, type RunNames, runIdOfNetns, runNames, VPC_NETNS_PREFIX, VPC_STATE_DIR } from './names.js';
+export { DROP_REASONS, type DropReason, ENI_MTU, VPC_ADDRESSES } from './plan.js';
+export type { RouterEni, RouterView } from './router.js';
+export { downAllStale, downRun, listRuns, type RunRecord, type RunStatus } from './run-state.js';
+export { startVirtualVpc, type VirtualVpc, type VirtualVpcOptions } from './virtual-vpc.js';
