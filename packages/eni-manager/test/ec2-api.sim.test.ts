@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { ManualClock } from '@vpc-cni-kit/ec2-simulator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CallEvent, createEc2Api, errorCodeInfo, isEniManagerError } from '../src/index.js';
@@ -113,6 +113,30 @@ describe('Ec2Api against ec2-simulator', () => {
     api.destroy();
     expect(error).toMatchObject({ code: 'Ec2Transport', retryable: true, attempts: 3 });
     expect(events.map((e) => e.errorCode)).toEqual(['Ec2Transport', 'Ec2Transport', 'Ec2Transport']);
+  });
+
+  it('a hung EC2 endpoint: the request times out as Ec2Transport, retried up to maxAttempts', async () => {
+    const sockets = new Set<Socket>();
+    const hung = createServer((socket) => sockets.add(socket)); // accepts connections, never answers
+    const port = await new Promise<number>((resolve) =>
+      hung.listen(0, '127.0.0.1', () => resolve((hung.address() as { port: number }).port)),
+    );
+    const api = createEc2Api({
+      region: 'us-west-2',
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'x' },
+      requestTimeoutMs: 100,
+      maxAttempts: 2,
+      backoff: { baseMs: 1, maxMs: 5, factor: 2, jitter: 0 },
+    });
+    try {
+      const error = await api.call('DescribeSubnets', {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'Ec2Transport', retryable: true, attempts: 2 });
+    } finally {
+      api.destroy();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hung.close(resolve));
+    }
   });
 
   it('rejects a malformed region before loading the SDK', () => {

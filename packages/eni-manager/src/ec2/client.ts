@@ -78,7 +78,12 @@ export function createEc2Api(options: Ec2ApiOptions): Ec2Api {
       const client = new sdk.EC2Client({
         region: options.region,
         maxAttempts: 1,
-        requestHandler: { requestTimeout: options.requestTimeoutMs ?? 10_000, connectionTimeout: 5_000 },
+        requestHandler: {
+          requestTimeout: options.requestTimeoutMs ?? 10_000,
+          connectionTimeout: 5_000,
+          // Without this the handler only logs a warning when the timeout passes and keeps waiting.
+          throwOnRequestTimeout: true,
+        },
         ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
         ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
         ...(options.userAgent === undefined ? {} : { customUserAgent: options.userAgent }),
