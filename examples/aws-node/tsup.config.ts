@@ -8,6 +8,20 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
+  // The daemon and the init step: CommonJS (the AWS SDK loads faster from CJS), dependencies external.
+  {
+    entry: { 'aws-node': 'src/bin/aws-node.ts', 'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts' },
+    outDir: 'dist/bin',
+    format: ['cjs'],
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    dts: false,
+    clean: false,
+    splitting: false,
+    define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
+    banner: { js: '#!/usr/bin/env node' },
+  },
   // The CNI plugin: one CommonJS file, everything bundled except koffi's native module, which only the
   // daemon-down DEL and CHECK paths load (from `aws-cni.d/node_modules` beside the binary, or the package).
   {
@@ -20,7 +34,7 @@ export default defineConfig([
     minify: true,
     sourcemap: false,
     dts: false,
-    clean: true,
+    clean: false,
     splitting: false,
     noExternal: [/^(?!koffi$).*/],
     external: ['koffi'],

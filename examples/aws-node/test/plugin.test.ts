@@ -204,19 +204,22 @@ describe('the bundled aws-cni binary', () => {
     chmodSync(plugin, 0o755);
   });
 
-  it.each(['0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const)('ADD at %s through a real process', async (cniVersion) => {
-    const { result } = await invokePlugin({
-      pluginPath: plugin,
-      command: 'ADD',
-      config: conf({ cniVersion }),
-      containerId: 'sandbox1',
-      netns: '/run/netns/pod1',
-      ifname: 'eth0',
-      args: env.CNI_ARGS,
-      cniPath: ['/opt/cni/bin'],
-    });
-    expect(result).toEqual({ ...expectedResult, cniVersion } satisfies Result);
-  });
+  it.each(['0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const)(
+    'ADD at %s through a real process',
+    async (cniVersion) => {
+      const { result } = await invokePlugin({
+        pluginPath: plugin,
+        command: 'ADD',
+        config: conf({ cniVersion }),
+        containerId: 'sandbox1',
+        netns: '/run/netns/pod1',
+        ifname: 'eth0',
+        args: env.CNI_ARGS,
+        cniPath: ['/opt/cni/bin'],
+      });
+      expect(result).toEqual({ ...expectedResult, cniVersion } satisfies Result);
+    },
+  );
 
   it('reports daemon-side failure codes through a real process', async () => {
     nextAdd = { Success: false, FailureCode: 'PoolEmpty' };

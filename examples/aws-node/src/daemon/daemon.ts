@@ -1,0 +1,284 @@
+import { createFileCheckpointer, Datastore, systemClock } from '@vpc-cni-kit/datastore';
+import {
+  createEc2Api,
+  createEniManager,
+  createImdsNodeMetadata,
+  createInstanceLimitsSource,
+  type EniManager,
+  ImdsClient,
+  type ImdsEni,
+  maxPods,
+  type NodeInfo,
+} from '@vpc-cni-kit/eni-manager';
+import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
+import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
+import type { AwsNodeConfig } from '../config/config.js';
+import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
+import { renderConflist, writeConflist } from './conflist.js';
+import { type Host, openHost } from './host.js';
+import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
+import { ipamBackend } from './ipam-backend.js';
+import type { Logger } from './logger.js';
+import { DaemonMetrics } from './metrics.js';
+import { PoolLoop } from './pool-loop.js';
+
+/** A running daemon. */
+export interface RunningDaemon {
+  node: NodeInfo;
+  datastore: Datastore;
+  pool: PoolLoop;
+  metrics: DaemonMetrics;
+  rpc: RpcServer;
+  introspection: HttpEndpoint | undefined;
+  metricsEndpoint: HttpEndpoint | undefined;
+  conflistPath: string;
+  /** Milliseconds from start to healthy (serving and conflist written). */
+  startupMs: number;
+  /** Graceful stop: no new EC2 mutations, in-flight work finishes, sockets closed. */
+  stop(): Promise<void>;
+}
+
+/** Options for {@link startDaemon}. */
+export interface StartOptions {
+  log: Logger;
+  /** The daemon's version (compared with the plugin's ClientVersion). */
+  version: string;
+  /** Pool loop period (the reference: about 5 s). */
+  poolIntervalMs?: number;
+  /** Chain the bandwidth plugin in the conflist (`ENABLE_BANDWIDTH_PLUGIN`). */
+  bandwidthPlugin?: boolean;
+}
+
+/**
+ * Starts aws-node: IMDS discovery → limits → host network (primary ENI MTU, SNAT and connmark, fwmark rule)
+ * → existing ENIs set up → checkpoint restored and validated against host veths → serve gRPC, metrics and
+ * introspection → pool loop → conflist written once healthy.
+ */
+export async function startDaemon(config: AwsNodeConfig, options: StartOptions): Promise<RunningDaemon> {
+  const started = performance.now();
+  const { log } = options;
+  const metrics = new DaemonMetrics();
+  metrics.buildInfo.set({ version: options.version, goversion: process.version }, 1);
+  const hooks = { onCall: metrics.onCall };
+
+  // 1. Who am I.
+  const imds = new ImdsClient({ ...(config.imdsEndpoint ? { endpoint: config.imdsEndpoint } : {}), hooks });
+  const metadata = createImdsNodeMetadata(imds);
+  const node = await metadata.discoverNode();
+  log.info('node discovered', {
+    instanceId: node.instanceId,
+    instanceType: node.instanceType,
+    localIpv4: node.localIpv4,
+    enis: node.enis.length,
+  });
+
+  // 2. Limits.
+  const ec2 = createEc2Api({
+    region: node.region,
+    ...(config.ec2Endpoint ? { endpoint: config.ec2Endpoint } : {}),
+    requestTimeoutMs: config.httpTimeoutSeconds * 1000,
+    hooks,
+    userAgent: `vpc-cni-kit-aws-node/${options.version}`,
+  });
+  const limits = await createInstanceLimitsSource(ec2).limits(node.instanceType);
+  const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
+  const podsMax = maxPods(limits, { prefixDelegation: config.prefixDelegation });
+  metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
+
+  // 3. Host network.
+  const host: Host = await openHost();
+  const primaryIf = await host.linkByMac(node.primaryMac);
+  await host.setMtu(primaryIf, config.eniMtu);
+  const vpcCidrs = [...node.primaryEni.vpcIpv4Cidrs];
+  const runner = processRunner();
+  const backend = await detectBackend(runner);
+  await reconcileSnat(
+    { runner },
+    planSnat({
+      nodeIp: node.localIpv4,
+      primaryInterface: primaryIf,
+      vpcCidrs,
+      excludeSnatCidrs: config.excludeSnatCidrs,
+      externalSnat: config.externalSnat,
+      randomizeSnat: config.randomizeSnat,
+      randomFullySupported: backend.randomFullySupported,
+      nodePortSupport: config.nodePortSupport,
+      vethPrefix: config.vethPrefix,
+      connmark: config.connmark,
+      connmarkBackend: backend.connmarkBackend,
+    }),
+  );
+
+  // 4. ENIs and the datastore.
+  const datastore = new Datastore({
+    clock: systemClock,
+    checkpointer: createFileCheckpointer(config.backingStorePath),
+    prefixDelegation: config.prefixDelegation,
+    cooldownMs: config.ipCooldownSeconds * 1000,
+  });
+  const eniPlans = new Map<string, RoutingPlan>();
+  const eni: EniManager = createEniManager({
+    ec2,
+    metadata,
+    node: {
+      instanceId: node.instanceId,
+      vpcId: node.primaryEni.vpcId,
+      availabilityZone: node.availabilityZone,
+      primarySubnetId: node.primaryEni.subnetId,
+      securityGroupIds: node.primaryEni.securityGroupIds,
+    },
+    ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
+    additionalTags: config.additionalEniTags,
+    subnetDiscovery: config.subnetDiscovery,
+  });
+  const pool = new PoolLoop({
+    datastore,
+    eni,
+    targets: {
+      warmEniTarget: config.warmEniTarget,
+      warmIpTarget: config.warmIpTarget,
+      minimumIpTarget: config.minimumIpTarget,
+      warmPrefixTarget: config.warmPrefixTarget,
+      prefixDelegation: config.prefixDelegation,
+    },
+    limits: {
+      maxEnis: limits.maxEnis,
+      ipv4PerEni: limits.ipv4PerEni,
+      maxPods: podsMax,
+      ...(config.maxEni ? { maxEniSetting: config.maxEni } : {}),
+    },
+    now: () => Date.now(),
+    log,
+    observer: metrics,
+    setupEni: async (e: ImdsEni) => {
+      eniPlans.set(e.eniId, await host.setupEni(e, config.eniMtu));
+    },
+    teardownEni: async (eniId) => {
+      const plan = eniPlans.get(eniId);
+      if (plan !== undefined) await host.teardownEni(plan);
+      eniPlans.delete(eniId);
+    },
+    routeTableId,
+  });
+  for (const e of node.enis.filter((x) => x.networkCard === 0)) await pool.adoptEni(e);
+
+  // 5. Checkpoint, validated against host veths: a pod whose veth is gone was deleted while we were down.
+  const links = await host.linkNames();
+  const report = datastore.restore({
+    keep: (entry) => {
+      const { k8sPodNamespace: ns, k8sPodName: name } = entry.metadata;
+      if (!ns || !name) return true; // the reference keeps entries without pod names (back-compat)
+      return links.has(host.plumber.hostVethName(config.vethPrefix, ns, name));
+    },
+  });
+  for (const d of report.dropped)
+    log.warn('checkpoint entry dropped', {
+      reason: d.reason,
+      address: d.entry.ipv4,
+      containerID: d.entry.containerID,
+    });
+  log.info('checkpoint restored', {
+    found: report.found,
+    restored: report.restored,
+    dropped: report.dropped.length,
+  });
+
+  // Node-level routing as one desired state: ENIs, every restored pod, the fwmark rule and external service
+  // CIDRs. Its scope lets the reconcile delete rules and routes of pods dropped above.
+  const enisByDevice = new Map(node.enis.map((e) => [e.eniId, e]));
+  const nodePlan = planNodeRouting({
+    enis: [],
+    pods: datastore.assignments().flatMap((a) => {
+      const e = enisByDevice.get(a.eniId);
+      const table = e === undefined ? 254 : routeTableId(e.deviceNumber, e.networkCard);
+      const { namespace, name } = a.metadata;
+      return namespace && name
+        ? [
+            {
+              podIp: a.address,
+              hostVeth: host.plumber.hostVethName(config.vethPrefix, namespace, name),
+              table,
+            },
+          ]
+        : [];
+    }),
+    ...(config.nodePortSupport || !config.externalSnat ? { fwmark: config.connmark } : {}),
+    externalServiceCidrs: config.externalServiceCidrs,
+    vethPrefix: config.vethPrefix,
+  });
+  await host.reconcile(nodePlan);
+
+  // 6. Serve.
+  let terminating = false;
+  const rpc = await startRpcServer({
+    socketPath: config.socketPath,
+    backend: ipamBackend({
+      datastore,
+      plumber: host.plumber,
+      log,
+      observer: metrics,
+      version: options.version,
+      vethPrefix: config.vethPrefix,
+      podMtu: config.podMtu,
+      vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+      externalSnat: config.externalSnat,
+      shuttingDown: () => terminating,
+      poolCondition: () => pool.condition(),
+      wakePool: () => pool.wake(),
+      now: () => performance.now(),
+    }),
+  });
+  const introspection = config.introspection.enabled
+    ? await listen(introspectionServer(datastore, config, log), config.introspection.bindAddress)
+    : undefined;
+  const metricsEndpoint = config.metrics.enabled
+    ? await listen(metricsServer(metrics, datastore), config.metrics.bindAddress)
+    : undefined;
+  if (!config.disableNetworkResourceProvisioning) pool.start(options.poolIntervalMs ?? 5000);
+
+  let gcTimer: NodeJS.Timeout | undefined;
+  if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning) {
+    const gc = () => {
+      eni.collectLeakedEnis().then(
+        (r) => log.info('leaked-ENI cleanup', { ...r }),
+        (e: unknown) => log.warn('leaked-ENI cleanup failed', { error: String(e) }),
+      );
+      gcTimer = setTimeout(gc, 3_600_000);
+    };
+    gcTimer = setTimeout(gc, Math.floor(Math.random() * 300_000));
+  }
+
+  // 7. Healthy: tell the runtime.
+  const conflistPath = await writeConflist(
+    config.hostCniConfDirPath,
+    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
+  );
+  const startupMs = performance.now() - started;
+  log.info('aws-node ready', {
+    socket: config.socketPath,
+    conflist: conflistPath,
+    startupMs: Math.round(startupMs),
+  });
+
+  return {
+    node,
+    datastore,
+    pool,
+    metrics,
+    rpc,
+    introspection,
+    metricsEndpoint,
+    conflistPath,
+    startupMs,
+    async stop() {
+      terminating = true;
+      if (gcTimer !== undefined) clearTimeout(gcTimer);
+      await pool.stop();
+      await rpc.close(5000);
+      await introspection?.close();
+      await metricsEndpoint?.close();
+      host.close();
+      log.info('aws-node stopped');
+    },
+  };
+}

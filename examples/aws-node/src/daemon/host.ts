@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import type { ImdsEni } from '@vpc-cni-kit/eni-manager';
+import { type NetlinkHandle, open } from '@vpc-cni-kit/netlink';
+import {
+  hostVethName,
+  netlinkPortFactory,
+  netlinkRoutingPort,
+  planEni,
+  type RoutingPlan,
+  reconcileRouting,
+  setupPodNetwork,
+  teardownPodNetwork,
+  teardownRouting,
+} from '@vpc-cni-kit/routing-table';
+import type { PodPlumber } from './ipam-backend.js';
+
+/** The host (the daemon's own network namespace) as the daemon changes it, over one netlink handle. */
+export interface Host {
+  plumber: PodPlumber;
+  /** The name of the link with this MAC, waiting up to `timeoutMs` for a hot-plugged ENI to appear. */
+  linkByMac(mac: string, timeoutMs?: number): Promise<string>;
+  /** Names of the host's links. */
+  linkNames(): Promise<Set<string>>;
+  setMtu(name: string, mtu: number): Promise<void>;
+  /** Routing for a secondary ENI: address, table routes, `from <ENI IP>` rule at 32765. */
+  setupEni(eni: ImdsEni, mtu: number): Promise<RoutingPlan>;
+  teardownEni(plan: RoutingPlan): Promise<void>;
+  reconcile(plan: RoutingPlan): Promise<number>;
+  close(): void;
+}
+
+/** Opens the daemon's host: an async netlink handle (slow kernel work runs off the event loop). */
+export async function openHost(): Promise<Host> {
+  const handle: NetlinkHandle = await open();
+  const port = netlinkRoutingPort(handle);
+  const namespaces = netlinkPortFactory();
+  const random = (n: number) => randomBytes(n);
+
+  async function linkByMac(mac: string, timeoutMs = 10_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const link = (await handle.linkList()).find((l) => l.address?.toLowerCase() === mac.toLowerCase());
+      if (link !== undefined) return link.name;
+      if (Date.now() > deadline) throw new Error(`no link with MAC ${mac} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  return {
+    plumber: {
+      async setup(pod) {
+        const plan = await setupPodNetwork({ host: port, namespaces, random }, pod);
+        return { hostVeth: plan.veth.name, hostMac: plan.veth.mac };
+      },
+      teardown: (pod) => teardownPodNetwork(port, pod),
+      hostVethName: (prefix, namespace, name) => hostVethName(prefix, namespace, name),
+    },
+    linkByMac,
+    async linkNames() {
+      return new Set((await handle.linkList()).map((l) => l.name));
+    },
+    async setMtu(name, mtu) {
+      await handle.linkSet(name, { mtu, up: true });
+    },
+    async setupEni(eni, mtu) {
+      const interfaceName = await linkByMac(eni.mac);
+      const plan = planEni({
+        interfaceName,
+        deviceNumber: eni.deviceNumber,
+        networkCard: eni.networkCard,
+        primaryIp: eni.ipv4Addresses[0] ?? '',
+        subnetCidr: eni.subnetIpv4Cidr,
+        mtu,
+      });
+      await reconcileRouting(port, plan);
+      return plan;
+    },
+    teardownEni: (plan) => teardownRouting(port, plan),
+    async reconcile(plan) {
+      return (await reconcileRouting(port, plan)).changes;
+    },
+    close: () => handle.close(),
+  };
+}

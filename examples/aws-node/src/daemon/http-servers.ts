@@ -1,0 +1,143 @@
+import { rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { Datastore } from '@vpc-cni-kit/datastore';
+import type { AwsNodeConfig } from '../config/config.js';
+import type { Logger } from './logger.js';
+import type { DaemonMetrics } from './metrics.js';
+
+/** A listening HTTP server. */
+export interface HttpEndpoint {
+  /** Where it listens: `host:port` (with the real port) or `unix:<path>`. */
+  address: string;
+  close(): Promise<void>;
+}
+
+/** Listens on `host:port`, `:port` or `unix:<path>`. */
+export async function listen(server: Server, bind: string): Promise<HttpEndpoint> {
+  let address: string;
+  if (bind.startsWith('unix:')) {
+    const path = bind.slice(5);
+    await rm(path, { force: true });
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
+    address = bind;
+  } else {
+    const i = bind.lastIndexOf(':');
+    const host = bind.slice(0, i).replace(/^\[|\]$/g, '');
+    const port = Number(bind.slice(i + 1));
+    await new Promise<void>((resolve, reject) =>
+      server.once('error', reject).listen(port, host === '' ? undefined : host, resolve),
+    );
+    const a = server.address();
+    address = typeof a === 'object' && a !== null ? `${host === '' ? '0.0.0.0' : host}:${a.port}` : bind;
+  }
+  return {
+    address,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const RANDOMIZE_ENUM = { none: 0, hashrandom: 1, prng: 2 } as const;
+const COMMANDS = ['/v1/enis', '/v1/eni-configs', '/v1/networkutils-env-settings', '/v1/ipamd-env-settings'];
+
+function maskOf(len: number): string {
+  const m = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
+  return Buffer.from([m >>> 24, (m >>> 16) & 255, (m >>> 8) & 255, m & 255]).toString('base64');
+}
+
+/** The reference's `/v1/enis` document, with container ids and interface names blanked. */
+export function enisDocument(ds: Datastore): Record<string, unknown> {
+  const stats = ds.stats();
+  const byAddress = new Map(ds.assignments().map((a) => [a.address, a]));
+  const cards: Record<string, { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> }> = {};
+  for (const eni of stats.enis) {
+    const card = (cards[String(eni.networkCard)] ??= { TotalIPs: 0, AssignedIPs: 0, ENIs: {} });
+    card.TotalIPs += eni.totalIPs;
+    card.AssignedIPs += eni.assignedIPs;
+    const cidrs: Record<string, unknown> = {};
+    for (const c of eni.cidrs) {
+      const [ip, len] = c.cidr.split('/');
+      const addresses: Record<string, unknown> = {};
+      for (const a of byAddress.values()) {
+        if (a.cidr !== c.cidr) continue;
+        addresses[a.address] = {
+          Address: a.address,
+          IPAMKey: { networkName: a.key.networkName, containerID: '', ifName: '' },
+          IPAMMetadata: { k8sPodNamespace: a.metadata.namespace ?? '', k8sPodName: a.metadata.name ?? '' },
+          AssignedTime: new Date(a.assignedAt).toISOString(),
+          UnassignedTime: '0001-01-01T00:00:00Z',
+        };
+      }
+      cidrs[c.cidr] = {
+        Cidr: { IP: ip, Mask: maskOf(Number(len)) },
+        IPAddresses: addresses,
+        IsPrefix: c.isPrefix,
+        AddressFamily: '',
+      };
+    }
+    card.ENIs[eni.id] = {
+      ID: eni.id,
+      IsPrimary: eni.isPrimary,
+      IsTrunk: eni.isTrunk,
+      IsEFA: eni.isEfa,
+      DeviceNumber: eni.deviceNumber,
+      AvailableIPv4Cidrs: cidrs,
+      IPv6Cidrs: {},
+      IsExcludedForPodIPs: eni.excluded,
+    };
+  }
+  return cards;
+}
+
+/** The introspection server (the reference's `127.0.0.1:61679` paths). */
+export function introspectionServer(ds: Datastore, config: AwsNodeConfig, log: Logger): Server {
+  const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+  return createServer((req, res) => {
+    log.debug('introspection request', { path: req.url });
+    if (req.method !== 'GET') return json(res, 405, { error: 'method not allowed' });
+    switch ((req.url ?? '/').split('?')[0]) {
+      case '/v1/enis':
+        return json(res, 200, enisDocument(ds));
+      case '/v1/eni-configs':
+        // Custom networking (ENIConfig) needs the Kubernetes API, which this daemon does not use.
+        return json(res, 404, { error: 'no ENIConfig: custom networking is not enabled' });
+      case '/v1/networkutils-env-settings':
+        return json(res, 200, {
+          AWS_VPC_K8S_CNI_CONNMARK: config.connmark,
+          AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS: config.excludeSnatCidrs,
+          AWS_VPC_K8S_CNI_EXTERNALSNAT: config.externalSnat,
+          AWS_EXTERNAL_SERVICE_CIDRS: config.externalServiceCidrs,
+          AWS_VPC_ENI_MTU: config.eniMtu,
+          AWS_VPC_K8S_CNI_VETHPREFIX: config.vethPrefix,
+          AWS_VPC_CNI_NODE_PORT_SUPPORT: config.nodePortSupport,
+          AWS_VPC_K8S_CNI_RANDOMIZESNAT: RANDOMIZE_ENUM[config.randomizeSnat],
+        });
+      case '/v1/ipamd-env-settings':
+        return json(res, 200, {
+          WARM_IP_TARGET: config.warmIpTarget,
+          WARM_ENI_TARGET: config.warmEniTarget,
+          AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: false,
+          AWS_MANAGE_ENIS_NON_SCHEDULABLE: false,
+          ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
+        });
+      default:
+        return json(res, 200, { AvailableCommands: COMMANDS });
+    }
+  });
+}
+
+/** The Prometheus endpoint (`/metrics`). */
+export function metricsServer(metrics: DaemonMetrics, ds: Datastore): Server {
+  return createServer((req, res) => {
+    if ((req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404).end('not found\n');
+      return;
+    }
+    metrics.updateFromDatastore(ds);
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      (e: unknown) => res.writeHead(500).end(String(e)),
+    );
+  });
+}

@@ -1,0 +1,233 @@
+import { type Datastore, isDatastoreError } from '@vpc-cni-kit/datastore';
+import { GrpcStatus } from '../rpc/grpc-client.js';
+import { type CniBackend, RpcStatusError } from '../rpc/grpc-server.js';
+import {
+  type AddFailure,
+  AddFailureCode,
+  type AddNetworkReply,
+  type AddNetworkRequest,
+  type DelNetworkReply,
+  type DelNetworkRequest,
+} from '../rpc/messages.js';
+import type { Logger } from './logger.js';
+
+/** Daemon-side pod plumbing (routing-table's setup/teardown in production, a recorder in tests). */
+export interface PodPlumber {
+  /** Creates the veth, pod addresses/routes/neighbour and host routes/rules. */
+  setup(pod: PlumbRequest): Promise<{ hostVeth: string; hostMac: string }>;
+  /** Removes the host routes and rules (the veth goes with the pod's namespace). Tolerates what is gone. */
+  teardown(pod: { podIp: string; hostVeth: string; eniTable: number }): Promise<void>;
+  /** The host veth name for a pod (prefix + SHA-1 of "namespace.name"). */
+  hostVethName(prefix: string, namespace: string, name: string): string;
+}
+
+/** What {@link PodPlumber.setup} needs. */
+export interface PlumbRequest {
+  podIp: string;
+  hostVeth: string;
+  containerIf: string;
+  netnsPath: string;
+  mtu: number;
+  eniTable: number;
+}
+
+/** Why the pool could not serve an address, for the failure cause a plugin reports. */
+export interface PoolCondition {
+  /** The last ENI allocation failed because the subnet is full (within the back-off window). */
+  subnetExhausted: boolean;
+  /** No room for another ENI and every address is in use. */
+  eniLimitReached: boolean;
+}
+
+/** Observations the backend reports (metrics). */
+export interface BackendObserver {
+  addNetwork(durationMs: number, outcome: 'success' | AddFailure): void;
+  delNetwork(reason: string): void;
+  noAvailableAddress(): void;
+}
+
+/** Everything the backend depends on. */
+export interface IpamBackendDeps {
+  datastore: Datastore;
+  plumber: PodPlumber;
+  log: Logger;
+  observer: BackendObserver;
+  /** The daemon's version; a non-empty ClientVersion must equal it (the reference compares strictly). */
+  version: string;
+  vethPrefix: string;
+  podMtu: number;
+  /** VPC CIDRs plus exclusions, for the reply's VPCv4CIDRs. */
+  vpcCidrs: () => readonly string[];
+  externalSnat: boolean;
+  shuttingDown: () => boolean;
+  poolCondition: () => PoolCondition;
+  /** Asks the pool loop to run now (the pool just ran dry). */
+  wakePool: () => void;
+  /** Monotonic milliseconds, for latency. */
+  now: () => number;
+}
+
+function checkVersion(deps: IpamBackendDeps, clientVersion: string): void {
+  // The reference compares strictly; its plugin and daemon both send "" in practice, so "" is accepted too.
+  if (clientVersion !== '' && clientVersion !== deps.version) {
+    throw new RpcStatusError(
+      GrpcStatus.FAILED_PRECONDITION,
+      `wrong client version "${clientVersion}" (!= "${deps.version}")`,
+    );
+  }
+}
+
+/** The `rpc.CNIBackend` implementation over the datastore and the pod plumber. */
+export function ipamBackend(deps: IpamBackendDeps): CniBackend {
+  const { datastore, log } = deps;
+
+  async function addNetwork(req: AddNetworkRequest): Promise<Partial<AddNetworkReply>> {
+    const started = deps.now();
+    const fail = (code: AddFailure, message: string): Partial<AddNetworkReply> => {
+      deps.observer.addNetwork(deps.now() - started, code);
+      log.warn('AddNetwork failed', {
+        failure: code,
+        message,
+        containerID: req.ContainerID,
+        pod: `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`,
+      });
+      return { Success: false, FailureCode: code, FailureMessage: message };
+    };
+    checkVersion(deps, req.ClientVersion);
+    if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '') {
+      return fail(AddFailureCode.InvalidRequest, 'ContainerID, IfName and NetworkName are required');
+    }
+    if (req.RequiresMultiNICAttachment)
+      return fail(
+        AddFailureCode.InvalidRequest,
+        'multi-NIC attachments are not supported (ENABLE_MULTI_NIC)',
+      );
+    if (deps.shuttingDown()) return fail(AddFailureCode.ShuttingDown, 'the daemon is terminating');
+
+    const key = { networkName: req.NetworkName, containerID: req.ContainerID, ifName: req.IfName };
+    let assigned: ReturnType<Datastore['assign']>;
+    try {
+      assigned = datastore.assign(key, {
+        namespace: req.K8S_POD_NAMESPACE,
+        name: req.K8S_POD_NAME,
+        interfacesCount: 1,
+      });
+    } catch (e) {
+      if (isDatastoreError(e) && e.code === 'NoAvailableAddress') {
+        deps.observer.noAvailableAddress();
+        deps.wakePool();
+        const cond = deps.poolCondition();
+        if (cond.subnetExhausted)
+          return fail(AddFailureCode.SubnetExhausted, 'EC2 reported the subnet out of free addresses');
+        if (cond.eniLimitReached)
+          return fail(
+            AddFailureCode.EniLimitReached,
+            'all ENIs this instance may have are attached and full',
+          );
+        return fail(AddFailureCode.PoolEmpty, 'no free address in the datastore; the pool is being grown');
+      }
+      return fail(AddFailureCode.Internal, e instanceof Error ? e.message : String(e));
+    }
+
+    const reply: Partial<AddNetworkReply> = {
+      Success: true,
+      IPAllocationMetadata: [
+        {
+          IPv4Addr: assigned.address,
+          IPv6Addr: '',
+          DeviceNumber: assigned.deviceNumber,
+          RouteTableId: assigned.routeTableId,
+        },
+      ],
+      UseExternalSNAT: deps.externalSnat,
+      VPCv4CIDRs: [...deps.vpcCidrs()],
+    };
+    if (req.PodPlumbing) {
+      const hostVeth = deps.plumber.hostVethName(
+        req.VethPrefix || deps.vethPrefix,
+        req.K8S_POD_NAMESPACE,
+        req.K8S_POD_NAME,
+      );
+      try {
+        const done = await deps.plumber.setup({
+          podIp: assigned.address,
+          hostVeth,
+          containerIf: req.IfName,
+          netnsPath: req.Netns,
+          mtu: req.Mtu > 0 ? req.Mtu : deps.podMtu,
+          eniTable: assigned.routeTableId,
+        });
+        Object.assign(reply, { PodPlumbed: true, HostVethName: done.hostVeth, HostVethMac: done.hostMac });
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        // Roll back: nothing of this pod may stay behind, and the address goes back to the pool.
+        await deps.plumber
+          .teardown({ podIp: assigned.address, hostVeth, eniTable: assigned.routeTableId })
+          .catch(() => undefined);
+        try {
+          datastore.unassign(key);
+        } catch (u) {
+          log.error('rollback of a failed ADD could not release the address', {
+            address: assigned.address,
+            error: String(u),
+          });
+        }
+        return fail(AddFailureCode.PlumbingFailed, message);
+      }
+    }
+    deps.observer.addNetwork(deps.now() - started, 'success');
+    log.info('AddNetwork', {
+      containerID: req.ContainerID,
+      pod: `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`,
+      address: assigned.address,
+      eni: assigned.eniId,
+    });
+    return reply;
+  }
+
+  async function delNetwork(req: DelNetworkRequest): Promise<Partial<DelNetworkReply>> {
+    checkVersion(deps, req.ClientVersion);
+    deps.observer.delNetwork(req.Reason || 'PodDeleted');
+    if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '') {
+      throw new RpcStatusError(
+        GrpcStatus.INVALID_ARGUMENT,
+        'ContainerID, IfName and NetworkName are required',
+      );
+    }
+    let released: ReturnType<Datastore['unassign']>;
+    try {
+      released = datastore.unassign({
+        networkName: req.NetworkName,
+        containerID: req.ContainerID,
+        ifName: req.IfName,
+      });
+    } catch (e) {
+      // An unknown pod is already deleted: DEL is idempotent.
+      if (isDatastoreError(e) && e.code === 'UnknownPod') return { Success: true, IPAllocationMetadata: [] };
+      throw new RpcStatusError(GrpcStatus.INTERNAL, e instanceof Error ? e.message : String(e));
+    }
+    if (req.PodPlumbing) {
+      const hostVeth = deps.plumber.hostVethName(deps.vethPrefix, req.K8S_POD_NAMESPACE, req.K8S_POD_NAME);
+      await deps.plumber
+        .teardown({ podIp: released.address, hostVeth, eniTable: released.routeTableId })
+        .catch((e: unknown) => {
+          log.warn('pod teardown left something behind', { address: released.address, error: String(e) });
+        });
+    }
+    deps.wakePool();
+    log.info('DelNetwork', { containerID: req.ContainerID, reason: req.Reason, address: released.address });
+    return {
+      Success: true,
+      IPAllocationMetadata: [
+        {
+          IPv4Addr: released.address,
+          IPv6Addr: '',
+          DeviceNumber: released.deviceNumber,
+          RouteTableId: released.routeTableId,
+        },
+      ],
+    };
+  }
+
+  return { addNetwork, delNetwork };
+}

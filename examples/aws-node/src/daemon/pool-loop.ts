@@ -1,0 +1,214 @@
+import type { Datastore } from '@vpc-cni-kit/datastore';
+import type { EniManager, ImdsEni } from '@vpc-cni-kit/eni-manager';
+import { isEniManagerError } from '@vpc-cni-kit/eni-manager';
+import { decide, type PoolDecision, type PoolLimits, type PoolTargets } from '@vpc-cni-kit/warm-pool';
+import type { PoolCondition } from './ipam-backend.js';
+import type { Logger } from './logger.js';
+
+/** What the pool loop reports (metrics). */
+export interface PoolObserver {
+  decision(decision: PoolDecision): void;
+  actionFailed(kind: PoolDecision['kind'], code: string): void;
+}
+
+/** Everything the pool loop depends on. */
+export interface PoolLoopDeps {
+  datastore: Datastore;
+  eni: EniManager;
+  targets: PoolTargets;
+  limits: PoolLimits;
+  /** Wall-clock milliseconds (ENI ages and back-off windows are compared with it). */
+  now: () => number;
+  log: Logger;
+  observer: PoolObserver;
+  /** Host routing for a newly attached ENI (rules, table routes, MTU); must be idempotent. */
+  setupEni: (eni: ImdsEni) => Promise<void>;
+  /** Host routing teardown for an ENI being freed. */
+  teardownEni: (eniId: string) => Promise<void>;
+  /** The route table for a device number and network card (the reference's formula). */
+  routeTableId: (deviceNumber: number, networkCard: number) => number;
+}
+
+const SUBNET_FULL = new Set(['InsufficientFreeAddressesInSubnet', 'InsufficientCidrBlocks']);
+
+/**
+ * The reference's pool manager, one decision at a time: read the datastore's stats, ask the pure warm-pool
+ * policy what to do, do it through EC2, record the result in the datastore. Never two ticks at once.
+ */
+export class PoolLoop {
+  private lastShrinkAt: number | undefined;
+  private lastInsufficientAt: number | undefined;
+  private lastDecision: PoolDecision | undefined;
+  private running: Promise<PoolDecision> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wakeRequested = false;
+  private stopped = false;
+
+  constructor(private readonly deps: PoolLoopDeps) {}
+
+  /** Why the pool could not serve an address, as the backend explains it to the plugin. */
+  condition(): PoolCondition {
+    const now = this.deps.now();
+    const reason = this.lastDecision?.kind === 'none' ? this.lastDecision.reason.code : undefined;
+    return {
+      subnetExhausted: this.lastInsufficientAt !== undefined && now - this.lastInsufficientAt < 120_000,
+      eniLimitReached: reason === 'no-room',
+    };
+  }
+
+  /** The last decision taken, for introspection. */
+  last(): PoolDecision | undefined {
+    return this.lastDecision;
+  }
+
+  /** Runs one decision now (waits for one already running). */
+  tick(): Promise<PoolDecision> {
+    this.running ??= this.runOnce().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Ticks every `intervalMs` (the reference: about every 5 s) until {@link stop}. */
+  start(intervalMs: number): void {
+    const loop = async () => {
+      if (this.stopped) return;
+      try {
+        // Keep acting while there is something to do, so a burst of pods is served quickly.
+        for (let i = 0; i < 10 && !this.stopped; i++) {
+          const d = await this.tick();
+          if (d.kind === 'none') break;
+        }
+      } catch (e) {
+        this.deps.log.error('pool loop tick failed', { error: String(e) });
+      }
+      if (this.stopped) return;
+      const delay = this.wakeRequested ? 0 : intervalMs;
+      this.wakeRequested = false;
+      this.timer = setTimeout(loop, delay);
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  /** Asks for a tick as soon as possible (the pool just ran dry or a pod left). */
+  wake(): void {
+    if (this.stopped) return;
+    this.wakeRequested = true;
+    if (this.running === undefined && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.start(0);
+    }
+  }
+
+  /** Stops ticking and waits for the tick in flight (no new EC2 mutations after this). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private async runOnce(): Promise<PoolDecision> {
+    const { datastore, log } = this.deps;
+    const now = this.deps.now();
+    const decision = decide({
+      stats: datastore.stats(),
+      targets: this.deps.targets,
+      limits: this.deps.limits,
+      timing: {
+        now,
+        ...(this.lastShrinkAt !== undefined ? { lastShrinkAt: this.lastShrinkAt } : {}),
+        ...(this.lastInsufficientAt !== undefined
+          ? { lastInsufficientAddressesAt: this.lastInsufficientAt }
+          : {}),
+      },
+    });
+    this.lastDecision = decision;
+    this.deps.observer.decision(decision);
+    if (decision.kind !== 'none')
+      log.info('pool decision', { decision: decision.kind, reason: decision.reason.message });
+    try {
+      await this.act(decision);
+    } catch (e) {
+      const code = isEniManagerError(e) ? e.code : 'Internal';
+      if (SUBNET_FULL.has(code)) this.lastInsufficientAt = this.deps.now();
+      this.deps.observer.actionFailed(decision.kind, code);
+      log.warn('pool action failed', {
+        decision: decision.kind,
+        code,
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+    return decision;
+  }
+
+  private async act(d: PoolDecision): Promise<void> {
+    const { datastore, eni } = this.deps;
+    switch (d.kind) {
+      case 'none':
+        return;
+      case 'assign': {
+        const got = await eni.assignIpv4(
+          d.eniId,
+          d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
+        );
+        for (const ip of got.ipv4Addresses) datastore.addCidr(d.eniId, `${ip}/32`);
+        for (const p of got.ipv4Prefixes) datastore.addCidr(d.eniId, p);
+        return;
+      }
+      case 'create-eni': {
+        const created = await eni.allocateEni(
+          d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
+        );
+        await this.adoptEni(created.imds);
+        return;
+      }
+      case 'release': {
+        for (const { eniId, cidr } of d.cidrs) {
+          datastore.removeCidr(eniId, cidr);
+          const isPrefix = !cidr.endsWith('/32');
+          await eni.unassignIpv4(
+            eniId,
+            isPrefix ? { ipv4Prefixes: [cidr] } : { ipv4Addresses: [cidr.slice(0, -3)] },
+          );
+        }
+        this.lastShrinkAt = this.deps.now();
+        return;
+      }
+      case 'free-eni': {
+        datastore.removeEni(d.eniId);
+        await this.deps.teardownEni(d.eniId);
+        await eni.freeEni(d.eniId);
+        this.lastShrinkAt = this.deps.now();
+        return;
+      }
+    }
+  }
+
+  /** Sets up and records an attached ENI and its addresses (new ones and, at start, existing ones). */
+  async adoptEni(e: ImdsEni, options: { isPrimary?: boolean; createdAt?: number } = {}): Promise<void> {
+    const { datastore } = this.deps;
+    const isPrimary = options.isPrimary ?? (e.deviceNumber === 0 && e.networkCard === 0);
+    if (!isPrimary) await this.deps.setupEni(e);
+    if (!datastore.eniIds().includes(e.eniId)) {
+      datastore.addEni({
+        id: e.eniId,
+        deviceNumber: e.deviceNumber,
+        networkCard: e.networkCard,
+        routeTableId: this.deps.routeTableId(e.deviceNumber, e.networkCard),
+        subnetId: e.subnetId,
+        isPrimary,
+        ...(options.createdAt !== undefined ? { createdAt: options.createdAt } : {}),
+      });
+    }
+    const known = new Set(
+      datastore
+        .stats()
+        .enis.find((x) => x.id === e.eniId)
+        ?.cidrs.map((c) => c.cidr) ?? [],
+    );
+    for (const ip of e.ipv4Addresses.slice(1))
+      if (!known.has(`${ip}/32`)) datastore.addCidr(e.eniId, `${ip}/32`);
+    for (const p of e.ipv4Prefixes) if (!known.has(p)) datastore.addCidr(e.eniId, p);
+  }
+}
