@@ -12,20 +12,38 @@ export interface SnatState {
   readonly nft: NftTablePlan | undefined;
 }
 
+/** A change to a chain as a whole. */
+export interface SnatChainChange {
+  /** Created, flushed (to be refilled) or deleted. */
+  readonly kind: 'create-chain' | 'flush-chain' | 'delete-chain';
+  /** Its table. */
+  readonly table: SnatTable;
+  /** Its name. */
+  readonly chain: string;
+}
+
+/** A rule added to or deleted from a chain. */
+export interface SnatRuleChange {
+  /** Added or deleted. */
+  readonly kind: 'add-rule' | 'delete-rule';
+  /** Its table. */
+  readonly table: SnatTable;
+  /** Its chain. */
+  readonly chain: string;
+  /** The rule specification as `iptables-save` prints it. */
+  readonly rule: string;
+}
+
+/** The nft connmark table replaced whole or deleted. */
+export interface SnatNftChange {
+  /** Replaced or deleted. */
+  readonly kind: 'replace-nft-table' | 'delete-nft-table';
+  /** `ip aws-cni`. */
+  readonly table: string;
+}
+
 /** One change, for logs and tests. */
-export type SnatChange =
-  | {
-      readonly kind: 'create-chain' | 'flush-chain' | 'delete-chain';
-      readonly table: SnatTable;
-      readonly chain: string;
-    }
-  | {
-      readonly kind: 'add-rule' | 'delete-rule';
-      readonly table: SnatTable;
-      readonly chain: string;
-      readonly rule: string;
-    }
-  | { readonly kind: 'replace-nft-table' | 'delete-nft-table'; readonly table: string };
+export type SnatChange = SnatChainChange | SnatRuleChange | SnatNftChange;
 
 /** The difference between a plan and the node, and the scripts that close it. */
 export interface SnatChangeSet {

@@ -1,5 +1,14 @@
 export { type BackendInfo, detectBackend, interpretIptablesVersion } from './detect.js';
-export { diffSnat, isOwnedBuiltinRule, type SnatChange, type SnatChangeSet, type SnatState } from './diff.js';
+export {
+  diffSnat,
+  isOwnedBuiltinRule,
+  type SnatChainChange,
+  type SnatChange,
+  type SnatChangeSet,
+  type SnatNftChange,
+  type SnatRuleChange,
+  type SnatState,
+} from './diff.js';
 export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
 export {
   COMMENTS,
@@ -17,7 +26,13 @@ export {
   resolveSnatOptions,
   type SnatOptions,
 } from './options.js';
-export { parseIptablesSave, parseNftTable, type SavedTable } from './parse.js';
+export {
+  parseIptablesSave,
+  parseNftTable,
+  type SavedChain,
+  type SavedRule,
+  type SavedTable,
+} from './parse.js';
 export {
   type ChainRules,
   emptySnatPlan,
@@ -33,6 +48,7 @@ export {
   readSnatState,
   reconcileSnat,
   type SnatCommands,
+  type SnatRead,
   type SnatReconcileResult,
   type SnatTools,
   teardownSnat,

@@ -1,14 +1,30 @@
 import { SnatError } from './errors.js';
 import type { NftChainPlan, NftTablePlan } from './plan.js';
 
-/** One table as read from `iptables-save -t <table>`. */
+/** A chain declaration read from `iptables-save`. */
+export interface SavedChain {
+  /** Chain name. */
+  readonly name: string;
+  /** True when it has a policy (a built-in chain), false for `-` (user-defined). */
+  readonly builtin: boolean;
+}
+
+/** A rule read from `iptables-save`. */
+export interface SavedRule {
+  /** Its chain. */
+  readonly chain: string;
+  /** The text after `-A <chain> `. */
+  readonly spec: string;
+}
+
+/** One table as read from `iptables-save`. */
 export interface SavedTable {
   /** Table name. */
   readonly name: string;
-  /** Chains in the order printed; `builtin` when it has a policy (not `-`). */
-  readonly chains: readonly { readonly name: string; readonly builtin: boolean }[];
-  /** Rules in the order printed: chain and the text after `-A <chain> `. */
-  readonly rules: readonly { readonly chain: string; readonly spec: string }[];
+  /** Chains in the order printed. */
+  readonly chains: readonly SavedChain[];
+  /** Rules in the order printed. */
+  readonly rules: readonly SavedRule[];
 }
 
 function parseError(subject: string, detail: string): SnatError {

@@ -25,6 +25,14 @@ export interface SnatTools {
   readonly lockWaitSeconds?: number | undefined;
 }
 
+/** What {@link readSnatState} returns. */
+export interface SnatRead {
+  /** The node's state. */
+  readonly state: SnatState;
+  /** Number of processes run to read it. */
+  readonly processes: number;
+}
+
 /** The outcome of {@link reconcileSnat}. */
 export interface SnatReconcileResult {
   /** What was (or, with nothing to do, would have been) changed. */
@@ -42,7 +50,7 @@ function failed(subject: string, result: CommandResult): SnatError {
  * and `mangle` tables are kept), `nft list tables ip` and `nft list table ip aws-cni`. When `nft` cannot be started at all, the nft table is taken
  * as absent (a legacy-only host). Throws `COMMAND_FAILED` or `PARSE_ERROR`.
  */
-export async function readSnatState(tools: SnatTools): Promise<{ state: SnatState; processes: number }> {
+export async function readSnatState(tools: SnatTools): Promise<SnatRead> {
   const save = tools.commands?.iptablesSave ?? 'iptables-save';
   const nft = tools.commands?.nft ?? 'nft';
   // One parallel wave: every xtables table (one process is cheaper than one per table), the list of ip

@@ -22,15 +22,22 @@ export interface BranchPodInput {
   readonly mode: 'strict' | 'standard';
 }
 
+/** The VLAN sub-interface of a branch ENI. */
+export interface VlanLinkPlan {
+  /** `vlan.eth.<id>`. */
+  readonly name: string;
+  /** The trunk ENI's interface. */
+  readonly parent: string;
+  /** VLAN id. */
+  readonly vlanId: number;
+  /** The branch ENI's MAC. */
+  readonly mac: string;
+}
+
 /** The VLAN layout of one branch-ENI pod (pure data, for sgp-branch to apply). */
 export interface BranchPodPlan {
   /** `vlan.eth.<id>` on the trunk with the branch MAC. */
-  readonly vlanLink: {
-    readonly name: string;
-    readonly parent: string;
-    readonly vlanId: number;
-    readonly mac: string;
-  };
+  readonly vlanLink: VlanLinkPlan;
   /** Table `vlanId + 100`. */
   readonly table: number;
   /** Sysctls on the VLAN link (`accept_ra=0`, `accept_redirects=1`, `forwarding=0`). */

@@ -132,11 +132,16 @@ export function diffRouting(plan: RoutingPlan, state: RoutingState): RoutingDiff
   };
 }
 
+/** How a node differs from a plan, as text (see {@link describe}). */
+export interface RoutingDrift {
+  /** Planned objects (and link settings) that are absent. */
+  readonly missing: string[];
+  /** Owned objects present that the plan lacks, and routes that must be absent but exist. */
+  readonly unexpected: string[];
+}
+
 /** Objects of the plan that are missing from the state, and owned objects present that the plan lacks. */
-export function routingDrift(
-  plan: RoutingPlan,
-  state: RoutingState,
-): { missing: string[]; unexpected: string[] } {
+export function routingDrift(plan: RoutingPlan, state: RoutingState): RoutingDrift {
   const d = diffRouting(plan, state);
   const absentNow = d.absentRoutes.filter((gone) => state.routes.some((r) => sameRouteSlot(r, gone)));
   return {

@@ -1,5 +1,12 @@
-export { type BranchPodInput, type BranchPodPlan, planBranchPod } from './branch.js';
-export { diffRouting, diffSize, type RoutingDiff, type RoutingState, routingDrift } from './diff.js';
+export { type BranchPodInput, type BranchPodPlan, planBranchPod, type VlanLinkPlan } from './branch.js';
+export {
+  diffRouting,
+  diffSize,
+  type RoutingDiff,
+  type RoutingDrift,
+  type RoutingState,
+  routingDrift,
+} from './diff.js';
 export { isRoutingError, RoutingError, type RoutingErrorCode, type RoutingErrorInit } from './errors.js';
 export { type Family, formatIpBytes, parseIpBytes } from './ip.js';
 export {
@@ -43,11 +50,19 @@ export {
   type PodNetworkDeps,
   type PodNetworkInput,
   type PodNetworkPlan,
+  type PodVethPlan,
   planPodNetwork,
   setupPodNetwork,
   teardownPodNetwork,
 } from './pod.js';
-export type { LinkInfo, ListOf, RoutingPort, RoutingPortFactory, VethSpec } from './port.js';
+export type {
+  ClosableRoutingPort,
+  LinkInfo,
+  ListOf,
+  RoutingPort,
+  RoutingPortFactory,
+  VethSpec,
+} from './port.js';
 export {
   applyRoutingDiff,
   type RoutingReconcileResult,

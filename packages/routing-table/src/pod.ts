@@ -24,18 +24,26 @@ export interface PodNetworkInput {
   readonly index?: number | undefined;
 }
 
+/** The veth of one pod interface. */
+export interface PodVethPlan {
+  /** Host end's name. */
+  readonly name: string;
+  /** Host end's MAC (the pod's gateway neighbour entry points at it). */
+  readonly mac: string;
+  /** MTU of both ends. */
+  readonly mtu: number;
+  /** Pod end's name. */
+  readonly peerName: string;
+  /** The pod's namespace path. */
+  readonly netnsPath: string;
+}
+
 /** Everything that makes one pod interface, as data. */
 export interface PodNetworkPlan {
   /** 4 or 6. */
   readonly family: Family;
   /** Host veth (name, MAC, MTU) and its peer in the pod namespace. */
-  readonly veth: {
-    readonly name: string;
-    readonly mac: string;
-    readonly mtu: number;
-    readonly peerName: string;
-    readonly netnsPath: string;
-  };
+  readonly veth: PodVethPlan;
   /** Host-side sysctls on the veth, in order. */
   readonly hostSysctls: readonly (readonly [key: string, value: string])[];
   /** Pod-side sysctls (IPv6 only: `disable_ipv6=0` for the interface and `lo`). */

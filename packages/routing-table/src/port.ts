@@ -30,7 +30,7 @@ export interface VethSpec {
 }
 
 /** What {@link RoutingPort.list} returns for a kind. */
-export type ListOf<K extends NetObjectKind> = Extract<NetObject, { kind: K }>;
+export type ListOf<K extends NetObjectKind> = Extract<NetObject, Record<'kind', K>>;
 
 /**
  * The port routing-table applies through, bound to one network namespace. Implementations report failures
@@ -57,8 +57,14 @@ export interface RoutingPort {
   setSysctl(key: string, value: string): Promise<void>;
 }
 
+/** A port that holds a resource (a socket) until closed. */
+export interface ClosableRoutingPort extends RoutingPort {
+  /** Releases the port. */
+  close(): void;
+}
+
 /** Opens ports on other namespaces (the pod's), closing them when done. */
 export interface RoutingPortFactory {
   /** A port bound to the namespace at `netnsPath`. */
-  open(netnsPath: string): Promise<RoutingPort & { close(): void }>;
+  open(netnsPath: string): Promise<ClosableRoutingPort>;
 }

@@ -8,7 +8,14 @@ import {
   type NetObjectKind,
   slotOf,
 } from '../objects.js';
-import type { LinkInfo, ListOf, RoutingPort, RoutingPortFactory, VethSpec } from '../port.js';
+import type {
+  ClosableRoutingPort,
+  LinkInfo,
+  ListOf,
+  RoutingPort,
+  RoutingPortFactory,
+  VethSpec,
+} from '../port.js';
 
 interface FakeLink {
   index: number;
@@ -232,7 +239,7 @@ export class FakeNetwork implements RoutingPortFactory {
     this.namespaces.delete(path);
   }
 
-  async open(netnsPath: string): Promise<RoutingPort & { close(): void }> {
+  async open(netnsPath: string): Promise<ClosableRoutingPort> {
     const ns = this.namespaces.get(netnsPath);
     if (!ns) throw new RoutingError({ code: 'NOT_FOUND', op: 'fake.open', detail: netnsPath });
     return Object.assign(ns, { close: () => {} });
