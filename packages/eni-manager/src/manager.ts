@@ -27,7 +27,10 @@ import { collectLeakedEnis, type LeakGcReport } from './leak-gc.js';
  * every method rejects with an {@link EniManagerError}.
  */
 export interface EniManager {
-  /** Creates, attaches and readies a new ENI; on any failure nothing is left behind. */
+  /**
+   * Creates, attaches and readies a new ENI; on any failure nothing is left behind. Concurrent calls are queued
+   * and run one at a time (each needs its own free device index).
+   */
   allocateEni(request?: AllocateEniRequest): Promise<AllocatedEni>;
   /** Detaches and deletes an ENI; an ENI that is already gone is success. Refuses the primary ENI. */
   freeEni(eniId: string): Promise<FreeEniOutcome>;
@@ -70,8 +73,14 @@ export function createEniManager(options: EniManagerOptions): EniManager {
     timings: { ...defaultEniTimings, ...options.timings },
   };
   const { node } = options;
+  // Allocations run one at a time: two at once would both pick the same free device index.
+  let allocations: Promise<unknown> = Promise.resolve();
   return {
-    allocateEni: (request = {}) => allocateEni(ctx, options.metadata, node, options, request),
+    allocateEni(request = {}) {
+      const run = allocations.then(() => allocateEni(ctx, options.metadata, node, options, request));
+      allocations = run.catch(() => undefined);
+      return run;
+    },
     async freeEni(eniId) {
       const [eni] = await describeEnisById(ctx.ec2, [checkEniId(eniId)]);
       if (eni === undefined) return 'already-gone';

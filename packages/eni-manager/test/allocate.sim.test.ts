@@ -63,6 +63,13 @@ describe('allocateEni against ec2-simulator', () => {
     expect(second.imds.ipv4Prefixes).toHaveLength(1);
   });
 
+  it('concurrent allocations are queued: each gets its own device index', async () => {
+    world = await startWorld();
+    const [a, b] = await Promise.all([world.manager.allocateEni(), world.manager.allocateEni()]);
+    expect([a.deviceIndex, b.deviceIndex].sort()).toEqual([1, 2]);
+    expect(world.ec2Calls('AttachNetworkInterface').every((e) => e.errorCode === undefined)).toBe(true);
+  });
+
   it('attach failure: the created ENI is deleted, nothing leaks', async () => {
     world = await startWorld();
     world.sim.faults.failNext('AttachNetworkInterface', 'AttachmentLimitExceeded');
