@@ -77,6 +77,28 @@ describePrivileged('iptables-snat in a real network namespace', () => {
     });
   }
 
+  it('every combination of the env table applies exactly and converges from the previous one', async () => {
+    for (const externalSnat of [false, true])
+      for (const randomizeSnat of ['prng', 'hashrandom', 'none'] as const)
+        for (const nodePortSupport of [true, false])
+          for (const connmarkBackend of ['nftables', 'iptables'] as const) {
+            const options = {
+              ...base,
+              externalSnat,
+              randomizeSnat,
+              nodePortSupport,
+              connmarkBackend,
+              vethPrefix: 'veth',
+            };
+            const plan = planSnat(options);
+            await reconcileSnat(tools, plan);
+            expect(ourSavedLines(ns), JSON.stringify(options)).toEqual(plannedLines(options));
+            expect(nftTable(ns)).toBe(plan.nft ? renderNftTable(plan.nft) : undefined);
+            expect((await reconcileSnat(tools, plan)).changeSet.changes, JSON.stringify(options)).toEqual([]);
+          }
+    await teardownSnat(tools);
+  });
+
   it('removes injected stale rules and keeps foreign ones', async () => {
     const options = { ...base, connmarkBackend: 'nftables' as const };
     const plan = planSnat(options);
