@@ -509,3 +509,70 @@ describe('EC2 error shapes through @aws-sdk/client-ec2', () => {
     expect(sim.state.enis().length).toBe(before);
   });
 });
+
+describe('more shapes and filters through the SDK', () => {
+  let sim: Ec2Simulator;
+  let ec2: EC2Client;
+  beforeAll(async () => {
+    sim = await start();
+    ec2 = client(sim);
+  });
+  afterAll(async () => {
+    ec2.destroy();
+    await sim.close();
+  });
+
+  it('ModifyNetworkInterfaceAttribute: Description and SourceDestCheck', async () => {
+    const id = (await ec2.send(new CreateNetworkInterfaceCommand({ SubnetId: SUBNET_A }))).NetworkInterface!
+      .NetworkInterfaceId!;
+    await ec2.send(
+      new ModifyNetworkInterfaceAttributeCommand({
+        NetworkInterfaceId: id,
+        Description: { Value: 'changed' },
+      }),
+    );
+    await ec2.send(
+      new ModifyNetworkInterfaceAttributeCommand({
+        NetworkInterfaceId: id,
+        SourceDestCheck: { Value: false },
+      }),
+    );
+    const n = (await ec2.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [id] })))
+      .NetworkInterfaces![0]!;
+    expect(n.Description).toBe('changed');
+    expect(n.SourceDestCheck).toBe(false);
+    const byDescription = await ec2.send(
+      new DescribeNetworkInterfacesCommand({ Filters: [{ Name: 'description', Values: ['chang*'] }] }),
+    );
+    expect(byDescription.NetworkInterfaces!.map((x) => x.NetworkInterfaceId)).toEqual([id]);
+  });
+
+  it('tags on subnets and instances are visible to filters; DescribeInstances and DescribeSubnets paginate', async () => {
+    await ec2.send(
+      new CreateTagsCommand({ Resources: [SUBNET_B, NODE], Tags: [{ Key: 'team', Value: 'net' }] }),
+    );
+    const subnets = await ec2.send(
+      new DescribeSubnetsCommand({ Filters: [{ Name: 'tag:team', Values: ['net'] }] }),
+    );
+    expect(subnets.Subnets!.map((s) => s.SubnetId)).toEqual([SUBNET_B]);
+    const instances = await ec2.send(
+      new DescribeInstancesCommand({ Filters: [{ Name: 'tag-key', Values: ['team'] }] }),
+    );
+    expect(instances.Reservations!.map((r) => r.Instances![0]!.InstanceId)).toEqual([NODE]);
+    expect(instances.Reservations![0]!.Instances![0]!.Tags).toEqual([{ Key: 'team', Value: 'net' }]);
+    const page1 = await ec2.send(new DescribeSubnetsCommand({ MaxResults: 5 }));
+    expect(page1.Subnets).toHaveLength(3);
+    expect(page1.NextToken).toBeUndefined();
+    const i1 = await ec2.send(new DescribeInstancesCommand({ MaxResults: 5 }));
+    expect(i1.Reservations).toHaveLength(2);
+    expect(i1.NextToken).toBeUndefined();
+    const missing = await errorOf(
+      ec2.send(new DescribeSubnetsCommand({ SubnetIds: ['subnet-0fffffffffffffff0'] })),
+    );
+    expect(missing.name).toBe('InvalidSubnetID.NotFound');
+    const unknownInstance = await errorOf(
+      ec2.send(new DescribeInstancesCommand({ InstanceIds: ['i-0fffffffffffffff0'] })),
+    );
+    expect(unknownInstance.name).toBe('InvalidInstanceID.NotFound');
+  });
+});
