@@ -88,4 +88,19 @@ describe('collectLeakedEnis against ec2-simulator', () => {
     );
     expect(left.sort()).toEqual([untagged, userMade, otherCluster, attached].sort());
   });
+
+  it('reports ENIs it could not delete, with the error code, and carries on', async () => {
+    const clock = new TestClock(Date.UTC(2026, 10, 22, 12, 0, 0));
+    world = await startWorld({ manager: { clock } });
+    const tags = {
+      [OWNER]: OTHER_INSTANCE,
+      [CLUSTER]: 'test-cluster',
+      [CREATED]: rfc3339Text(clock.now() - 3_600_000),
+    };
+    const a = await makeEni(world, `aws-K8S-${OTHER_INSTANCE}`, tags);
+    world.sim.faults.deny('ec2:DeleteNetworkInterface');
+    const report = await world.manager.collectLeakedEnis();
+    expect(report.failed).toEqual([{ eniId: a, code: 'UnauthorizedOperation' }]);
+    expect(report.deleted).toEqual([]);
+  });
 });

@@ -4,7 +4,10 @@ import {
   actionFamily,
   backoffDelay,
   classifyEni,
+  eniError,
   eniTagKeys,
+  errorCodeInfo,
+  isEniManagerError,
   maxPods,
   newEniTags,
   RateLimiter,
@@ -244,5 +247,90 @@ describe('newEniTags', () => {
     expect(() => newEniTags('i-0123456789abcdef0', 0, { additionalTags: { 'aws:x': '1' } })).toThrow(
       expect.objectContaining({ code: 'InvalidInput' }),
     );
+  });
+});
+
+describe('rankSubnets properties', () => {
+  const arbSubnet = fc.record({
+    subnetId: fc.integer({ min: 1, max: 9999 }).map((n) => `subnet-${n.toString(16).padStart(8, '0')}`),
+    availableIpv4: fc.integer({ min: 0, max: 5000 }),
+    tags: fc.dictionary(
+      fc.constantFrom(
+        'kubernetes.io/role/cni',
+        'cni.networking.k8s.aws/cluster/a',
+        'cni.networking.k8s.aws/cluster/b',
+        'x',
+      ),
+      fc.constantFrom('0', '1', ''),
+    ),
+  });
+
+  it('output is ordered most-free first, drops role=0, and every kept subnet is eligible', () => {
+    fc.assert(
+      fc.property(
+        fc.array(arbSubnet, { maxLength: 12 }),
+        fc.option(fc.constantFrom('a', 'b')),
+        (subnets, cluster) => {
+          const primarySubnetId = subnets[0]?.subnetId ?? 'subnet-00000001';
+          const ranked = rankSubnets(subnets, {
+            primarySubnetId,
+            ...(cluster === null ? {} : { clusterName: cluster }),
+          });
+          for (let i = 1; i < ranked.length; i++)
+            expect(ranked[i - 1]!.availableIpv4).toBeGreaterThanOrEqual(ranked[i]!.availableIpv4);
+          for (const s of ranked) {
+            expect(s.tags['kubernetes.io/role/cni']).not.toBe('0');
+            if (s.subnetId !== primarySubnetId) expect(s.tags['kubernetes.io/role/cni']).toBeDefined();
+            const clusterTags = Object.keys(s.tags).filter((k) =>
+              k.startsWith('cni.networking.k8s.aws/cluster/'),
+            );
+            if (cluster !== null && clusterTags.length > 0)
+              expect(clusterTags).toContain(`cni.networking.k8s.aws/cluster/${cluster}`);
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('isEniManagerError', () => {
+  it('matches by brand and code, so a copy from another install still matches', () => {
+    const copy = { _tag: 'EniManagerError', code: 'InsufficientCidrBlocks', message: 'x' };
+    expect(isEniManagerError(copy)).toBe(true);
+    expect(isEniManagerError(copy, 'InsufficientCidrBlocks')).toBe(true);
+    expect(isEniManagerError(copy, 'RequestLimitExceeded')).toBe(false);
+  });
+
+  it('rejects look-alikes: wrong brand, unknown code, non-objects', () => {
+    expect(isEniManagerError({ _tag: 'Other', code: 'InsufficientCidrBlocks' })).toBe(false);
+    expect(isEniManagerError({ _tag: 'EniManagerError', code: 'NotACode' })).toBe(false);
+    expect(isEniManagerError(new Error('InsufficientCidrBlocks'))).toBe(false);
+    expect(isEniManagerError(null)).toBe(false);
+  });
+
+  it('every code has its retryability in one table; throttling and outages are retryable, capacity is not', () => {
+    const e = eniError('UnauthorizedOperation', 'denied', { iamAction: 'ec2:AttachNetworkInterface' });
+    expect(e).toMatchObject({
+      code: 'UnauthorizedOperation',
+      retryable: false,
+      iamAction: 'ec2:AttachNetworkInterface',
+    });
+    for (const code of [
+      'RequestLimitExceeded',
+      'InternalError',
+      'Unavailable',
+      'Ec2Transport',
+      'ImdsUnavailable',
+    ] as const) {
+      expect(errorCodeInfo[code].retryable).toBe(true);
+    }
+    for (const code of [
+      'InsufficientFreeAddressesInSubnet',
+      'InsufficientCidrBlocks',
+      'PrivateIpAddressLimitExceeded',
+      'AttachmentLimitExceeded',
+    ] as const) {
+      expect(errorCodeInfo[code].retryable).toBe(false);
+    }
   });
 });
