@@ -5,6 +5,7 @@ import {
   CreateNetworkInterfaceCommand,
   DetachNetworkInterfaceCommand,
   type EC2Client,
+  ModifyNetworkInterfaceAttributeCommand,
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
@@ -47,7 +48,7 @@ describePrivileged('virtual VPC: two instances, live ENIs, router checks', () =>
     baseline.netns = netnsNames();
     baseline.rootLinks = rootLinks();
     baseline.sockets = socketCount();
-    vpc = await startVirtualVpc({ scenario: twoNodes, simulator: { rateLimits: false } });
+    vpc = await startVirtualVpc({ scenario: twoNodes, simulator: { rateLimits: false }, pollMs: 100 });
     ec2 = sdk(vpc);
     const d = vpc.describe();
     nsA = d.instances.find((i) => i.instanceId === NODE_A)!.netnsPath;
@@ -190,6 +191,52 @@ describePrivileged('virtual VPC: two instances, live ENIs, router checks', () =>
     inNs(nsB, ['ip', 'rule', 'add', 'from', ip, 'lookup', '3', 'prio', '1536']);
     expect(pings(nsA, ip)).toBe(true);
     expect(pings(nsB, '100.64.0.1')).toBe(true);
+  });
+
+  it('delivers every address of a delegated /28 prefix to its ENI', async () => {
+    const d = vpc.describe();
+    const primaryEni = d.instances.find((i) => i.instanceId === NODE_A)!.enis[0]!.eniId;
+    const r = await ec2.send(
+      new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: primaryEni, Ipv4PrefixCount: 1 }),
+    );
+    const prefix = r.AssignedIpv4Prefixes![0]!.Ipv4Prefix!;
+    expect(vpc.routerView().addresses[prefix]).toMatchObject({ eniId: primaryEni });
+    const [a, b, c, last] = prefix.split('/')[0]!.split('.').map(Number) as [number, number, number, number];
+    const pod = `${a}.${b}.${c}.${last + 7}`;
+    inNs(nsA, ['ip', 'addr', 'add', `${pod}/32`, 'dev', 'eth0']);
+    expect(pings(nsB, pod)).toBe(true);
+    expect(pings(nsA, '10.0.0.20', pod)).toBe(true);
+  });
+
+  it('follows ModifyNetworkInterfaceAttribute SourceDestCheck', async () => {
+    const d = vpc.describe();
+    const eniB = d.instances.find((i) => i.instanceId === NODE_B)!.enis[0]!.eniId;
+    inNs(nsB, ['ip', 'addr', 'add', '10.0.0.77/32', 'dev', 'eth0']);
+    const counted = () => vpc.routerView().sourceDestCheckDropsByEni[eniB] ?? 0;
+    const before = counted();
+    pings(nsB, '10.0.0.10', '10.0.0.77');
+    expect(counted()).toBeGreaterThan(before);
+    await ec2.send(
+      new ModifyNetworkInterfaceAttributeCommand({
+        NetworkInterfaceId: eniB,
+        SourceDestCheck: { Value: false },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 400));
+    const off = counted();
+    // The packet now passes the source check (the reply to an unowned address is what fails, as on AWS).
+    pings(nsB, '10.0.0.10', '10.0.0.77');
+    expect(counted()).toBe(off);
+    await ec2.send(
+      new ModifyNetworkInterfaceAttributeCommand({
+        NetworkInterfaceId: eniB,
+        SourceDestCheck: { Value: true },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 400));
+    pings(nsB, '10.0.0.10', '10.0.0.77');
+    expect(counted()).toBeGreaterThan(off);
+    inNs(nsB, ['ip', 'addr', 'del', '10.0.0.77/32', 'dev', 'eth0']);
   });
 
   it('serves IMDS and the EC2 API inside every instance namespace', async () => {
