@@ -25,9 +25,13 @@ export type FaultSpec =
       readonly action?: string | undefined;
     }
   | {
-      /** New ENIs and addresses are invisible to Describe* and IMDS for `ms`. */
+      /**
+       * New ENIs and addresses are invisible to Describe* and IMDS for `ms`; with `scope: 'all'`, calls that
+       * name a new ENI (attach, assign, delete, tags…) also answer `InvalidNetworkInterfaceID.NotFound`.
+       */
       readonly kind: 'eventual-consistency';
       readonly ms: number;
+      readonly scope?: 'reads' | 'all' | undefined;
     }
   | {
       /** Attachments stay `attaching` (and out of IMDS) for `ms`. */
@@ -121,7 +125,13 @@ export function parseFaultSpec(input: unknown): FaultSpec {
     }
     case 'latency':
       return { kind: 'latency', ms: nonNegativeInt(o['ms'], 'ms'), action: optionalAction(o['action']) };
-    case 'eventual-consistency':
+    case 'eventual-consistency': {
+      const scope = o['scope'];
+      if (scope !== undefined && scope !== 'reads' && scope !== 'all') {
+        throw new FaultSpecError("scope must be 'reads' or 'all'");
+      }
+      return { kind: 'eventual-consistency', ms: nonNegativeInt(o['ms'], 'ms'), scope };
+    }
     case 'slow-attach':
     case 'slow-detach':
     case 'imds-delay':
@@ -184,6 +194,7 @@ export class FaultInjector {
         break;
       case 'eventual-consistency':
         this.#timing.eventualConsistencyMs = s.ms;
+        this.#timing.eventualConsistencyScope = s.scope ?? 'reads';
         break;
       case 'slow-attach':
         this.#timing.attachDelayMs = s.ms;
@@ -226,6 +237,7 @@ export class FaultInjector {
     this.#latency.clear();
     this.#denied.clear();
     this.#timing.eventualConsistencyMs = 0;
+    this.#timing.eventualConsistencyScope = 'reads';
     this.#timing.attachDelayMs = 0;
     this.#timing.detachDelayMs = 0;
     this.#timing.imdsDelayMs = 0;

@@ -7,6 +7,11 @@ import type { InterfaceType } from './model.js';
 export interface Timing {
   /** A new ENI or address is invisible to Describe* (and IMDS) for this long. */
   eventualConsistencyMs: number;
+  /**
+   * `reads` (default): only Describe* and IMDS miss a new ENI. `all`: mutating calls naming it also answer
+   * `InvalidNetworkInterfaceID.NotFound` until it is visible, as EC2 sometimes does.
+   */
+  eventualConsistencyScope?: 'reads' | 'all';
   /** An attachment stays `attaching` (and out of IMDS) for this long. */
   attachDelayMs: number;
   /** An attachment stays `detaching` (ENI `in-use`) for this long. */

@@ -797,7 +797,7 @@ export class Ec2State {
       );
     }
     const eni = this.#enis.get(id);
-    if (!eni) {
+    if (!eni || (this.timing.eventualConsistencyScope === 'all' && !this.isVisible(eni))) {
       throw new Ec2SimError(
         'InvalidNetworkInterfaceID.NotFound',
         `The networkInterface ID '${id}' does not exist`,

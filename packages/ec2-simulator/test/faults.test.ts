@@ -180,6 +180,27 @@ describe('timing faults (injected clock)', () => {
     expect(after.PrivateIpAddresses).toHaveLength(3);
   });
 
+  it('eventual consistency with scope "all": attaching a just-created ENI is NotFound until visible', async () => {
+    const clock = new ManualClock();
+    const { sim, ec2 } = await boot({ clock }, 1);
+    sim.faults.add({ kind: 'eventual-consistency', ms: 1000, scope: 'all' });
+    const id = await newEni(ec2);
+    const attach = () =>
+      ec2.send(
+        new AttachNetworkInterfaceCommand({ NetworkInterfaceId: id, InstanceId: NODE, DeviceIndex: 1 }),
+      );
+    expect((await errorOf(attach())).name).toBe('InvalidNetworkInterfaceID.NotFound');
+    expect(sim.state.eni(id)!.attachment).toBeUndefined();
+    clock.advance(1000);
+    await attach();
+    expect(sim.state.eni(id)!.attachment!.deviceIndex).toBe(1);
+    const bad = await fetch(`${sim.adminEndpoint}/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'eventual-consistency', ms: 5, scope: 'sometimes' }),
+    });
+    expect(bad.status).toBe(400);
+  });
+
   it('slow attach: "attaching" and absent from IMDS until the delay passes', async () => {
     const clock = new ManualClock();
     const { sim, ec2 } = await boot({ clock });
