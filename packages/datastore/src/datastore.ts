@@ -1,5 +1,5 @@
 import type { AddressFamily } from './address.js';
-import { containingCidr, parseAddress, parseCidr } from './address.js';
+import { containingCidr, formatAddress, parseAddress, parseCidr } from './address.js';
 import type { CheckpointContents, CheckpointEntry, Checkpointer } from './checkpoint.js';
 import { parseCheckpoint, serializeCheckpointEntry, serializeCheckpointFromEntries } from './checkpoint.js';
 import type { Clock } from './clock.js';
@@ -127,7 +127,9 @@ function isUint(v: unknown): v is number {
  * **Allocation order** (deterministic; the reference iterates a Go map, so its order is unspecified). It
  * packs, so that empty prefixes stay releasable and idle ENIs stay freeable. Each non-excluded ENI offers
  * one candidate CIDR of the current mode with a ready address: with prefix delegation, its prefix with the
- * most assigned addresses (then the lowest); without, its lowest ready /32. Candidates are ranked:
+ * most assigned addresses (ties: the one that reached that count first); without, the /32 that has been
+ * ready longest (in the order added, then in the order they leave cooldown).
+ * Candidates are ranked:
  * 1. a partly used CIDR before an empty one (never open a prefix while another has room);
  * 2. then pinned ENIs first (primary, trunk, EFA: they are never freed anyway);
  * 3. then the ENI with the most assigned addresses (fill before spilling);
@@ -135,9 +137,10 @@ function isUint(v: unknown): v is number {
  * Within the CIDR, the lowest address that is neither assigned nor cooling (as the reference's
  * `getUnusedIP` ends up choosing).
  *
- * **Cost.** Assign, unassign and the lookups are O(1) amortized in the number of addresses (the choice scans
- * ENIs and, with prefix delegation, the chosen ENIs' prefixes: both bounded by instance limits, never by the
- * number of addresses). Writing the checkpoint is O(assignments), as the file is rewritten whole.
+ * **Cost.** Assign, unassign and the lookups are O(1) amortized, with no scan over addresses or CIDRs:
+ * prefixes are kept in buckets by assigned count, ready /32s and cooling addresses in queues,
+ * and the choice looks at one candidate per ENI (ENIs are bounded by the instance's limit). Writing the
+ * checkpoint is O(assignments), as the file is rewritten whole (as the reference does).
  *
  * @example
  * ```ts
@@ -270,8 +273,10 @@ export class Datastore {
     const size = 2 ** ((p.family === 4 ? 32 : 128) - p.bits);
     const state = new CidrState(p.text, p.family, p.base, size, isPrefix, eni);
     this.cidrs.set(p.text, state);
-    if (isPrefix) eni.prefixes.set(p.text, state);
-    else {
+    if (isPrefix) {
+      eni.prefixes.set(p.text, state);
+      eni.rebucket(state, undefined);
+    } else {
       eni.secondaries.set(p.text, state);
       eni.secondaryReady.push(state);
     }
@@ -336,13 +341,13 @@ export class Datastore {
         keyString: undefined,
         metadata: {},
         assignedAt: now,
-        assignedAtNs: 0n,
+        assignedAtNs: undefined,
         unassignedAt: undefined,
         fragment: undefined,
       };
       cidr.entries.set(offset, entry);
     }
-    this.markAssigned(entry, key, ks, metadata, BigInt(Math.trunc(now)) * 1_000_000n);
+    this.markAssigned(entry, key, ks, metadata, now, undefined);
     try {
       this.persist();
     } catch (e) {
@@ -380,7 +385,8 @@ export class Datastore {
     const heldKey = entry.key!;
     const heldKs = entry.keyString!;
     const heldMeta = entry.metadata;
-    const heldAt = entry.assignedAtNs;
+    const heldAt = entry.assignedAt;
+    const heldAtNs = entry.assignedAtNs;
     const result = this.resultOf(entry);
     const now = this.clock.now();
     this.markUnassigned(entry);
@@ -394,11 +400,19 @@ export class Datastore {
       cidr.cooling.popBack();
       if (!cidr.isPrefix) cidr.eni.secondaryCooling.popBack();
       entry.unassignedAt = undefined;
-      this.markAssigned(entry, heldKey, heldKs, heldMeta, heldAt);
+      this.markAssigned(entry, heldKey, heldKs, heldMeta, heldAt, heldAtNs);
       throw e;
     }
     const count = heldMeta.interfacesCount ?? 0;
-    return { ...result, interfacesCount: count === 0 ? 1 : count, key: heldKey };
+    return {
+      address: result.address,
+      eniId: result.eniId,
+      deviceNumber: result.deviceNumber,
+      routeTableId: result.routeTableId,
+      cidr: result.cidr,
+      interfacesCount: count === 0 ? 1 : count,
+      key: heldKey,
+    };
   }
 
   // ---------------------------------------------------------------- lookups
@@ -414,7 +428,7 @@ export class Datastore {
   findByAddress(address: string): Assignment | undefined {
     const a = typeof address === 'string' ? parseAddress(address) : undefined;
     if (a === undefined) return undefined;
-    const e = this.byAddress.get(`${a.family}:${a.value}`);
+    const e = this.byAddress.get(formatAddress(a.family, a.value));
     return e === undefined ? undefined : this.assignmentOf(e);
   }
 
@@ -593,7 +607,7 @@ export class Datastore {
           keyString: undefined,
           metadata: {},
           assignedAt: 0,
-          assignedAtNs: 0n,
+          assignedAtNs: undefined,
           unassignedAt: undefined,
           fragment: undefined,
         };
@@ -608,7 +622,14 @@ export class Datastore {
         ...(m.interfacesCount === undefined ? {} : { interfacesCount: m.interfacesCount }),
       };
       e.unassignedAt = undefined;
-      this.markAssigned(e, key, keyString(key), meta, entry.allocationTimestamp);
+      this.markAssigned(
+        e,
+        key,
+        keyString(key),
+        meta,
+        Number(entry.allocationTimestamp / 1_000_000n),
+        entry.allocationTimestamp,
+      );
     }
     let checkpointError: DatastoreError | undefined;
     try {
@@ -674,63 +695,73 @@ export class Datastore {
     if (!this.prefixDelegation) {
       return this.family === 4 ? eni.readySecondary(now, this.cooldownMs) : undefined;
     }
-    let best: CidrState | undefined;
-    for (const c of eni.prefixes.values()) {
-      if (c.family !== this.family) continue;
-      if (
-        best !== undefined &&
-        (c.assigned < best.assigned || (c.assigned === best.assigned && c.base > best.base))
-      )
-        continue;
-      c.promote(now, this.cooldownMs);
-      if (c.hasReady()) best = c;
+    for (let k = 16; k >= 0; k--) {
+      for (const c of eni.prefixBuckets[k]!) {
+        if (c.family !== this.family) continue;
+        c.promote(now, this.cooldownMs);
+        if (c.hasReady()) return c;
+      }
     }
-    return best;
+    return undefined;
   }
 
-  private markAssigned(e: Entry, key: PodKey, ks: string, meta: PodMetadata, atNs: bigint): void {
+  private markAssigned(
+    e: Entry,
+    key: PodKey,
+    ks: string,
+    meta: PodMetadata,
+    atMs: number,
+    atNs: bigint | undefined,
+  ): void {
     e.key = { networkName: key.networkName, containerID: key.containerID, ifName: key.ifName };
     e.keyString = ks;
     e.metadata = { ...meta };
+    e.assignedAt = atMs;
     e.assignedAtNs = atNs;
-    e.assignedAt = Number(atNs / 1_000_000n);
+    e.fragment = undefined;
+    e.cidr.assigned += 1;
+    e.cidr.eni.assigned += 1;
+    if (e.cidr.isPrefix) e.cidr.eni.rebucket(e.cidr, e.cidr.assigned - 1);
+    this.byKey.set(ks, e);
+    this.byAddress.set(e.address, e);
+  }
+
+  private markUnassigned(e: Entry): void {
+    this.byKey.delete(e.keyString!);
+    this.byAddress.delete(e.address);
+    e.key = undefined;
+    e.keyString = undefined;
+    e.fragment = undefined;
+    e.cidr.assigned -= 1;
+    e.cidr.eni.assigned -= 1;
+    if (e.cidr.isPrefix) e.cidr.eni.rebucket(e.cidr, e.cidr.assigned + 1);
+  }
+
+  /** The entry's checkpoint JSON, computed once per assignment. */
+  private fragmentOf(e: Entry): string {
+    if (e.fragment !== undefined) return e.fragment;
+    const key = e.key!;
+    const meta = e.metadata;
     e.fragment = serializeCheckpointEntry({
       networkName: key.networkName,
       containerID: key.containerID,
       ifName: key.ifName,
       ...(e.cidr.family === 4 ? { ipv4: e.address } : { ipv6: e.address }),
-      allocationTimestamp: atNs,
+      allocationTimestamp: e.assignedAtNs ?? BigInt(Math.trunc(e.assignedAt)) * 1_000_000n,
       metadata: {
         ...(meta.namespace === undefined ? {} : { k8sPodNamespace: meta.namespace }),
         ...(meta.name === undefined ? {} : { k8sPodName: meta.name }),
         ...(meta.interfacesCount === undefined ? {} : { interfacesCount: meta.interfacesCount }),
       },
     });
-    e.cidr.assigned += 1;
-    e.cidr.eni.assigned += 1;
-    this.byKey.set(ks, e);
-    this.byAddress.set(this.addressKey(e), e);
-  }
-
-  private markUnassigned(e: Entry): void {
-    this.byKey.delete(e.keyString!);
-    this.byAddress.delete(this.addressKey(e));
-    e.key = undefined;
-    e.keyString = undefined;
-    e.fragment = undefined;
-    e.cidr.assigned -= 1;
-    e.cidr.eni.assigned -= 1;
-  }
-
-  private addressKey(e: Entry): string {
-    return `${e.cidr.family}:${e.cidr.base + BigInt(e.offset)}`;
+    return e.fragment;
   }
 
   private persist(): void {
     const entries = this.byKey;
     const contents: CheckpointContents = {
       allocations: entries.size,
-      serialize: () => serializeCheckpointFromEntries([...entries.values()].map((e) => e.fragment!)),
+      serialize: () => serializeCheckpointFromEntries([...entries.values()].map((e) => this.fragmentOf(e))),
     };
     try {
       this.checkpointer.write(contents);
@@ -746,6 +777,7 @@ export class Datastore {
       dropped.push({ key: e.key, metadata: e.metadata, address: e.address, cidr: c.text });
       this.markUnassigned(e);
     }
+    if (c.isPrefix) c.eni.rebucket(c, c.assigned);
     c.removed = true;
     this.cidrs.delete(c.text);
     c.eni.secondaries.delete(c.text);
@@ -753,7 +785,7 @@ export class Datastore {
     if (!c.isPrefix) {
       this.staleSecondaries += 1;
       const heap = c.eni.secondaryReady;
-      if (this.staleSecondaries > 64 && this.staleSecondaries * 2 > heap.size) {
+      if (this.staleSecondaries > 64 && this.staleSecondaries * 2 > heap.length) {
         for (const eni of this.enis.values()) eni.secondaryReady.filter((x) => !x.removed);
         this.staleSecondaries = 0;
       }

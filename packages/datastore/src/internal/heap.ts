@@ -1,4 +1,4 @@
-/** A binary min-heap ordered by `less`. Push and pop are O(log n). */
+/** A binary min-heap ordered by `less`. Push and pop are O(log n). Used for free offsets inside a CIDR. */
 export class MinHeap<T> {
   private readonly items: T[] = [];
 
@@ -85,6 +85,12 @@ export class Deque<T> {
   popBack(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     return this.items.pop();
+  }
+
+  /** Keeps only the items `keep` accepts (O(n)); used to drop stale entries now and then. */
+  filter(keep: (item: T) => boolean): void {
+    this.items = this.items.slice(this.head).filter(keep);
+    this.head = 0;
   }
 
   *[Symbol.iterator](): IterableIterator<T> {

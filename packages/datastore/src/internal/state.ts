@@ -12,10 +12,10 @@ export interface Entry {
   keyString: string | undefined;
   metadata: PodMetadata;
   assignedAt: number;
-  /** Assignment time in Unix nanoseconds, as the checkpoint stores it. */
-  assignedAtNs: bigint;
+  /** Exact assignment time in Unix nanoseconds when restored from a checkpoint (else derived from ms). */
+  assignedAtNs: bigint | undefined;
   unassignedAt: number | undefined;
-  /** Serialized checkpoint entry, cached while assigned. */
+  /** Serialized checkpoint entry, computed on the first checkpoint write and cached while assigned. */
   fragment: string | undefined;
 }
 
@@ -30,9 +30,10 @@ export class CidrState {
   assigned = 0;
   readonly entries = new Map<number, Entry>();
   readonly cooling = new Deque<Entry>();
-  private readonly free = new MinHeap<number>((a, b) => a < b);
+  /** Created on first use: most /32s never need them. */
+  private free: MinHeap<number> | undefined;
   private highWater = 0;
-  private readonly reservedAbove = new Set<number>();
+  private reservedAbove: Set<number> | undefined;
 
   constructor(
     readonly text: string,
@@ -58,11 +59,17 @@ export class CidrState {
       }
       if (now - (head.unassignedAt ?? 0) <= cooldownMs) return;
       this.cooling.shift();
-      this.free.push(head.offset);
+      this.pushFree(head.offset);
     }
   }
 
+  private pushFree(offset: number): void {
+    this.free ??= new MinHeap<number>((a, b) => a < b);
+    this.free.push(offset);
+  }
+
   private dropStaleFree(): void {
+    if (this.free === undefined) return;
     for (;;) {
       const top = this.free.peek();
       if (top === undefined) return;
@@ -73,6 +80,7 @@ export class CidrState {
   }
 
   private skipReserved(): void {
+    if (this.reservedAbove === undefined) return;
     while (this.reservedAbove.has(this.highWater)) {
       this.reservedAbove.delete(this.highWater);
       this.highWater += 1;
@@ -82,7 +90,7 @@ export class CidrState {
   /** True when an address can be taken now (call `promote` first). */
   hasReady(): boolean {
     this.dropStaleFree();
-    if (this.free.size > 0) return true;
+    if (this.free !== undefined && this.free.size > 0) return true;
     this.skipReserved();
     return this.highWater < this.size;
   }
@@ -90,7 +98,7 @@ export class CidrState {
   /** Takes the lowest ready offset, or `undefined` (call `promote` first). */
   take(): number | undefined {
     this.dropStaleFree();
-    const f = this.free.pop();
+    const f = this.free?.pop();
     if (f !== undefined) return f;
     this.skipReserved();
     if (this.highWater >= this.size) return undefined;
@@ -101,12 +109,12 @@ export class CidrState {
 
   /** Gives back an offset taken by `take` whose assignment was undone (not cooled: it was never used). */
   untake(offset: number): void {
-    this.free.push(offset);
+    this.pushFree(offset);
   }
 
   /** Marks a specific offset as taken (restore). */
   reserve(offset: number): void {
-    if (offset >= this.highWater) this.reservedAbove.add(offset);
+    if (offset >= this.highWater) (this.reservedAbove ??= new Set<number>()).add(offset);
     // Below the high-water mark the offset is either in `free` (dropped lazily because its entry is now
     // assigned) or in `cooling` (dropped by `promote` for the same reason).
   }
@@ -119,15 +127,27 @@ export class CidrState {
   }
 }
 
-/** One ENI and its CIDRs, with an index of ready /32 secondary addresses (lowest address first). */
+function bucketOf(c: CidrState, assigned: number): number {
+  return assigned >= c.size ? -1 : Math.min(assigned, 16);
+}
+
+/** One ENI and its CIDRs, with an index of ready /32 secondary addresses (longest ready first). */
 export class EniState {
   assigned = 0;
   readonly secondaries = new Map<string, CidrState>();
   readonly prefixes = new Map<string, CidrState>();
-  /** /32s with their one address ready, by address; may hold removed or taken CIDRs (skipped lazily). */
-  readonly secondaryReady = new MinHeap<CidrState>((a, b) => a.base < b.base);
+  /**
+   * /32s with their one address ready, in the order they became ready (as added, then as they leave
+   * cooldown); may hold removed or taken CIDRs, skipped lazily.
+   */
+  readonly secondaryReady = new Deque<CidrState>();
   /** /32s whose address is cooling, in release order. */
   readonly secondaryCooling = new Deque<CidrState>();
+  /**
+   * Prefixes by assigned count (index 0–16; an IPv6 /80 with more than 16 sits in 16); full prefixes are in
+   * none. Within a bucket, insertion order: the prefix that reached the count first comes first.
+   */
+  readonly prefixBuckets: Set<CidrState>[] = Array.from({ length: 17 }, () => new Set<CidrState>());
 
   constructor(
     readonly id: string,
@@ -142,12 +162,18 @@ export class EniState {
     readonly createdAt: number,
   ) {}
 
+  /** Moves a prefix to the bucket matching its assigned count (after `from` → current count changed). */
+  rebucket(c: CidrState, from: number | undefined): void {
+    if (from !== undefined) this.prefixBuckets[bucketOf(c, from)]?.delete(c);
+    if (!c.removed) this.prefixBuckets[bucketOf(c, c.assigned)]?.add(c);
+  }
+
   /** Primary, trunk and EFA ENIs are never freed, so the allocator fills them first. */
   get pinned(): boolean {
     return this.isPrimary || this.isTrunk || this.isEfa;
   }
 
-  /** The ready /32 with the lowest address, after promoting cooled ones; `undefined` if none. */
+  /** The /32 ready longest, after promoting cooled ones; `undefined` if none. */
   readySecondary(now: number, cooldownMs: number): CidrState | undefined {
     for (;;) {
       const c = this.secondaryCooling.peek();
@@ -172,7 +198,7 @@ export class EniState {
       const top = this.secondaryReady.peek();
       if (top === undefined) return undefined;
       if (!top.removed && top.hasReady()) return top;
-      this.secondaryReady.pop();
+      this.secondaryReady.shift();
     }
   }
 }
