@@ -11,6 +11,7 @@ import {
   processRunner,
   reconcileSnat,
   renderIptables,
+  renderNftTable,
   teardownSnat,
 } from '@vpc-cni-kit/iptables-snat';
 import { summarize } from '../lib/timing.mjs';
@@ -61,6 +62,7 @@ try {
     if (backend === 'nftables') {
       const restore = [];
       const save = [];
+      const nftFile = [];
       for (let i = 0; i < RUNS + 2; i++) {
         await teardownSnat(tools);
         let t0 = process.hrtime.bigint();
@@ -69,13 +71,18 @@ try {
         t0 = process.hrtime.bigint();
         inNs('iptables-save', ['-t', 'nat']);
         const b = ms(t0);
+        t0 = process.hrtime.bigint();
+        inNs('nft', ['-f', '-'], renderNftTable(plan.nft));
+        const c = ms(t0);
         if (i >= 2) {
           restore.push(a);
           save.push(b);
+          nftFile.push(c);
         }
       }
       results['baseline: one bare `iptables-restore --noflush` of the rules'] = summarize(restore);
       results['baseline: one bare `iptables-save -t nat`'] = summarize(save);
+      results['baseline: one bare `nft -f` creating the connmark table'] = summarize(nftFile);
     }
   }
   await teardownSnat(tools);
