@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EniContext } from './context.js';
 import { type Ec2Eni, toEc2Eni } from './ec2/eni.js';
 import { type EniManagerError, eniError, isEniManagerError } from './errors.js';
-import { freeEniSteps } from './free.js';
+import { rollbackCreatedEni } from './free.js';
 import type { NodeMetadata } from './imds/discovery.js';
 import type { ImdsEni } from './imds/node-info.js';
 import { pollUntil } from './poll.js';
@@ -110,11 +110,12 @@ export async function allocateEni(
   checkRequest(request);
   const card = request.networkCard ?? 0;
   const created = await createInFirstSubnetWithRoom(ctx, node, settings, request);
+  const progress: { attachmentId?: string } = {};
   try {
-    return await attachAndReady(ctx, metadata, node, settings, request, created, card);
+    return await attachAndReady(ctx, metadata, node, settings, request, created, card, progress);
   } catch (error) {
     try {
-      await freeEniSteps(ctx, created.eniId);
+      await rollbackCreatedEni(ctx, created.eniId, progress.attachmentId);
     } catch (rollbackError) {
       // The ENI stays tagged with this instance id, so leaked-ENI GC deletes it later; report both failures.
       const primary = isEniManagerError(error) ? error : undefined;
@@ -193,6 +194,7 @@ async function attachAndReady(
   request: AllocateEniRequest,
   eni: Ec2Eni,
   card: number,
+  progress: { attachmentId?: string },
 ): Promise<AllocatedEni> {
   const deviceIndex = await firstFreeDeviceIndex(ctx, node.instanceId, card, settings.maxDeviceIndex ?? 99);
   const attached = await ctx.ec2.call('AttachNetworkInterface', {
@@ -202,6 +204,7 @@ async function attachAndReady(
     NetworkCardIndex: card,
   });
   const attachmentId = attached.AttachmentId;
+  if (attachmentId !== undefined) progress.attachmentId = attachmentId;
   if (attachmentId === undefined || awsId('eni-attach', attachmentId) === undefined) {
     throw eniError('Ec2InvalidResponse', 'AttachNetworkInterface returned no valid AttachmentId', {
       action: 'AttachNetworkInterface',

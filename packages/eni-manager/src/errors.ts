@@ -198,9 +198,12 @@ export function isEniErrorCode(code: unknown): code is EniErrorCode {
  * True when `value` is an {@link EniManagerError} (optionally with one of `codes`), checked by brand and code,
  * so it holds even when two copies of this package are loaded.
  */
-export function isEniManagerError(value: unknown, ...codes: EniErrorCode[]): value is EniManagerError {
+export function isEniManagerError<C extends EniErrorCode = EniErrorCode>(
+  value: unknown,
+  ...codes: C[]
+): value is EniManagerError & { readonly code: C } {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as { _tag?: unknown; code?: unknown };
   if (v._tag !== BRAND || !isEniErrorCode(v.code)) return false;
-  return codes.length === 0 || codes.includes(v.code);
+  return codes.length === 0 || (codes as EniErrorCode[]).includes(v.code);
 }

@@ -75,3 +75,63 @@ export async function deleteEniWithRetries(ctx: EniContext, eniId: string): Prom
   if (!result.done) throw lastError;
   return result.value;
 }
+
+/**
+ * Undoes a create that just happened. EC2 is eventually consistent: for a moment after `CreateNetworkInterface`,
+ * Describe* and even Delete may answer `NotFound`, so here `NotFound` means "not visible yet" until the deadline
+ * passes, never "already gone". Detaches first when the attachment is known; when Delete says the ENI is in use,
+ * finds the attachment, detaches it, and tries again.
+ */
+export async function rollbackCreatedEni(
+  ctx: EniContext,
+  eniId: string,
+  attachmentId: string | undefined,
+): Promise<FreeEniOutcome> {
+  let pendingDetach = attachmentId;
+  let lastError: unknown;
+  const result = await pollUntil(
+    async () => {
+      if (pendingDetach !== undefined) {
+        try {
+          await ctx.ec2.call('DetachNetworkInterface', { AttachmentId: pendingDetach });
+          pendingDetach = undefined;
+        } catch (error) {
+          if (!isEniManagerError(error)) throw error;
+          if (isEniManagerError(error, 'InvalidAttachmentID.NotFound', 'IncorrectState'))
+            pendingDetach = undefined;
+          else if (!error.retryable && error.code !== 'InvalidNetworkInterfaceID.NotFound') throw error;
+          lastError = error;
+          return { done: false, value: 'deleted' as FreeEniOutcome };
+        }
+      }
+      try {
+        await ctx.ec2.call('DeleteNetworkInterface', { NetworkInterfaceId: eniId });
+        return { done: true, value: 'deleted' as FreeEniOutcome };
+      } catch (error) {
+        if (!isEniManagerError(error)) throw error;
+        lastError = error;
+        if (isEniManagerError(error, 'InvalidNetworkInterface.InUse', 'IncorrectState')) {
+          const eni = await describeEni(ctx.ec2, eniId);
+          if (eni?.attachment !== undefined && eni.attachment.status !== 'detaching') {
+            pendingDetach = eni.attachment.attachmentId;
+          }
+          return { done: false, value: 'deleted' as FreeEniOutcome };
+        }
+        if (error.code === 'InvalidNetworkInterfaceID.NotFound' || error.retryable) {
+          return { done: false, value: 'deleted' as FreeEniOutcome };
+        }
+        throw error;
+      }
+    },
+    {
+      backoff: ctx.timings.detachBackoff,
+      deadlineMs: ctx.timings.detachWaitMs,
+      clock: ctx.clock,
+      random: ctx.random,
+    },
+  );
+  if (result.done) return result.value;
+  // NotFound until the deadline: someone else deleted it after all.
+  if (isEniManagerError(lastError, 'InvalidNetworkInterfaceID.NotFound')) return 'already-gone';
+  throw lastError;
+}

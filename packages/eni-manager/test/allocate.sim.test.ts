@@ -115,6 +115,23 @@ describe('allocateEni against ec2-simulator', () => {
     expect(imdsReads.length).toBeGreaterThan(1); // it polled
   });
 
+  it('EC2 eventual consistency: a new ENI not yet visible to Describe* still gets attached and readied', async () => {
+    world = await startWorld({ manager: { timings: { imdsWaitMs: 10_000 } } });
+    world.sim.faults.add({ kind: 'eventual-consistency', ms: 500 });
+    const eni = await world.manager.allocateEni({ ipv4Count: 2 });
+    expect(eni.imds.ipv4Addresses).toHaveLength(3);
+  });
+
+  it('EC2 eventual consistency: a rollback right after the create still deletes the ENI', async () => {
+    world = await startWorld();
+    world.sim.faults.add({ kind: 'eventual-consistency', ms: 500 });
+    world.sim.faults.failNext('AttachNetworkInterface', 'AttachmentLimitExceeded');
+    const error = await world.manager.allocateEni().catch((e: unknown) => e);
+    expect(isEniManagerError(error, 'AttachmentLimitExceeded')).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await world.ourEnis()).toEqual([]);
+  });
+
   it('subnet full: typed error on the first attempt, no retry storm, nothing created', async () => {
     world = await startWorld();
     // A /28 has 11 usable addresses; 1 primary + 12 secondaries cannot fit.
