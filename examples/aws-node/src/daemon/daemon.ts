@@ -234,7 +234,12 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   const metricsEndpoint = config.metrics.enabled
     ? await listen(metricsServer(metrics, datastore), config.metrics.bindAddress)
     : undefined;
-  if (!config.disableNetworkResourceProvisioning) pool.start(options.poolIntervalMs ?? 5000);
+  if (!config.disableNetworkResourceProvisioning) {
+    // Pre-scale before declaring the node ready, as the reference's node init does, so the first pods find
+    // addresses waiting.
+    for (let i = 0; i < 5; i++) if ((await pool.tick()).kind === 'none') break;
+    pool.start(options.poolIntervalMs ?? 5000);
+  }
 
   let gcTimer: NodeJS.Timeout | undefined;
   if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning) {

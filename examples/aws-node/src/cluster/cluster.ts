@@ -1,0 +1,342 @@
+/**
+ * A test and demo cluster on the virtual VPC: instances are network namespaces, each running `aws-node`
+ * (and `aws-vpc-cni-init`) inside it; pods are namespaces created through a real libcni runtime running in the
+ * instance's namespace, so our plugin is chained with Debian's portmap (and bandwidth) as on a real node.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type DescribedInstance, startVirtualVpc, type VirtualVpc } from '@vpc-cni-kit/ec2-simulator';
+import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import { inNetns } from './exec.js';
+
+/** Options for {@link Cluster.start}. */
+export interface ClusterOptions {
+  /** Number of nodes (default 2). */
+  nodes?: number;
+  /** Instance type (default m5.large: 3 ENIs × 10 IPv4, 29 pods). */
+  instanceType?: string;
+  /** Extra environment for every daemon (the reference's variables: WARM_IP_TARGET, …). */
+  env?: Record<string, string>;
+  /** Directory holding `aws-node.cjs`, `aws-vpc-cni-init.cjs` and `aws-cni.cjs` (the package's dist/bin). */
+  binDir: string;
+  /** Path of the libcni runner binary (tools/libcni-runner). */
+  libcniRunner: string;
+  /** Chain the bandwidth plugin too. */
+  bandwidth?: boolean;
+  /** Simulator options (rate limits, faults). */
+  simulator?: Parameters<typeof startVirtualVpc>[0]['simulator'];
+  /** Where node directories go (default: /tmp/vck-cluster-<run>). */
+  workDir?: string;
+}
+
+/** One node: its instance and everything its daemon uses. */
+export interface ClusterNode {
+  index: number;
+  instance: DescribedInstance;
+  dir: string;
+  socket: string;
+  checkpoint: string;
+  confDir: string;
+  cniBinDir: string;
+  cacheDir: string;
+  logFile: string;
+  daemon: ChildProcess | undefined;
+  env: Record<string, string>;
+}
+
+/** A pod created through libcni. */
+export interface ClusterPod {
+  name: string;
+  namespace: string;
+  netns: string;
+  netnsPath: string;
+  node: number;
+  containerId: string;
+  address: string;
+  result: unknown;
+}
+
+/** A libcni failure (the plugin's CNI error, or libcni's own). */
+export class PodError extends Error {
+  constructor(
+    readonly cniCode: number,
+    message: string,
+    readonly details?: string,
+  ) {
+    super(message);
+    this.name = 'PodError';
+  }
+}
+
+/** A running cluster. */
+export class Cluster {
+  readonly pods: ClusterPod[] = [];
+  private podSeq = 0;
+
+  private constructor(
+    readonly vpc: VirtualVpc,
+    readonly nodes: ClusterNode[],
+    private readonly options: ClusterOptions,
+    readonly workDir: string,
+  ) {}
+
+  /** Brings up the VPC, installs the plugin and starts a daemon on every node; resolves when all are healthy. */
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const count = options.nodes ?? 2;
+    const vpc = await startVirtualVpc({
+      scenario: {
+        region: 'us-west-2',
+        vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
+        subnets: [
+          { id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/20', availabilityZone: 'us-west-2a' },
+        ],
+        instances: Array.from({ length: count }, () => ({
+          instanceType: options.instanceType ?? 'm5.large',
+          subnetId: 'subnet-0c000000000000001',
+        })),
+      },
+      ...(options.simulator ? { simulator: options.simulator } : {}),
+    });
+    const workDir = options.workDir ?? join('/tmp', `vck-cluster-${vpc.runId}`);
+    const described = vpc.describe();
+    const nodes: ClusterNode[] = described.instances.map((instance, index) => {
+      const dir = join(workDir, `node${index}`);
+      const node: ClusterNode = {
+        index,
+        instance,
+        dir,
+        socket: join(dir, 'run/ipamd.sock'),
+        checkpoint: join(dir, 'run/ipam.json'),
+        confDir: join(dir, 'net.d'),
+        cniBinDir: join(dir, 'bin'),
+        cacheDir: join(dir, 'cache'),
+        logFile: join(dir, 'ipamd.log'),
+        daemon: undefined,
+        env: {},
+      };
+      node.env = {
+        PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+        AWS_EC2_ENDPOINT: instance.ec2Endpoint,
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: instance.imdsEndpoint,
+        AWS_ACCESS_KEY_ID: 'AKIDSIMULATOR',
+        AWS_SECRET_ACCESS_KEY: 'simulator-secret',
+        AWS_REGION: described.region,
+        AWS_EC2_METADATA_DISABLED: 'true',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        AWS_NODE_IPAMD_SOCKET: node.socket,
+        AWS_VPC_K8S_CNI_BACKING_STORE: node.checkpoint,
+        HOST_CNI_CONFDIR_PATH: node.confDir,
+        HOST_CNI_BIN_PATH: node.cniBinDir,
+        AWS_VPC_K8S_CNI_LOG_FILE: node.logFile,
+        AWS_VPC_K8S_PLUGIN_LOG_FILE: join(dir, 'plugin.log'),
+        AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
+        ...options.env,
+      };
+      mkdirSync(join(dir, 'run'), { recursive: true });
+      return node;
+    });
+    const cluster = new Cluster(vpc, nodes, options, workDir);
+    try {
+      await Promise.all(nodes.map((n) => cluster.initNode(n)));
+      await Promise.all(nodes.map((n) => cluster.startDaemon(n.index)));
+    } catch (e) {
+      await cluster.close();
+      throw e;
+    }
+    return cluster;
+  }
+
+  private async initNode(node: ClusterNode): Promise<void> {
+    const r = await inNetns(
+      node.instance.netnsPath,
+      [process.execPath, join(this.options.binDir, 'aws-vpc-cni-init.cjs')],
+      { env: node.env },
+    );
+    if (r.code !== 0)
+      throw new Error(`aws-vpc-cni-init on node ${node.index} failed: ${r.stderr || r.stdout}`);
+  }
+
+  /** Starts (or restarts) node `i`'s daemon and waits until it has written its conflist. */
+  async startDaemon(i: number, timeoutMs = 30_000): Promise<void> {
+    const node = this.nodes[i];
+    if (node === undefined) throw new Error(`no node ${i}`);
+    rmSync(join(node.confDir, '10-aws.conflist'), { force: true });
+    const child = spawn(
+      'nsenter',
+      [`--net=${node.instance.netnsPath}`, process.execPath, join(this.options.binDir, 'aws-node.cjs')],
+      {
+        env: node.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    node.daemon = child;
+    const deadline = Date.now() + timeoutMs;
+    while (!existsSync(join(node.confDir, '10-aws.conflist'))) {
+      if (child.exitCode !== null)
+        throw new Error(`aws-node on node ${i} exited (${child.exitCode}): ${stderr}\n${this.logTail(i)}`);
+      if (Date.now() > deadline)
+        throw new Error(`aws-node on node ${i} not healthy after ${timeoutMs} ms\n${this.logTail(i)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Stops node `i`'s daemon with `signal` (SIGTERM: graceful; SIGKILL: a crash) and waits for it to exit. */
+  async stopDaemon(i: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.nodes[i]?.daemon;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill(signal);
+    await exited;
+  }
+
+  /** The last lines of node `i`'s daemon log. */
+  logTail(i: number, lines = 20): string {
+    const file = this.nodes[i]?.logFile;
+    if (file === undefined || !existsSync(file)) return '(no log)';
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
+  }
+
+  private libcni(
+    node: ClusterNode,
+    command: string,
+    pod: { netnsPath: string; containerId: string; name: string; namespace: string },
+    capabilityArgs?: unknown,
+  ) {
+    const conflist = join(node.confDir, '10-aws.conflist');
+    const args = `IgnoreUnknown=1;K8S_POD_NAMESPACE=${pod.namespace};K8S_POD_NAME=${pod.name};K8S_POD_INFRA_CONTAINER_ID=${pod.containerId}`;
+    return inNetns(
+      node.instance.netnsPath,
+      [
+        this.options.libcniRunner,
+        command,
+        '-conflist',
+        conflist,
+        '-bin-dir',
+        `${node.cniBinDir}:/usr/lib/cni`,
+        '-cache-dir',
+        node.cacheDir,
+        '-netns',
+        pod.netnsPath,
+        '-id',
+        pod.containerId,
+        '-ifname',
+        'eth0',
+        '-args',
+        args,
+        '-cap-args',
+        capabilityArgs === undefined ? '' : JSON.stringify(capabilityArgs),
+      ],
+      { env: node.env },
+    );
+  }
+
+  /**
+   * Creates a pod on node `i` through libcni (ADD of the whole conflist). Retries while the plugin answers
+   * code 11 ("try again later"), as kubelet does, up to `retryForMs`.
+   */
+  async addPod(
+    i: number,
+    options: { name?: string; namespace?: string; retryForMs?: number; capabilityArgs?: unknown } = {},
+  ): Promise<ClusterPod> {
+    const node = this.nodes[i];
+    if (node === undefined) throw new Error(`no node ${i}`);
+    const seq = this.podSeq++;
+    const name = options.name ?? `pod-${i}-${seq}`;
+    const netns = `vckpod-${this.vpc.runId}-${seq}`;
+    const netnsPath = netnsAdd(netns);
+    const pod = {
+      name,
+      namespace: options.namespace ?? 'default',
+      netns,
+      netnsPath,
+      containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
+    };
+    const deadline = Date.now() + (options.retryForMs ?? 30_000);
+    for (;;) {
+      const r = await this.libcni(node, 'add', pod, options.capabilityArgs);
+      const out = parseRunner(r.stdout, r.stderr);
+      if (out.ok) {
+        const result = out.result as { ips?: { address: string }[] };
+        const address = result.ips?.[0]?.address.split('/')[0] ?? '';
+        const created: ClusterPod = { ...pod, node: i, address, result: out.result };
+        this.pods.push(created);
+        return created;
+      }
+      if (out.error.code !== 11 || Date.now() > deadline) {
+        // A failed ADD is followed by DEL, as a runtime does; then the namespace goes.
+        await this.libcni(node, 'del', pod);
+        netnsDel(netns);
+        throw new PodError(out.error.code, out.error.msg, out.error.details);
+      }
+      await new Promise((r2) => setTimeout(r2, 500));
+    }
+  }
+
+  /** Deletes a pod: libcni DEL (twice, the second without a netns, as containerd does), then its namespace. */
+  async delPod(pod: ClusterPod): Promise<void> {
+    const node = this.nodes[pod.node];
+    if (node === undefined) return;
+    const first = parseRunner((await this.libcni(node, 'del', pod)).stdout, '');
+    if (!first.ok)
+      throw new PodError(first.error.code, `DEL failed: ${first.error.msg}`, first.error.details);
+    const second = parseRunner((await this.libcni(node, 'del', { ...pod, netnsPath: '' })).stdout, '');
+    if (!second.ok)
+      throw new PodError(second.error.code, `second DEL failed: ${second.error.msg}`, second.error.details);
+    netnsDel(pod.netns);
+    this.pods.splice(this.pods.indexOf(pod), 1);
+  }
+
+  /** GET a path of node `i`'s introspection endpoint (from inside its namespace). */
+  async introspect(i: number, path: string): Promise<unknown> {
+    const node = this.nodes[i];
+    if (node === undefined) throw new Error(`no node ${i}`);
+    const r = await inNetns(node.instance.netnsPath, ['curl', '-sf', `http://127.0.0.1:61679${path}`]);
+    if (r.code !== 0) throw new Error(`introspection ${path} on node ${i} failed (${r.code})`);
+    return JSON.parse(r.stdout);
+  }
+
+  /** GET node `i`'s Prometheus metrics text. */
+  async metrics(i: number): Promise<string> {
+    const node = this.nodes[i];
+    if (node === undefined) throw new Error(`no node ${i}`);
+    return (await inNetns(node.instance.netnsPath, ['curl', '-sf', 'http://127.0.0.1:61678/metrics'])).stdout;
+  }
+
+  /** Pings `target` from inside pod (or any namespace file) `fromNetnsPath`; true when a reply came back. */
+  async ping(fromNetnsPath: string, target: string): Promise<boolean> {
+    return (
+      (await inNetns(fromNetnsPath, ['ping', '-c', '1', '-W', '2', target], { timeoutMs: 10_000 })).code === 0
+    );
+  }
+
+  /** Stops every daemon, deletes every pod namespace, removes the VPC and the work directory. Idempotent. */
+  async close(): Promise<void> {
+    for (const pod of [...this.pods]) {
+      try {
+        netnsDel(pod.netns);
+      } catch {
+        // already gone
+      }
+    }
+    this.pods.length = 0;
+    await Promise.all(this.nodes.map((n) => this.stopDaemon(n.index, 'SIGTERM')));
+    await this.vpc.close();
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
+
+function parseRunner(
+  stdout: string,
+  stderr: string,
+): { ok: true; result: unknown } | { ok: false; error: { code: number; msg: string; details?: string } } {
+  try {
+    return JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+  } catch {
+    return { ok: false, error: { code: -1, msg: `libcni runner produced no result: ${stderr || stdout}` } };
+  }
+}

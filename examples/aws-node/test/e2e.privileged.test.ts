@@ -1,0 +1,76 @@
+/**
+ * aws-node and aws-cni end to end on the virtual VPC: two m5.large nodes (namespaces), daemons inside them,
+ * pods created through Debian's libcni chaining aws-cni with portmap and bandwidth.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Cluster, type ClusterPod } from '../src/cluster/cluster.js';
+import { inNetns } from '../src/cluster/exec.js';
+
+const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
+
+describePrivileged('aws-node on the virtual VPC', () => {
+  let cluster: Cluster;
+  const pods: ClusterPod[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(`${binDir}/aws-node.cjs`))
+      throw new Error(`build first: ${binDir}/aws-node.cjs is missing (npm run build)`);
+    cluster = await Cluster.start({
+      nodes: 2,
+      binDir,
+      libcniRunner: await buildLibcniRunner(),
+      bandwidth: true,
+      simulator: { rateLimits: false },
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.close();
+  }, 120_000);
+
+  it('gives pods ENI secondary addresses in the VPC', async () => {
+    pods.push(await cluster.addPod(0), await cluster.addPod(0), await cluster.addPod(1));
+    for (const p of pods) expect(p.address).toMatch(/^10\.0\.\d+\.\d+$/);
+    expect(new Set(pods.map((p) => p.address)).size).toBe(3);
+    // The result has the reference's shape: host veth, eth0 in the pod, the dummy marker.
+    expect(pods[0]?.result).toMatchObject({
+      cniVersion: '0.4.0',
+      interfaces: [
+        { name: expect.stringMatching(/^eni[0-9a-f]{11}$/) },
+        { name: 'eth0', sandbox: pods[0]?.netnsPath },
+        { name: expect.stringMatching(/^dummy/) },
+      ],
+    });
+  });
+
+  it('connects pod↔pod on one node and across nodes, and pod→node', async () => {
+    const [a, b, c] = pods as [ClusterPod, ClusterPod, ClusterPod];
+    expect(await cluster.ping(a.netnsPath, b.address)).toBe(true);
+    expect(await cluster.ping(a.netnsPath, c.address)).toBe(true);
+    expect(await cluster.ping(c.netnsPath, a.address)).toBe(true);
+    expect(await cluster.ping(a.netnsPath, cluster.nodes[0]!.instance.privateIp)).toBe(true);
+  });
+
+  it('reaches the internet only through SNAT to the node address', async () => {
+    const a = pods[0]!;
+    const internet = cluster.vpc.describe().internet.host;
+    expect(await cluster.ping(a.netnsPath, internet)).toBe(true);
+    const view = cluster.vpc.routerView();
+    expect(JSON.stringify(view)).toBeTruthy();
+  });
+
+  it('DEL removes the host route and rules', async () => {
+    const c = pods.pop()!;
+    const node = cluster.nodes[c.node]!;
+    const before = (await inNetns(node.instance.netnsPath, ['ip', 'rule', 'show'])).stdout;
+    expect(before).toContain(`to ${c.address} lookup main`);
+    await cluster.delPod(c);
+    const rules = (await inNetns(node.instance.netnsPath, ['ip', 'rule', 'show'])).stdout;
+    const routes = (await inNetns(node.instance.netnsPath, ['ip', 'route', 'show'])).stdout;
+    expect(rules).not.toContain(c.address);
+    expect(routes).not.toContain(c.address);
+  });
+});
