@@ -134,4 +134,47 @@ describePrivileged('virtual VPC lifecycle: runs, CLI, stale cleanup', () => {
       for (const n of [crashed.router, crashed.internet]) spawnSync('ip', ['netns', 'del', n]);
     }
   });
+
+  it('refuses a bad scenario or a VPC CIDR that clashes with the ranges a run uses, creating nothing', async () => {
+    const before = netnsNames();
+    const runsBefore = listRuns().length;
+    for (const [scenario, code] of [
+      [{ vpcs: 'nope', subnets: [] }, 'SCENARIO_INVALID'],
+      [
+        { vpcs: [{ id: 'vpc-0a000000000000001', cidrBlocks: ['203.0.113.0/24'] }], subnets: [] },
+        'VPC_INVALID_OPTIONS',
+      ],
+    ] as const) {
+      let err: unknown;
+      try {
+        await startVirtualVpc({ scenario });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as { code?: string }).code).toBe(code);
+    }
+    let bad: unknown;
+    try {
+      await startVirtualVpc({ scenario: oneNode(), runId: 'NOT-HEX' });
+    } catch (e) {
+      bad = e;
+    }
+    expect(isVpcError(bad) && bad.code).toBe('VPC_INVALID_OPTIONS');
+    expect(netnsNames()).toEqual(before);
+    expect(listRuns()).toHaveLength(runsBefore);
+  });
+
+  it('closes idempotently and refuses use after close', async () => {
+    const vpc = await startVirtualVpc({ scenario: oneNode(), simulator: { rateLimits: false } });
+    await Promise.all([vpc.close(), vpc.close()]);
+    await vpc.close();
+    let err: unknown;
+    try {
+      vpc.describe();
+    } catch (e) {
+      err = e;
+    }
+    expect(isVpcError(err) && err.code).toBe('VPC_CLOSED');
+    expect(netnsNames().some((n) => n.includes(vpc.runId))).toBe(false);
+  });
 });
