@@ -50,5 +50,5 @@ export {
   subnetClusterTagPrefix,
   subnetRoleTag,
 } from './subnets.js';
-export { type EniTagOptions, eniDescriptionPrefix, eniTagKeys, newEniTags } from './tags.js';
+export { type EniTagOptions, eniDescriptionPrefix, eniTagKeys, newEniTags, tagsToAdd } from './tags.js';
 export { TokenBucket, type TokenBucketConfig } from './token-bucket.js';

@@ -62,3 +62,16 @@ export function parseRfc3339(text: string): number | undefined {
   const ms = Date.parse(text);
   return Number.isFinite(ms) ? ms : undefined;
 }
+
+/**
+ * The tags to write so an ENI carries `desired`: those missing or different in `current` (the reference's
+ * `TagENI` writes only these, so a reconcile of an already-tagged ENI makes no `CreateTags` call).
+ */
+export function tagsToAdd(
+  current: Readonly<Record<string, string>>,
+  desired: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(desired)) if (current[key] !== value) out[key] = value;
+  return out;
+}

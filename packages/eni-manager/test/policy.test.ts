@@ -13,6 +13,7 @@ import {
   RateLimiter,
   rankSubnets,
   TokenBucket,
+  tagsToAdd,
 } from '../src/index.js';
 import { sequence, TestClock } from './support/test-clock.js';
 
@@ -332,5 +333,12 @@ describe('isEniManagerError', () => {
     ] as const) {
       expect(errorCodeInfo[code].retryable).toBe(false);
     }
+  });
+});
+
+describe('tagsToAdd', () => {
+  it('keeps only missing or different tags', () => {
+    expect(tagsToAdd({ a: '1', b: '2' }, { a: '1', b: '3', c: '4' })).toEqual({ b: '3', c: '4' });
+    expect(tagsToAdd({ a: '1' }, { a: '1' })).toEqual({});
   });
 });
