@@ -10,46 +10,119 @@ export interface AddressChange {
   readonly ipv6Prefixes: readonly string[];
 }
 
+/** A network interface was created (it is `available`, not attached). */
+export interface EniCreatedEvent {
+  /** Discriminator. */
+  readonly type: 'eni-created';
+  /** The new ENI. */
+  readonly eniId: string;
+  /** Its subnet. */
+  readonly subnetId: string;
+  /** Its VPC. */
+  readonly vpcId: string;
+  /** Its MAC address. */
+  readonly mac: string;
+  /** `interface`, `trunk`, `efa`, … */
+  readonly interfaceType: string;
+  /** Every address and prefix it was created with (primary IPv4 first). */
+  readonly addresses: AddressChange;
+}
+
+/** A network interface was attached to an instance (its attachment may still be `attaching`). */
+export interface EniAttachedEvent {
+  /** Discriminator. */
+  readonly type: 'eni-attached';
+  /** The ENI. */
+  readonly eniId: string;
+  /** The instance. */
+  readonly instanceId: string;
+  /** `eni-attach-…` */
+  readonly attachmentId: string;
+  /** Device index on its card. */
+  readonly deviceIndex: number;
+  /** Network card index. */
+  readonly networkCardIndex: number;
+  /** The ENI's MAC (what a hypervisor would hot-plug). */
+  readonly mac: string;
+}
+
+/** A detach completed (the ENI is `available` again). */
+export interface EniDetachedEvent {
+  /** Discriminator. */
+  readonly type: 'eni-detached';
+  /** The ENI. */
+  readonly eniId: string;
+  /** The instance it left. */
+  readonly instanceId: string;
+  /** The attachment that ended. */
+  readonly attachmentId: string;
+  /** The ENI's MAC. */
+  readonly mac: string;
+}
+
+/** A network interface was deleted and its addresses returned to the subnet. */
+export interface EniDeletedEvent {
+  /** Discriminator. */
+  readonly type: 'eni-deleted';
+  /** The ENI. */
+  readonly eniId: string;
+  /** Its MAC. */
+  readonly mac: string;
+  /** The addresses and prefixes it held. */
+  readonly addresses: AddressChange;
+}
+
+/** Addresses or prefixes were assigned to an ENI. */
+export interface AddressesAssignedEvent {
+  /** Discriminator. */
+  readonly type: 'addresses-assigned';
+  /** The ENI. */
+  readonly eniId: string;
+  /** What was added. */
+  readonly addresses: AddressChange;
+}
+
+/** Addresses or prefixes were removed from an ENI (unassigned, or moved away by AllowReassignment). */
+export interface AddressesUnassignedEvent {
+  /** Discriminator. */
+  readonly type: 'addresses-unassigned';
+  /** The ENI. */
+  readonly eniId: string;
+  /** What was removed. */
+  readonly addresses: AddressChange;
+}
+
+/** Tags of a resource changed. */
+export interface TagsChangedEvent {
+  /** Discriminator. */
+  readonly type: 'tags-changed';
+  /** ENI, instance, subnet or security group id. */
+  readonly resourceId: string;
+}
+
+/** The security groups of an ENI changed. */
+export interface SecurityGroupsChangedEvent {
+  /** Discriminator. */
+  readonly type: 'security-groups-changed';
+  /** The ENI. */
+  readonly eniId: string;
+  /** Its groups now. */
+  readonly groups: readonly string[];
+}
+
 /**
  * A change to simulated EC2 state, delivered synchronously after the change is made. A data plane subscribes
  * to these to keep namespaces, links and routes in step with EC2.
  */
 export type SimEvent =
-  | {
-      readonly type: 'eni-created';
-      readonly eniId: string;
-      readonly subnetId: string;
-      readonly vpcId: string;
-      readonly mac: string;
-      readonly interfaceType: string;
-      readonly addresses: AddressChange;
-    }
-  | {
-      readonly type: 'eni-attached';
-      readonly eniId: string;
-      readonly instanceId: string;
-      readonly attachmentId: string;
-      readonly deviceIndex: number;
-      readonly networkCardIndex: number;
-      readonly mac: string;
-    }
-  | {
-      readonly type: 'eni-detached';
-      readonly eniId: string;
-      readonly instanceId: string;
-      readonly attachmentId: string;
-      readonly mac: string;
-    }
-  | {
-      readonly type: 'eni-deleted';
-      readonly eniId: string;
-      readonly mac: string;
-      readonly addresses: AddressChange;
-    }
-  | { readonly type: 'addresses-assigned'; readonly eniId: string; readonly addresses: AddressChange }
-  | { readonly type: 'addresses-unassigned'; readonly eniId: string; readonly addresses: AddressChange }
-  | { readonly type: 'tags-changed'; readonly resourceId: string }
-  | { readonly type: 'security-groups-changed'; readonly eniId: string; readonly groups: readonly string[] };
+  | EniCreatedEvent
+  | EniAttachedEvent
+  | EniDetachedEvent
+  | EniDeletedEvent
+  | AddressesAssignedEvent
+  | AddressesUnassignedEvent
+  | TagsChangedEvent
+  | SecurityGroupsChangedEvent;
 
 /** Every {@link SimEvent} `type`. */
 export type SimEventType = SimEvent['type'];

@@ -1,58 +1,79 @@
 import { Ec2SimError, httpStatusFor } from './errors.js';
 import type { Timing } from './state.js';
 
-/** A fault definition, as accepted by {@link FaultInjector.add} and the admin endpoint. */
+/** Answer the next `count` calls (of `action`, or of any action) with 503 `RequestLimitExceeded`. */
+export interface ThrottleFault {
+  /** Discriminator. */
+  readonly kind: 'throttle';
+  /** How many calls. */
+  readonly count: number;
+  /** Only this action (default: any). */
+  readonly action?: string | undefined;
+}
+
+/** Fail the next `count` (default 1) calls of `action` with `code`. */
+export interface FailFault {
+  /** Discriminator. */
+  readonly kind: 'fail';
+  /** The action to fail. */
+  readonly action: string;
+  /** AWS error code to answer with. */
+  readonly code: string;
+  /** Message (default: names the injected failure). */
+  readonly message?: string | undefined;
+  /** HTTP status (default: derived from the code, 400 for unknown codes). */
+  readonly status?: number | undefined;
+  /** How many calls (default 1). */
+  readonly count?: number | undefined;
+}
+
+/** Delay every call (of `action`, or all) by `ms` of the injected clock before it is handled. */
+export interface LatencyFault {
+  /** Discriminator. */
+  readonly kind: 'latency';
+  /** Delay. */
+  readonly ms: number;
+  /** Only this action (default: all). */
+  readonly action?: string | undefined;
+}
+
+/**
+ * New ENIs and addresses are invisible to Describe* and IMDS for `ms`; with `scope: 'all'`, calls that name a
+ * new ENI (attach, assign, delete, tags…) also answer `InvalidNetworkInterfaceID.NotFound`.
+ */
+export interface EventualConsistencyFault {
+  /** Discriminator. */
+  readonly kind: 'eventual-consistency';
+  /** How long new things stay invisible. */
+  readonly ms: number;
+  /** `reads` (default) or `all`. */
+  readonly scope?: 'reads' | 'all' | undefined;
+}
+
+/** A delay fault: `slow-attach` (stays `attaching`, out of IMDS), `slow-detach` (stays `detaching`), `imds-delay`. */
+export interface DelayFault {
+  /** Discriminator. */
+  readonly kind: 'slow-attach' | 'slow-detach' | 'imds-delay';
+  /** The delay. */
+  readonly ms: number;
+}
+
+/** Deny IAM actions (`ec2:AttachNetworkInterface` or `AttachNetworkInterface`) with 403 `UnauthorizedOperation`. */
+export interface IamDenyFault {
+  /** Discriminator. */
+  readonly kind: 'iam-deny';
+  /** IAM action names. */
+  readonly actions: readonly string[];
+}
+
+/** A fault definition, as accepted by {@link FaultInjector.add} and `POST /_sim/faults`. */
 export type FaultSpec =
-  | {
-      /** Answer the next `count` calls (of `action`, or of any action) with `RequestLimitExceeded` (503). */
-      readonly kind: 'throttle';
-      readonly count: number;
-      readonly action?: string | undefined;
-    }
-  | {
-      /** Fail the next `count` (default 1) calls of `action` with `code` (status derived from the code). */
-      readonly kind: 'fail';
-      readonly action: string;
-      readonly code: string;
-      readonly message?: string | undefined;
-      readonly status?: number | undefined;
-      readonly count?: number | undefined;
-    }
-  | {
-      /** Delay every call (of `action`, or all) by `ms` before it is handled. */
-      readonly kind: 'latency';
-      readonly ms: number;
-      readonly action?: string | undefined;
-    }
-  | {
-      /**
-       * New ENIs and addresses are invisible to Describe* and IMDS for `ms`; with `scope: 'all'`, calls that
-       * name a new ENI (attach, assign, delete, tags…) also answer `InvalidNetworkInterfaceID.NotFound`.
-       */
-      readonly kind: 'eventual-consistency';
-      readonly ms: number;
-      readonly scope?: 'reads' | 'all' | undefined;
-    }
-  | {
-      /** Attachments stay `attaching` (and out of IMDS) for `ms`. */
-      readonly kind: 'slow-attach';
-      readonly ms: number;
-    }
-  | {
-      /** Detaches stay `detaching` (ENI still in use) for `ms`. */
-      readonly kind: 'slow-detach';
-      readonly ms: number;
-    }
-  | {
-      /** IMDS reflects attachments and assignments `ms` after EC2 does. */
-      readonly kind: 'imds-delay';
-      readonly ms: number;
-    }
-  | {
-      /** Deny these IAM actions (`ec2:AttachNetworkInterface` or `AttachNetworkInterface`) with UnauthorizedOperation. */
-      readonly kind: 'iam-deny';
-      readonly actions: readonly string[];
-    };
+  | ThrottleFault
+  | FailFault
+  | LatencyFault
+  | EventualConsistencyFault
+  | DelayFault
+  | IamDenyFault;
 
 /** Error codes for a malformed fault definition. */
 export type FaultSpecErrorCode = 'FAULT_INVALID';

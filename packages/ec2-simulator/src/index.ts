@@ -13,11 +13,35 @@ export {
   isScenarioError,
   ScenarioError,
 } from './errors.js';
-export type { AddressChange, SimEvent, SimEventListener, SimEventType } from './events.js';
-export type { FaultSpec, FaultSpecErrorCode } from './faults.js';
+export type {
+  AddressChange,
+  AddressesAssignedEvent,
+  AddressesUnassignedEvent,
+  EniAttachedEvent,
+  EniCreatedEvent,
+  EniDeletedEvent,
+  EniDetachedEvent,
+  SecurityGroupsChangedEvent,
+  SimEvent,
+  SimEventListener,
+  SimEventType,
+  TagsChangedEvent,
+} from './events.js';
+export type {
+  DelayFault,
+  EventualConsistencyFault,
+  FailFault,
+  FaultSpec,
+  FaultSpecErrorCode,
+  IamDenyFault,
+  LatencyFault,
+  ThrottleFault,
+} from './faults.js';
 export { FaultInjector, FaultSpecError, isFaultSpecError, parseFaultSpec } from './faults.js';
+export { IdGenerator } from './ids.js';
 export type { InstanceTypeInfo, NetworkCardInfo } from './instance-types.js';
 export { INSTANCE_TYPES } from './instance-types.js';
+export type { Ipv4Cidr, Ipv6Cidr } from './ip.js';
 export type {
   AssignedAddress,
   Attachment,
@@ -29,6 +53,7 @@ export type {
   Vpc,
 } from './model.js';
 export type {
+  ResolvedScenario,
   Scenario,
   ScenarioInstance,
   ScenarioSecurityGroup,
@@ -39,14 +64,16 @@ export { loadScenarioFile, parseScenario } from './scenario.js';
 export type { CallRecord } from './server.js';
 export type { Ec2Simulator, Ec2SimulatorEndpoints, Ec2SimulatorOptions } from './simulator.js';
 export { startEc2Simulator } from './simulator.js';
+export { Ec2State } from './state.js';
 export type {
   AssignIpv4Request,
   AssignIpv6Request,
+  AssignResult,
   CreateEniRequest,
   Ec2StateOptions,
+  ExplicitAddress,
   Timing,
-} from './state.js';
-export { Ec2State } from './state.js';
+} from './state-types.js';
 export type { BucketLimit, RateLimits } from './throttle.js';
 export { AWS_RATE_LIMITS, TokenBuckets } from './throttle.js';
 export * from './vpc/index.js';

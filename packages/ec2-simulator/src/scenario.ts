@@ -3,6 +3,14 @@ import { ScenarioError } from './errors.js';
 import { INSTANCE_TYPES } from './instance-types.js';
 import { type Ipv4Cidr, ipv4Overlaps, ipv4Within, parseIpv4, parseIpv4Cidr, parseIpv6Cidr } from './ip.js';
 
+/** A validated scenario with its defaults filled in. */
+export interface ResolvedScenario extends Scenario {
+  /** Region (defaulted). */
+  readonly region: string;
+  /** Account id (defaulted). */
+  readonly accountId: string;
+}
+
 /** A VPC in a scenario. */
 export interface ScenarioVpc {
   /** `vpc-…` */
@@ -124,7 +132,7 @@ function only(o: Record<string, unknown>, keys: readonly string[], path: string)
  * Validates an untrusted scenario (for example parsed JSON) and fills in defaults. Throws a
  * {@link ScenarioError} naming the offending field.
  */
-export function parseScenario(input: unknown): Scenario & { region: string; accountId: string } {
+export function parseScenario(input: unknown): ResolvedScenario {
   if (!isObj(input)) invalid('', 'a scenario must be a JSON object');
   only(input, ['region', 'accountId', 'vpcs', 'subnets', 'securityGroups', 'instances'], '');
   const region = str(input, 'region', '', true) ?? 'us-west-2';
@@ -298,9 +306,7 @@ export function parseScenario(input: unknown): Scenario & { region: string; acco
 }
 
 /** Reads and validates a scenario JSON file. */
-export async function loadScenarioFile(
-  path: string,
-): Promise<Scenario & { region: string; accountId: string }> {
+export async function loadScenarioFile(path: string): Promise<ResolvedScenario> {
   let textContent: string;
   try {
     textContent = await readFile(path, 'utf8');

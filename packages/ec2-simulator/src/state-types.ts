@@ -47,7 +47,7 @@ export interface CreateEniRequest {
   /** Primary private address. */
   readonly primaryAddress?: string | undefined;
   /** Explicit addresses; at most one marked primary. */
-  readonly addresses?: readonly { address: string; primary: boolean }[] | undefined;
+  readonly addresses?: readonly ExplicitAddress[] | undefined;
   /** Number of secondary addresses to pick. */
   readonly secondaryCount?: number | undefined;
   /** Explicit /28 prefixes. */
@@ -94,4 +94,20 @@ export interface AssignIpv6Request {
   readonly prefixes?: readonly string[] | undefined;
   /** Number of prefixes to pick. */
   readonly prefixCount?: number | undefined;
+}
+
+/** One entry of `PrivateIpAddresses.N` in CreateNetworkInterface. */
+export interface ExplicitAddress {
+  /** The IPv4 address. */
+  readonly address: string;
+  /** Whether it is the primary address. */
+  readonly primary: boolean;
+}
+
+/** What an assign call handed out. */
+export interface AssignResult {
+  /** Addresses assigned. */
+  readonly addresses: string[];
+  /** Prefixes assigned. */
+  readonly prefixes: string[];
 }

@@ -28,6 +28,7 @@ import { snapshotState } from './snapshot.js';
 import type {
   AssignIpv4Request,
   AssignIpv6Request,
+  AssignResult,
   CreateEniRequest,
   Ec2StateOptions,
   Timing,
@@ -36,6 +37,7 @@ import type {
 export type {
   AssignIpv4Request,
   AssignIpv6Request,
+  AssignResult,
   CreateEniRequest,
   Ec2StateOptions,
   Timing,
@@ -530,7 +532,7 @@ export class Ec2State {
   }
 
   /** AssignPrivateIpAddresses: returns the addresses and prefixes assigned. */
-  assignPrivateIps(eniId: string, req: AssignIpv4Request): { addresses: string[]; prefixes: string[] } {
+  assignPrivateIps(eniId: string, req: AssignIpv4Request): AssignResult {
     const eni = this.#eni(eniId);
     const subnet = this.#subnet(eni.subnetId);
     const limit = this.#ipv4Limit(eni);
@@ -629,7 +631,7 @@ export class Ec2State {
   }
 
   /** AssignIpv6Addresses. */
-  assignIpv6(eniId: string, req: AssignIpv6Request): { addresses: string[]; prefixes: string[] } {
+  assignIpv6(eniId: string, req: AssignIpv6Request): AssignResult {
     const eni = this.#eni(eniId);
     const subnet = this.#subnet(eni.subnetId);
     const limit = this.#ipv6Limit(eni);
