@@ -25,6 +25,11 @@ export interface FailFault {
   readonly status?: number | undefined;
   /** How many calls (default 1). */
   readonly count?: number | undefined;
+  /**
+   * Carry the call out first, then answer with the error (a lost response): the SDK retries, and only
+   * idempotent handling (CreateNetworkInterface's ClientToken) avoids a duplicate. Default false.
+   */
+  readonly afterApply?: boolean | undefined;
 }
 
 /** Delay every call (of `action`, or all) by `ms` of the injected clock before it is handled. */
@@ -132,6 +137,9 @@ export function parseFaultSpec(input: unknown): FaultSpec {
       if (o['message'] !== undefined && typeof o['message'] !== 'string') {
         throw new FaultSpecError('message must be a string');
       }
+      if (o['afterApply'] !== undefined && typeof o['afterApply'] !== 'boolean') {
+        throw new FaultSpecError('afterApply must be a boolean');
+      }
       const status = o['status'] === undefined ? undefined : nonNegativeInt(o['status'], 'status');
       if (status !== undefined && (status < 400 || status > 599))
         throw new FaultSpecError('status must be 400–599');
@@ -142,6 +150,7 @@ export function parseFaultSpec(input: unknown): FaultSpec {
         message: o['message'] as string | undefined,
         status,
         count: o['count'] === undefined ? 1 : nonNegativeInt(o['count'], 'count'),
+        afterApply: o['afterApply'] === true,
       };
     }
     case 'latency':
@@ -185,6 +194,7 @@ export class FaultInjector {
     message: string | undefined;
     status: number | undefined;
     left: number;
+    afterApply: boolean;
   }[] = [];
   #latency = new Map<string, number>();
   #denied = new Set<string>();
@@ -208,6 +218,7 @@ export class FaultInjector {
           message: s.message,
           status: s.status,
           left: s.count ?? 1,
+          afterApply: s.afterApply ?? false,
         });
         break;
       case 'latency':
@@ -241,7 +252,7 @@ export class FaultInjector {
   failNext(
     action: string,
     code: string,
-    options: { message?: string; status?: number; count?: number } = {},
+    options: { message?: string; status?: number; count?: number; afterApply?: boolean } = {},
   ): void {
     this.add({ kind: 'fail', action, code, ...options });
   }
@@ -282,17 +293,24 @@ export class FaultInjector {
       this.#throttles = this.#throttles.filter((x) => x.left > 0);
       return new Ec2SimError('RequestLimitExceeded', 'Request limit exceeded.');
     }
-    const f = this.#failures.find((x) => x.left > 0 && x.action === action);
-    if (f) {
-      f.left--;
-      this.#failures = this.#failures.filter((x) => x.left > 0);
-      return new Ec2SimError(
-        f.code,
-        f.message ?? `Injected failure of ${action}.`,
-        f.status ?? httpStatusFor(f.code),
-      );
-    }
-    return undefined;
+    return this.#takeFailure(action, false);
+  }
+
+  /** Consumes an `afterApply` failure for `action` (asked once the call has been carried out). */
+  takeAfterApplyFault(action: string): Ec2SimError | undefined {
+    return this.#takeFailure(action, true);
+  }
+
+  #takeFailure(action: string, afterApply: boolean): Ec2SimError | undefined {
+    const f = this.#failures.find((x) => x.left > 0 && x.action === action && x.afterApply === afterApply);
+    if (!f) return undefined;
+    f.left--;
+    this.#failures = this.#failures.filter((x) => x.left > 0);
+    return new Ec2SimError(
+      f.code,
+      f.message ?? `Injected failure of ${action}.`,
+      f.status ?? httpStatusFor(f.code),
+    );
   }
 
   /** The pending faults (for the state dump). */

@@ -121,6 +121,8 @@ export async function handleEc2Request(
     }
     if (faults.isDenied(action)) throw unauthorized(state, action, deps.region);
     const result = spec.handler({ state, region: deps.region }, params);
+    const lost = faults.takeAfterApplyFault(action);
+    if (lost) throw lost;
     return { status: 200, xml: renderResponse(action, requestId, result), requestId, action };
   } catch (e) {
     const err = isEc2SimError(e)

@@ -76,6 +76,19 @@ describe('call faults', () => {
     expect(sim.state.eni(id)!.attachment!.deviceIndex).toBe(1);
   });
 
+  it('a lost response (afterApply): the SDK retries CreateNetworkInterface with the same ClientToken, no duplicate', async () => {
+    const { sim, ec2 } = await boot({}, 3);
+    sim.faults.failNext('CreateNetworkInterface', 'InternalError', { afterApply: true });
+    const before = sim.state.enis().length;
+    const id = await newEni(ec2);
+    expect(sim.state.enis().length).toBe(before + 1);
+    expect(sim.calls.map((c) => [c.action, c.status])).toEqual([
+      ['CreateNetworkInterface', 500],
+      ['CreateNetworkInterface', 200],
+    ]);
+    expect(sim.state.eni(id)).toBeDefined();
+  });
+
   it('an injected 500 InternalError is retried by the SDK', async () => {
     const { sim, ec2 } = await boot({}, 3);
     sim.faults.failNext('DescribeNetworkInterfaces', 'InternalError', { count: 2 });
