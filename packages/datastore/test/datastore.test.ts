@@ -245,3 +245,44 @@ describe('stats and releasable', () => {
     expect(ds.releasable().cidrs).toContainEqual({ eniId: 'eni-0', cidr: '10.0.0.6/32' });
   });
 });
+
+describe('churn of CIDRs', () => {
+  it('keeps working when many /32s are removed and re-added (stale ready entries are dropped)', () => {
+    const { ds } = setup();
+    eni(ds, 0);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 100; i++) ds.addCidr('eni-0', `10.0.${round}.${i}/32`);
+      for (let i = 0; i < 99; i++) ds.removeCidr('eni-0', `10.0.${round}.${i}/32`);
+    }
+    expect(ds.assign(pod(1)).address).toBe('10.0.0.99');
+    expect(ds.assign(pod(2)).address).toBe('10.0.1.99');
+    expect(ds.assign(pod(3)).address).toBe('10.0.2.99');
+    expect(code(() => ds.assign(pod(4)))).toBe('NoAvailableAddress');
+  });
+
+  it('restores IPv6 allocations into /80 prefixes', () => {
+    const { ds, cp } = setup({ prefixDelegation: true, family: 6 });
+    eni(ds, 0);
+    ds.addCidr('eni-0', '2001:db8:1:2:3::/80');
+    cp.text =
+      '{"version":"vpc-cni-ipam/1","allocations":[{"networkName":"aws-cni","containerID":"x","ifName":"eth0","ipv6":"2001:DB8:1:2:3:0:0:5","allocationTimestamp":1,"metadata":{}}]}';
+    expect(ds.restore().restored).toBe(1);
+    expect(ds.findByAddress('2001:db8:1:2:3::5')?.key.containerID).toBe('x');
+    const got = new Set<string>();
+    for (let i = 0; i < 8; i++) got.add(ds.assign(pod(i)).address);
+    expect(got.has('2001:db8:1:2:3::5')).toBe(false);
+    expect(got.size).toBe(8);
+  });
+
+  it('refuses bad options and metadata with InvalidArgument', () => {
+    const clockless = () => setup({ family: 6 });
+    expect(code(clockless)).toBe('InvalidArgument');
+    expect(code(() => setup({ cooldownMs: -1 }))).toBe('InvalidArgument');
+    const { ds } = setup();
+    eni(ds, 0);
+    ds.addCidr('eni-0', '10.0.0.5/32');
+    expect(code(() => ds.assign(pod(1), { name: 5 as unknown as string }))).toBe('InvalidArgument');
+    expect(code(() => ds.removeEni('eni-9'))).toBe('UnknownEni');
+    expect(ds.assignments()).toEqual([]);
+  });
+});
