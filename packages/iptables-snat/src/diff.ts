@@ -8,8 +8,10 @@ import { splitRuleTokens } from './rule-text.js';
 export interface SnatState {
   /** `nat` and `mangle` as `iptables-save` printed them (a missing table means empty). */
   readonly tables: readonly SavedTable[];
-  /** The `ip aws-cni` table, or `undefined` when it does not exist. */
+  /** The `ip aws-cni` table as listed, or `undefined` when it does not exist or was not read. */
   readonly nft: NftTablePlan | undefined;
+  /** Whether `ip aws-cni` exists; defaults to `nft !== undefined`. */
+  readonly nftPresent?: boolean | undefined;
 }
 
 /** A change to a chain as a whole. */
@@ -169,7 +171,8 @@ export function diffSnat(plan: SnatPlan, state: SnatState): SnatChangeSet {
     );
   }
   let nftScript: string | undefined;
-  if (plan.nft === undefined && state.nft !== undefined) {
+  const nftPresent = state.nftPresent ?? state.nft !== undefined;
+  if (plan.nft === undefined && nftPresent) {
     nftScript = `delete table ip ${NFT_TABLE}\n`;
     changes.push({ kind: 'delete-nft-table', table: `ip ${NFT_TABLE}` });
   } else if (plan.nft !== undefined && (state.nft === undefined || !sameNft(plan.nft, state.nft))) {

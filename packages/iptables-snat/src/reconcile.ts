@@ -46,34 +46,38 @@ function failed(subject: string, result: CommandResult): SnatError {
 }
 
 /**
- * Reads our part of the node's state in one parallel wave of three processes: `iptables-save` (its `nat`
- * and `mangle` tables are kept), `nft list tables ip` and `nft list table ip aws-cni`. When `nft` cannot be started at all, the nft table is taken
- * as absent (a legacy-only host). Throws `COMMAND_FAILED` or `PARSE_ERROR`.
+ * Reads our part of the node's state with two processes in one parallel wave: `iptables-save` (its `nat` and
+ * `mangle` tables are kept) and one `nft` call chosen by `expectNftTable` (the plan's answer):
+ * - expected: `nft list table ip aws-cni`. If that fails, the table is taken as absent (`nft` not installed,
+ *   or not there); the diff then replaces it, which works either way and is atomic, and a real error
+ *   surfaces from that `nft -f`.
+ * - not expected: `nft list tables ip`, which says whether there is a table to delete; its content is not
+ *   needed, so it is not read (`nft` undefined, `nftPresent` true).
+ * Throws `COMMAND_FAILED` (iptables-save, or `nft list tables` failing other than by being absent) or
+ * `PARSE_ERROR`.
  */
-export async function readSnatState(tools: SnatTools): Promise<SnatRead> {
+export async function readSnatState(tools: SnatTools, expectNftTable = true): Promise<SnatRead> {
   const save = tools.commands?.iptablesSave ?? 'iptables-save';
   const nft = tools.commands?.nft ?? 'nft';
-  // One parallel wave: every xtables table (one process is cheaper than one per table), the list of ip
-  // tables, and our table (which fails when absent; the table list says whether that means "absent").
-  const [saved, tables, listed] = await Promise.all([
+  const [saved, listed] = await Promise.all([
+    // One xtables dump for every table: one process is cheaper than one per table.
     tools.runner.run({ file: save, args: [] }),
-    tools.runner.run({ file: nft, args: ['list', 'tables', 'ip'] }),
-    tools.runner.run({ file: nft, args: ['list', 'table', 'ip', NFT_TABLE] }),
+    tools.runner.run({
+      file: nft,
+      args: expectNftTable ? ['list', 'table', 'ip', NFT_TABLE] : ['list', 'tables', 'ip'],
+    }),
   ]);
   if (saved.exitCode !== 0) throw failed(save, saved);
-  const parsed: SavedTable[] = parseIptablesSave(saved.stdout).filter(
+  const tables: SavedTable[] = parseIptablesSave(saved.stdout).filter(
     (t) => t.name === 'nat' || t.name === 'mangle',
   );
-  let nftTable: SnatState['nft'];
-  if (tables.exitCode === 0) {
-    if (tables.stdout.split('\n').some((line) => line.trim() === `table ip ${NFT_TABLE}`)) {
-      if (listed.exitCode !== 0) throw failed(nft, listed);
-      nftTable = parseNftTable(listed.stdout);
-    }
-  } else if (tables.exitCode !== -1) {
-    throw failed(nft, tables);
+  if (expectNftTable) {
+    const table = listed.exitCode === 0 ? parseNftTable(listed.stdout) : undefined;
+    return { state: { tables, nft: table, nftPresent: table !== undefined }, processes: 2 };
   }
-  return { state: { tables: parsed, nft: nftTable }, processes: 3 };
+  if (listed.exitCode !== 0 && listed.exitCode !== -1) throw failed(nft, listed);
+  const nftPresent = listed.stdout.split('\n').some((line) => line.trim() === `table ip ${NFT_TABLE}`);
+  return { state: { tables, nft: undefined, nftPresent }, processes: 2 };
 }
 
 /**
@@ -115,7 +119,7 @@ export async function applySnatChanges(tools: SnatTools, changeSet: SnatChangeSe
  * the reads and no apply. Safe to call repeatedly.
  */
 export async function reconcileSnat(tools: SnatTools, plan: SnatPlan): Promise<SnatReconcileResult> {
-  const { state, processes } = await readSnatState(tools);
+  const { state, processes } = await readSnatState(tools, plan.nft !== undefined);
   const changeSet = diffSnat(plan, state);
   const applied = await applySnatChanges(tools, changeSet);
   return { changeSet, processes: processes + applied };

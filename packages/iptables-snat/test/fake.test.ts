@@ -19,7 +19,7 @@ describe('reconcileSnat against FakeNetfilter', () => {
     expect(fake.calls.filter((c) => c.file === 'iptables-restore')).toHaveLength(1);
     expect(fake.calls.filter((c) => c.file === 'nft' && c.args[0] === '-f')).toHaveLength(1);
     expect(fake.calls.find((c) => c.file === 'iptables-restore')?.args).toEqual(['-w', '5', '--noflush']);
-    expect(first.processes).toBe(5);
+    expect(first.processes).toBe(4);
     expect(fake.rules('nat', 'POSTROUTING')).toEqual([
       '-m comment --comment "AWS SNAT CHAIN" -j AWS-SNAT-CHAIN-0',
     ]);
@@ -29,7 +29,11 @@ describe('reconcileSnat against FakeNetfilter', () => {
     const before = fake.calls.length;
     const again = await reconcileSnat({ runner: fake }, plan);
     expect(again.changeSet.changes).toEqual([]);
-    expect(fake.calls.slice(before).map((c) => c.file)).toEqual(['iptables-save', 'nft', 'nft']);
+    expect(fake.calls.slice(before).map((c) => `${c.file} ${c.args.join(' ')}`)).toEqual([
+      'iptables-save ',
+      'nft list table ip aws-cni',
+    ]);
+    expect(again.processes).toBe(2);
   });
 
   it('keeps foreign rules, removes ours on teardown, and leaves state unchanged when a restore fails', async () => {
@@ -72,5 +76,36 @@ describe('reconcileSnat against FakeNetfilter', () => {
     );
     expect(result.changeSet.nftScript).toBeUndefined();
     expect(fake.tables.get('nat')!.has('AWS-CONNMARK-CHAIN-0')).toBe(true);
+  });
+
+  it('reads with two processes in the planned state for either backend, and reports a failed listing', async () => {
+    const fake = new FakeNetfilter();
+    const plan = planSnat({ ...options, connmarkBackend: 'iptables' });
+    await reconcileSnat({ runner: fake }, plan);
+    const before = fake.calls.length;
+    const again = await reconcileSnat({ runner: fake }, plan);
+    expect(again.processes).toBe(2);
+    expect(fake.calls.slice(before).map((c) => `${c.file} ${c.args.join(' ')}`)).toEqual([
+      'iptables-save ',
+      'nft list tables ip',
+    ]);
+
+    // With the table expected, a failed listing counts as absent: the table is replaced (atomic either way),
+    // and an error that also breaks writing surfaces from `nft -f`.
+    const nftPlan = planSnat(options);
+    await reconcileSnat({ runner: fake }, nftPlan);
+    fake.failNext('nft', 1, 'Error: Could not process rule: Operation not permitted');
+    const replaced = await reconcileSnat({ runner: fake }, nftPlan);
+    expect(replaced.changeSet.changes).toEqual([{ kind: 'replace-nft-table', table: 'ip aws-cni' }]);
+    expect(renderNftTable(fake.nftTables.get('aws-cni')!)).toBe(renderNftTable(nftPlan.nft!));
+    fake.failNext('nft', 1, 'Error: Could not process rule: Operation not permitted');
+    fake.failNext('nft', 1, 'Error: Could not process rule: Operation not permitted');
+    let caught: unknown;
+    try {
+      await reconcileSnat({ runner: fake }, nftPlan);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isSnatError(caught, 'COMMAND_FAILED')).toBe(true);
   });
 });
