@@ -479,6 +479,9 @@ export class Ec2State {
     if (eni.attachment.detachingUntil !== undefined) return;
     eni.attachment.detachingUntil = this.now() + this.timing.detachDelayMs;
     this.#settle();
+    // Complete a slow detach on time even if nobody calls in between, so subscribers see `eni-detached`.
+    if (this.timing.detachDelayMs > 0)
+      void this.#clock.sleep(this.timing.detachDelayMs).then(() => this.#settle());
   }
 
   /** DeleteNetworkInterface: only `available` interfaces; frees every address and prefix. */

@@ -251,7 +251,13 @@ describe('timing faults (injected clock)', () => {
     expect(
       (await errorOf(ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: id })))).name,
     ).toBe('InvalidNetworkInterface.InUse');
+    const detached: string[] = [];
+    sim.subscribe((e) => {
+      if (e.type === 'eni-detached') detached.push(e.eniId);
+    });
     clock.advance(3000);
+    await new Promise((r) => setImmediate(r));
+    expect(detached).toEqual([id]);
     await ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: id }));
     expect(sim.state.eni(id)).toBeUndefined();
   });
