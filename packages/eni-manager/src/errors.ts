@@ -201,7 +201,10 @@ export function isEniErrorCode(code: unknown): code is EniErrorCode {
 export function isEniManagerError<C extends EniErrorCode = EniErrorCode>(
   value: unknown,
   ...codes: C[]
-): value is EniManagerError & { readonly code: C } {
+): value is EniManagerError & {
+  /** One of the codes asked for. */
+  readonly code: C;
+} {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as { _tag?: unknown; code?: unknown };
   if (v._tag !== BRAND || !isEniErrorCode(v.code)) return false;
