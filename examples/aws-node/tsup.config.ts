@@ -10,7 +10,11 @@ export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
   // The daemon and the init step: CommonJS (the AWS SDK loads faster from CJS), dependencies external.
   {
-    entry: { 'aws-node': 'src/bin/aws-node.ts', 'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts' },
+    entry: {
+      'aws-node': 'src/bin/aws-node.ts',
+      'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts',
+      demo: 'src/demo/demo.ts',
+    },
     outDir: 'dist/bin',
     format: ['cjs'],
     platform: 'node',

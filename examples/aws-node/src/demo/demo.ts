@@ -1,0 +1,215 @@
+/**
+ * `npm run demo`: a virtual VPC with two nodes, aws-node on each, pods created through a real CNI runtime
+ * (Debian's libcni) — then a pod table, a connectivity matrix and the warm-pool state, and teardown.
+ *
+ *   --keep           leave everything running (a detached holder process keeps the VPC and daemons alive)
+ *   --json           end with one JSON line describing the setup (and, with --keep, the `down` command)
+ *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
+ *   --down RUN_ID    tear down a kept setup
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { downRun } from '@vpc-cni-kit/ec2-simulator';
+import { Cluster } from '../cluster/cluster.js';
+import { connectivityMatrix, podTable, poolState } from './report.js';
+
+const STATE_DIR = '/run/vck-demo';
+
+interface Args {
+  keep: boolean;
+  json: boolean;
+  nodes: number;
+  pods: number;
+  down: string | undefined;
+  hold: string | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { keep: false, json: false, nodes: 2, pods: 3, down: undefined, hold: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const v = argv[i];
+    const next = () => {
+      const n = argv[++i];
+      if (n === undefined) throw new Error(`${v} needs a value`);
+      return n;
+    };
+    if (v === '--keep') a.keep = true;
+    else if (v === '--json') a.json = true;
+    else if (v === '--nodes') a.nodes = Number(next());
+    else if (v === '--pods') a.pods = Number(next());
+    else if (v === '--down') a.down = next();
+    else if (v === '--hold') a.hold = next();
+    else throw new Error(`unknown argument ${v}`);
+  }
+  if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new Error('--nodes must be 1–10');
+  if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new Error('--pods must be 1–20');
+  return a;
+}
+
+function selfCommand(): string {
+  return `${process.execPath} ${__filename}`;
+}
+
+/** Brings the setup up, prints the report; returns the cluster and the JSON description. */
+async function bringUp(
+  args: Args,
+  print: (s: string) => void,
+): Promise<{ cluster: Cluster; description: Record<string, unknown>; ok: boolean }> {
+  const binDir = __dirname;
+  const runner =
+    process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../../../tools/libcni-runner/bin/libcni-runner');
+  if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
+  print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
+  const cluster = await Cluster.start({ nodes: args.nodes, binDir, libcniRunner: runner, bandwidth: true });
+  print(
+    `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
+  );
+  for (let p = 0; p < args.pods; p++) {
+    for (const n of cluster.nodes) await cluster.addPod(n.index, { name: `web-${n.index}-${p}` });
+  }
+  print(`Pods\n${await podTable(cluster)}\n`);
+  const matrix = await connectivityMatrix(cluster);
+  print(`Connectivity (ping)\n${matrix.text}\n`);
+  print(`Warm pool\n${await poolState(cluster)}\n`);
+  const described = cluster.vpc.describe();
+  const description = {
+    runId: cluster.vpc.runId,
+    region: described.region,
+    nodes: cluster.nodes.map((n) => ({
+      netns: n.instance.netns,
+      netnsPath: n.instance.netnsPath,
+      instanceId: n.instance.instanceId,
+      privateIp: n.instance.privateIp,
+      grpcSocket: n.socket,
+      conflistDir: n.confDir,
+      pluginBinDir: n.cniBinDir,
+      checkpointPath: n.checkpoint,
+      introspection: { netns: n.instance.netns, address: '127.0.0.1:61679' },
+      metrics: { netns: n.instance.netns, address: '127.0.0.1:61678' },
+      log: n.logFile,
+    })),
+    pods: cluster.pods.map((p) => ({
+      name: p.name,
+      namespace: p.namespace,
+      netns: p.netns,
+      netnsPath: p.netnsPath,
+      node: p.node,
+      address: p.address,
+    })),
+    internetHost: described.internet.host,
+    connectivityOk: matrix.ok,
+    down: `${selfCommand()} --down ${cluster.vpc.runId}`,
+  };
+  return { cluster, description, ok: matrix.ok };
+}
+
+async function tearDown(cluster: Cluster, print: (s: string) => void): Promise<void> {
+  print('tearing down…');
+  for (const pod of [...cluster.pods]) await cluster.delPod(pod).catch(() => undefined);
+  await cluster.close();
+  print('done: no namespace, daemon or file of this run is left.');
+}
+
+async function hold(args: Args, readyFile: string): Promise<void> {
+  const lines: string[] = [];
+  const { cluster, description, ok } = await bringUp(args, (s) => lines.push(s));
+  mkdirSync(STATE_DIR, { recursive: true });
+  writeFileSync(
+    join(STATE_DIR, `${cluster.vpc.runId}.json`),
+    JSON.stringify({ pid: process.pid, description }),
+  );
+  writeFileSync(readyFile, JSON.stringify({ output: lines.join('\n'), description, ok }));
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await tearDown(cluster, () => {});
+  rmSync(join(STATE_DIR, `${cluster.vpc.runId}.json`), { force: true });
+}
+
+async function down(runId: string): Promise<number> {
+  if (!/^[0-9a-f]{8}$/.test(runId)) throw new Error(`not a run id: ${runId}`);
+  const file = join(STATE_DIR, `${runId}.json`);
+  if (existsSync(file)) {
+    const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number };
+    try {
+      process.kill(pid, 'SIGTERM');
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } catch {
+      // the holder is gone already; clean up below
+    }
+    rmSync(file, { force: true });
+  }
+  // Whatever a crashed holder left: the run's namespaces (pods included, by name prefix) and records.
+  await downRun(runId).catch(() => {
+    // Nothing recorded for the run: the holder already removed it.
+  });
+  const { netnsList, netnsDel } = await import('@vpc-cni-kit/netlink');
+  for (const ns of netnsList()) if (ns.startsWith(`vckpod-${runId}-`)) netnsDel(ns);
+  rmSync(join('/tmp', `vck-cluster-${runId}`), { recursive: true, force: true });
+  process.stdout.write(`run ${runId} is down\n`);
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.down !== undefined) return down(args.down);
+  if (args.hold !== undefined) {
+    await hold(args, args.hold);
+    return 0;
+  }
+  const print = (s: string) => process.stdout.write(`${s}\n`);
+  if (!args.keep) {
+    const { cluster, description, ok } = await bringUp(args, print);
+    await tearDown(cluster, print);
+    if (args.json) print(JSON.stringify({ ...description, down: null, running: false }));
+    return ok ? 0 : 1;
+  }
+  // --keep: a detached holder owns the VPC (its simulator serves EC2 and IMDS) and the daemons.
+  mkdirSync(STATE_DIR, { recursive: true });
+  const readyFile = join(STATE_DIR, `ready-${process.pid}.json`);
+  const holder = spawn(
+    process.execPath,
+    [__filename, '--hold', readyFile, '--nodes', String(args.nodes), '--pods', String(args.pods)],
+    {
+      detached: true,
+      stdio: 'ignore',
+      env: process.env,
+    },
+  );
+  holder.unref();
+  const deadline = Date.now() + 300_000;
+  while (!existsSync(readyFile)) {
+    if (holder.exitCode !== null || Date.now() > deadline) throw new Error('the demo holder did not come up');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const { output, description, ok } = JSON.parse(readFileSync(readyFile, 'utf8')) as {
+    output: string;
+    description: { down: string };
+    ok: boolean;
+  };
+  rmSync(readyFile, { force: true });
+  print(output);
+  print(`left running; tear it down with: ${description.down}`);
+  if (args.json) print(JSON.stringify({ ...description, running: true }));
+  return ok ? 0 : 1;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`demo: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,99 @@
+import type { Cluster, ClusterPod } from '../cluster/cluster.js';
+
+interface EnisDoc {
+  [card: string]: {
+    TotalIPs: number;
+    AssignedIPs: number;
+    ENIs: Record<
+      string,
+      { ID: string; DeviceNumber: number; IsPrimary: boolean; AvailableIPv4Cidrs: Record<string, unknown> }
+    >;
+  };
+}
+
+function inCidr(address: string, cidr: string): boolean {
+  const [base, len] = cidr.split('/');
+  const toInt = (a: string) => a.split('.').reduce((acc, o) => ((acc << 8) | Number(o)) >>> 0, 0);
+  const bits = Number(len);
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  return (toInt(address) & mask) >>> 0 === (toInt(base ?? '0.0.0.0') & mask) >>> 0;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
+  return rows
+    .map((r, i) => {
+      const line = r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ');
+      return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+    })
+    .join('\n');
+}
+
+/** Pod → node → ENI → address, from each node's introspection endpoint. */
+export async function podTable(cluster: Cluster): Promise<string> {
+  const docs = await Promise.all(
+    cluster.nodes.map((n) => cluster.introspect(n.index, '/v1/enis') as Promise<EnisDoc>),
+  );
+  const rows = [['POD', 'NODE', 'INSTANCE', 'ENI', 'DEVICE', 'ADDRESS']];
+  for (const pod of cluster.pods) {
+    const doc = docs[pod.node] ?? {};
+    let eniId = '?';
+    let device = '?';
+    for (const card of Object.values(doc)) {
+      for (const eni of Object.values(card.ENIs)) {
+        if (Object.keys(eni.AvailableIPv4Cidrs).some((c) => inCidr(pod.address, c))) {
+          eniId = eni.ID;
+          device = String(eni.DeviceNumber);
+        }
+      }
+    }
+    rows.push([
+      `${pod.namespace}/${pod.name}`,
+      `node${pod.node}`,
+      cluster.nodes[pod.node]?.instance.instanceId ?? '?',
+      eniId,
+      device,
+      pod.address,
+    ]);
+  }
+  return table(rows);
+}
+
+/** Every pod pings every other pod and the internet host: a ✓/✗ grid. */
+export async function connectivityMatrix(cluster: Cluster): Promise<{ text: string; ok: boolean }> {
+  const internet = cluster.vpc.describe().internet.host;
+  const pods: ClusterPod[] = [...cluster.pods];
+  const targets = [
+    ...pods.map((p) => ({ label: p.name, address: p.address })),
+    { label: 'internet', address: internet },
+  ];
+  const rows = [['FROM \\ TO', ...targets.map((t) => t.label)]];
+  let ok = true;
+  for (const from of pods) {
+    const results = await Promise.all(
+      targets.map((t) =>
+        t.address === from.address ? Promise.resolve(true) : cluster.ping(from.netnsPath, t.address),
+      ),
+    );
+    ok &&= results.every(Boolean);
+    rows.push([
+      from.name,
+      ...results.map((r, i) => (targets[i]?.address === from.address ? '-' : r ? '✓' : '✗')),
+    ]);
+  }
+  return { text: table(rows), ok };
+}
+
+/** ENIs and addresses per node (the warm pool). */
+export async function poolState(cluster: Cluster): Promise<string> {
+  const rows = [['NODE', 'ENIS', 'TOTAL IPS', 'ASSIGNED', 'WARM (FREE)']];
+  for (const n of cluster.nodes) {
+    const doc = (await cluster.introspect(n.index, '/v1/enis')) as EnisDoc;
+    const card = doc['0'];
+    const enis = card ? Object.keys(card.ENIs).length : 0;
+    const total = card?.TotalIPs ?? 0;
+    const assigned = card?.AssignedIPs ?? 0;
+    rows.push([`node${n.index}`, String(enis), String(total), String(assigned), String(total - assigned)]);
+  }
+  return table(rows);
+}
