@@ -36,7 +36,12 @@ function listenInNetns(
   });
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new VpcError('VPC_DATAPLANE', op, String(e.message), { cause: e })));
-    withNetnsSync(netnsPath, () => server.listen(port));
+    try {
+      withNetnsSync(netnsPath, () => server.listen(port));
+    } catch (e) {
+      reject(new VpcError('VPC_DATAPLANE', op, `cannot listen in ${netnsPath}`, { cause: e }));
+      return;
+    }
     server.once('listening', () => {
       resolve({
         port,

@@ -2,18 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { isNetlinkError, netnsAdd, netnsDel, netnsPath } from '@vpc-cni-kit/netlink';
 import { type Clock, type RandomSource, systemClock } from '../clock.js';
-import type { SimEvent } from '../events.js';
 import { parseIpv4Cidr } from '../ip.js';
-import type { Eni } from '../model.js';
 import { parseScenario } from '../scenario.js';
 import { type Ec2Simulator, type Ec2SimulatorOptions, startEc2Simulator } from '../simulator.js';
 import { type AdminServer, startAdminServer } from './admin.js';
 import type { VirtualVpcDescription } from './describe.js';
 import { describeRun } from './describe.js';
 import { isVpcError, VpcError } from './errors.js';
-import { configurePrimaryInterface, createInstanceNetns, nextInstanceIfname } from './instance.js';
+import { type Follower, followEc2State } from './follower.js';
+import { createInstanceNetns } from './instance.js';
 import { checkRunId, newRunId, type RunNames, runNames, VPC_STATE_DIR } from './names.js';
-import { type EniIpv4, subnetAddressing, VPC_ADDRESSES } from './plan.js';
+import { subnetAddressing, VPC_ADDRESSES } from './plan.js';
 import { type RouterView, VpcRouter } from './router.js';
 import { processStart, removeRunResources, writeRunRecord } from './run-state.js';
 import { type NamespaceService, startEc2Service, startImdsService } from './services.js';
@@ -63,14 +62,6 @@ function overlaps(a: string, b: string): boolean {
   const y = parseIpv4Cidr(b)!;
   const end = (c: { base: number; length: number }) => c.base + 2 ** (32 - c.length);
   return x.base < end(y) && y.base < end(x);
-}
-
-function eniIpv4(eni: Eni): EniIpv4 {
-  return {
-    primary: eni.privateIps[0]!.value,
-    secondaries: eni.privateIps.slice(1).map((a) => a.value),
-    prefixes: eni.ipv4Prefixes.map((p) => p.value),
-  };
 }
 
 /**
@@ -134,13 +125,11 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
   let router: VpcRouter | undefined;
   const services: NamespaceService[] = [];
   let admin: AdminServer | undefined;
-  let unsubscribe = () => {};
-  let timer: NodeJS.Timeout | undefined;
+  let follower: Follower | undefined;
   const instanceNs = new Map<string, string>();
 
   const teardown = async () => {
-    unsubscribe();
-    if (timer) clearInterval(timer);
+    follower?.stop();
     await Promise.all(services.map((s) => s.close()));
     await admin?.close();
     router?.close();
@@ -177,75 +166,16 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
     });
     const r = router;
 
-    const plug = (eni: Eni) => {
-      const instanceId = eni.attachment!.instanceId;
-      const nsPath = instanceNs.get(instanceId);
-      if (!nsPath || r.eni(eni.id)) return;
-      const inst = s.state.instance(instanceId)!;
-      const isPrimary = inst.primaryEniId === eni.id;
-      const ifname = isPrimary ? 'eth0' : nextInstanceIfname(nsPath);
-      const ipv4 = eniIpv4(eni);
-      r.plug({
-        eniId: eni.id,
-        instanceId,
-        mac: eni.mac,
-        ipv4,
-        sourceDestCheck: eni.sourceDestCheck,
-        isPublic: isPrimary,
-        instanceNetns: nsPath,
-        ifname,
-      });
-      if (isPrimary) {
-        const sub = subnetAddressing(s.state.subnet(eni.subnetId)!.cidrBlock);
-        configurePrimaryInterface(nsPath, ifname, ipv4.primary, sub.prefixLength, sub.gateway);
-      }
-    };
-    const sync = (eniId: string) => {
-      const eni = s.state.eni(eniId);
-      if (!eni) return r.unplug(eniId);
-      if (!eni.attachment) return r.unplug(eniId);
-      if (!r.eni(eniId)) return plug(eni);
-      r.update(eniId, eniIpv4(eni), eni.sourceDestCheck);
-    };
-
-    // Events arrive synchronously, possibly while one is being handled (reads settle detaches): queue them.
-    const queue: SimEvent[] = [];
-    let busy = false;
-    const handle = (ev: SimEvent) => {
-      switch (ev.type) {
-        case 'eni-attached':
-        case 'eni-detached':
-        case 'eni-deleted':
-        case 'addresses-assigned':
-        case 'addresses-unassigned':
-          sync(ev.eniId);
-          break;
-        default:
-          break;
-      }
-    };
-    unsubscribe = s.subscribe((ev) => {
-      queue.push(ev);
-      if (busy) return;
-      busy = true;
-      try {
-        for (let ev2 = queue.shift(); ev2 !== undefined; ev2 = queue.shift()) {
-          try {
-            handle(ev2);
-          } catch (e) {
-            onError(
-              isVpcError(e) ? e : new VpcError('VPC_DATAPLANE', `event.${ev2.type}`, String(e), { cause: e }),
-            );
-          }
-        }
-      } finally {
-        busy = false;
-      }
+    follower = followEc2State({
+      state: s.state,
+      router: r,
+      instanceNetns: (id) => instanceNs.get(id),
+      onError,
+      pollMs: options.pollMs ?? 1000,
     });
-
     for (const inst of s.state.instances()) {
       instanceNs.set(inst.id, addNetns(names.instance(inst.id), createInstanceNetns));
-      for (const eni of s.state.attachedEnis(inst.id)) plug(eni);
+      follower.plugAttached(inst.id);
     }
 
     services.push(
@@ -259,20 +189,6 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
     );
     const ec2 = new URL(s.endpoint);
     services.push(await startEc2Service(internetPath, { host: ec2.hostname, port: Number(ec2.port) }));
-
-    timer = setInterval(() => {
-      for (const e of r.enis()) {
-        const now = s.state.eni(e.eniId);
-        if (now && now.sourceDestCheck !== e.sourceDestCheck) {
-          try {
-            r.update(e.eniId, eniIpv4(now), now.sourceDestCheck);
-          } catch (err) {
-            onError(isVpcError(err) ? err : new VpcError('VPC_DATAPLANE', 'poll', String(err)));
-          }
-        }
-      }
-    }, options.pollMs ?? 1000);
-    timer.unref();
 
     let closed = false;
     let closing: Promise<void> | undefined;
