@@ -276,6 +276,24 @@ describePrivileged('virtual VPC: two instances, live ENIs, router checks', () =>
     }
   });
 
+  it('lets the real AWS SDK inside an instance reach EC2 at the in-VPC endpoint', async () => {
+    const inst = vpc.describe().instances[0]!;
+    const script = [
+      "import { DescribeNetworkInterfacesCommand, EC2Client } from '@aws-sdk/client-ec2';",
+      `const c = new EC2Client({ endpoint: '${inst.ec2Endpoint}', region: 'us-west-2', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });`,
+      `const r = await c.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: 'attachment.instance-id', Values: ['${inst.instanceId}'] }] }));`,
+      'console.log(JSON.stringify(r.NetworkInterfaces.map((n) => n.MacAddress)));',
+    ].join('\n');
+    const out = await inNsAsync(inst.netnsPath, [
+      'node',
+      '--no-warnings',
+      '--input-type=module',
+      '-e',
+      script,
+    ]);
+    expect(JSON.parse(out)).toContain(inst.enis[0]!.mac);
+  });
+
   it('shows the router view over the admin endpoint', async () => {
     const d = vpc.describe();
     const res = await getJson(`${d.adminEndpoint}/vpc/router`);
