@@ -777,8 +777,8 @@ export class Datastore {
       dropped.push({ key: e.key, metadata: e.metadata, address: e.address, cidr: c.text });
       this.markUnassigned(e);
     }
-    if (c.isPrefix) c.eni.rebucket(c, c.assigned);
     c.removed = true;
+    if (c.isPrefix) c.eni.rebucket(c, c.assigned);
     this.cidrs.delete(c.text);
     c.eni.secondaries.delete(c.text);
     c.eni.prefixes.delete(c.text);

@@ -286,3 +286,23 @@ describe('churn of CIDRs', () => {
     expect(ds.assignments()).toEqual([]);
   });
 });
+
+describe('removed CIDRs', () => {
+  it('never assigns from a removed prefix or /32', () => {
+    for (const pd of [true, false]) {
+      const { ds } = setup({ prefixDelegation: pd });
+      eni(ds, 0);
+      const a = pd ? '10.0.0.0/28' : '10.0.0.5/32';
+      const b = pd ? '10.0.0.16/28' : '10.0.0.6/32';
+      ds.addCidr('eni-0', a);
+      ds.addCidr('eni-0', b);
+      ds.removeCidr('eni-0', a);
+      expect(ds.assign(pod(1)).cidr).toBe(b);
+      ds.assign(pod(1));
+      if (pd) {
+        ds.removeCidr('eni-0', b, { force: true });
+        expect(code(() => ds.assign(pod(2)))).toBe('NoAvailableAddress');
+      }
+    }
+  });
+});

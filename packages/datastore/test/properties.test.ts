@@ -12,22 +12,40 @@ const ops = fc.array(
       weight: 1,
       arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 40_000 }) }),
     },
+    {
+      weight: 2,
+      arbitrary: fc.record({ t: fc.constant('toggle' as const), cidr: fc.nat(11), force: fc.boolean() }),
+    },
   ),
   { maxLength: 250 },
 );
 
 const COOLDOWN = 30_000;
 
-/** Three ENIs (primary + two secondaries): 4 /32s each, or 2 /28 prefixes each. */
-function build(pd: boolean) {
+/** Three ENIs (primary + two secondaries): 4 /32s each, or 1, 2 and 1 /28 prefixes. */
+function build(pd: boolean, prefixes: readonly number[] = [1, 2, 1]) {
   const env = setup({ prefixDelegation: pd, cooldownMs: COOLDOWN });
+  const all: { eniId: string; cidr: string }[] = [];
   for (let n = 0; n < 3; n++) {
     eni(env.ds, n);
-    for (let k = 0; k < (pd ? 2 : 4); k++) {
-      env.ds.addCidr(`eni-${n}`, pd ? `10.${n}.${k}.0/28` : `10.${n}.0.${k + 10}/32`);
+    for (let k = 0; k < (pd ? prefixes[n]! : 4); k++) {
+      const cidr = pd ? `10.${n}.${k}.0/28` : `10.${n}.0.${k + 10}/32`;
+      env.ds.addCidr(`eni-${n}`, cidr);
+      all.push({ eniId: `eni-${n}`, cidr });
     }
   }
-  return env;
+  return { ...env, all, present: new Set(all.map((c) => c.cidr)) };
+}
+
+function v4(a: string): number {
+  return a.split('.').reduce((v, p) => v * 256 + Number(p), 0);
+}
+
+function inCidr(address: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  const b = v4(base!);
+  return v4(address) >= b && v4(address) < b + size;
 }
 
 function ready(c: CidrStats): boolean {
@@ -45,12 +63,36 @@ describe('datastore properties', () => {
     it(`${pd ? 'prefix' : '/32'} mode: unique addresses, idempotent keys, cooldown respected, packing`, () => {
       fc.assert(
         fc.property(ops, (script) => {
-          const { ds, clock } = build(pd);
+          const { ds, clock, all, present } = build(pd);
           const held = new Map<number, string>();
           const released = new Map<string, number>();
           for (const op of script) {
             if (op.t === 'advance') {
               clock.advance(op.ms);
+              continue;
+            }
+            if (op.t === 'toggle') {
+              // Remove a CIDR (forced or not) or add it back.
+              const c = all[op.cidr % all.length]!;
+              if (!present.has(c.cidr)) {
+                ds.addCidr(c.eniId, c.cidr);
+                present.add(c.cidr);
+                continue;
+              }
+              try {
+                const { dropped } = ds.removeCidr(c.eniId, c.cidr, { force: op.force });
+                present.delete(c.cidr);
+                // A re-added CIDR starts fresh (no cooldown memory), as in the reference.
+                for (const a of [...released.keys()]) if (inCidr(a, c.cidr)) released.delete(a);
+                for (const d of dropped) {
+                  const owner = Number(d.key.containerID.slice(2));
+                  expect(held.get(owner)).toBe(d.address);
+                  held.delete(owner);
+                }
+              } catch (e) {
+                expect(isDatastoreError(e, 'CidrInUse')).toBe(true);
+                expect(op.force).toBe(false);
+              }
               continue;
             }
             if (op.t === 'unassign') {
@@ -77,8 +119,9 @@ describe('datastore properties', () => {
               // Cooldown: an address released at t is not reused until t + cooldown has passed.
               const at = released.get(r.address);
               if (at !== undefined) expect(clock.now() - at).toBeGreaterThan(COOLDOWN);
-              // Uniqueness.
+              // Uniqueness, and only from CIDRs that are still there.
               expect([...held.values()]).not.toContain(r.address);
+              expect(present.has(r.cidr)).toBe(true);
               held.set(op.pod, r.address);
               // Packing: open an empty CIDR only when no used CIDR had room; start using an empty,
               // freeable ENI only when nothing else had room.
@@ -106,7 +149,7 @@ describe('datastore properties', () => {
           expect(s.assignedIPs).toBe(held.size);
           expect(new Set(ds.assignments().map((a) => a.address)).size).toBe(held.size);
         }),
-        { numRuns: 150 },
+        { numRuns: 300 },
       );
     });
   }
@@ -114,7 +157,7 @@ describe('datastore properties', () => {
   it('assigns alone pack tightly: ceil(n/16) prefixes, and ENIs in device order', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 96 }), (n) => {
-        const { ds } = build(true);
+        const { ds } = build(true, [2, 2, 2]);
         for (let i = 0; i < n; i++) ds.assign(pod(i));
         const used = ds.stats().enis.flatMap((e) => e.cidrs.filter((c) => c.assigned > 0));
         expect(used.length).toBe(Math.ceil(n / 16));
