@@ -17,6 +17,7 @@ export const VPC_USAGE = [
 /** Parsed `vpc-sim` arguments. */
 export type VpcCliArgs =
   | {
+      /** Start a run. */
       readonly command: 'up';
       /** Scenario file, or `undefined` to build one from the flags. */
       readonly scenarioFile: string | undefined;
@@ -37,8 +38,18 @@ export type VpcCliArgs =
       /** Fixed run id. */
       readonly runId: string | undefined;
     }
-  | { readonly command: 'down'; readonly runId: string | undefined; readonly allStale: boolean }
-  | { readonly command: 'list' };
+  | {
+      /** Remove a run or every stale run. */
+      readonly command: 'down';
+      /** The run to remove. */
+      readonly runId: string | undefined;
+      /** Remove every run whose process is gone. */
+      readonly allStale: boolean;
+    }
+  | {
+      /** List runs. */
+      readonly command: 'list';
+    };
 
 /** What the CLI needs from its process. */
 export interface VpcCliIo {

@@ -47,6 +47,42 @@ export interface DescribedInstance {
   readonly ec2Endpoint: string;
 }
 
+/** A VPC of the run. */
+export interface DescribedVpc {
+  /** VPC id. */
+  readonly vpcId: string;
+  /** IPv4 CIDR blocks, primary first. */
+  readonly cidrBlocks: readonly string[];
+}
+
+/** A subnet of the run. */
+export interface DescribedSubnet {
+  /** Subnet id. */
+  readonly subnetId: string;
+  /** IPv4 CIDR. */
+  readonly cidr: string;
+  /** Its gateway (base + 1) on the VPC router. */
+  readonly gateway: string;
+  /** Availability zone. */
+  readonly availabilityZone: string;
+}
+
+/** A namespace of the run. */
+export interface DescribedNetns {
+  /** Namespace name (`ip netns exec NAME …`). */
+  readonly netns: string;
+  /** Namespace file (`nsenter --net=PATH …`). */
+  readonly netnsPath: string;
+}
+
+/** The internet namespace and its hosts. */
+export interface DescribedInternet extends DescribedNetns {
+  /** A host that answers ping. */
+  readonly host: string;
+  /** The EC2 endpoint's address. */
+  readonly ec2Address: string;
+}
+
 /** What `vpc-sim up` prints on one line, and `VirtualVpc.describe()` returns. */
 export interface VirtualVpcDescription {
   /** Run id (in every namespace name). */
@@ -56,27 +92,15 @@ export interface VirtualVpcDescription {
   /** Region to configure in SDKs. */
   readonly region: string;
   /** VPCs and their CIDR blocks. */
-  readonly vpcs: readonly { readonly vpcId: string; readonly cidrBlocks: readonly string[] }[];
+  readonly vpcs: readonly DescribedVpc[];
   /** Subnets with their gateways. */
-  readonly subnets: readonly {
-    readonly subnetId: string;
-    readonly cidr: string;
-    readonly gateway: string;
-    readonly availabilityZone: string;
-  }[];
+  readonly subnets: readonly DescribedSubnet[];
   /** Instances. */
   readonly instances: readonly DescribedInstance[];
   /** The router namespace. */
-  readonly router: { readonly netns: string; readonly netnsPath: string };
+  readonly router: DescribedNetns;
   /** The internet namespace and its addresses. */
-  readonly internet: {
-    readonly netns: string;
-    readonly netnsPath: string;
-    /** A host that answers ping. */
-    readonly host: string;
-    /** The EC2 endpoint's address. */
-    readonly ec2Address: string;
-  };
+  readonly internet: DescribedInternet;
   /** EC2 endpoint from inside any instance. */
   readonly ec2Endpoint: string;
   /** IMDS endpoint from inside any instance. */

@@ -60,10 +60,20 @@ export interface PlugRequest {
   readonly ifname: string;
 }
 
+/** Where the router delivers an address. */
+export interface AddressOwner {
+  /** ENI id. */
+  readonly eniId: string;
+  /** Instance the ENI is attached to. */
+  readonly instanceId: string;
+  /** Router-side link. */
+  readonly link: string;
+}
+
 /** The router's address map and drop counters. */
 export interface RouterView {
   /** Owned address or prefix → the ENI it is delivered to. */
-  readonly addresses: Readonly<Record<string, { eniId: string; instanceId: string; link: string }>>;
+  readonly addresses: Readonly<Record<string, AddressOwner>>;
   /** Drops by reason, since the run started. */
   readonly drops: Readonly<Record<DropReason, number>>;
   /** Source/destination-check drops per ENI id. */
@@ -284,7 +294,7 @@ export class VpcRouter {
     for (const [reason, name] of Object.entries(REASON_COUNTERS)) {
       drops[reason as DropReason] = counters.get(name) ?? 0;
     }
-    const addresses: Record<string, { eniId: string; instanceId: string; link: string }> = {};
+    const addresses: Record<string, AddressOwner> = {};
     for (const e of this.#enis.values()) {
       for (const d of ownedDestinations(e.ipv4)) {
         addresses[d.endsWith('/32') ? d.slice(0, -3) : d] = {
