@@ -163,6 +163,11 @@ export function simulate(events, policy, seed = 42) {
     }
     const s = ds.stats();
     idleNow = s.totalIPs - s.assignedIPs;
+    // Self-check: every running pod's address lies in a CIDR the node still has.
+    const cidrs = new Set(s.enis.flatMap((e) => e.cidrs.map((c) => c.cidr)));
+    for (const a of ds.assignments()) {
+      if (!cidrs.has(a.cidr)) throw new Error(`simulator invariant: ${a.address} is in released ${a.cidr}`);
+    }
     if (now >= 0) peakIdle = Math.max(peakIdle, idleNow);
   };
 
