@@ -1,0 +1,209 @@
+// aws-cni through libcni (root, Linux): ADD and DEL of our plugin on a virtual-VPC node (inside the instance
+// namespace, the conflist the daemon wrote: aws-cni + portmap; and aws-cni alone) against Debian's ptp +
+// host-local (a conflist written here, in a scratch namespace; alone and with portmap) and the process floor
+// `node -e 0`, all interleaved round-robin and all started through `nsenter --net=…` alike. Then the
+// daemon-side AddNetwork latency from the daemon's Prometheus histogram over the same ADDs.
+// Build first:
+//   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
+//   node benchmarks/aws-node/cni.mjs            # --runs N (default 40), --warmup N (default 3)
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import {
+  arg,
+  binDir,
+  buildLibcniRunner,
+  cleanEnv,
+  histogram,
+  leakedNetns,
+  libcniArgv,
+  loadClusterHarness,
+  ratioTable,
+  runnerOutcome,
+  stats,
+  tag,
+  timed,
+} from './lib.mjs';
+
+const RUNS = arg('--runs', 40);
+const WARMUP = arg('--warmup', 3);
+
+const { runner, scratch } = buildLibcniRunner();
+const { Cluster } = await loadClusterHarness();
+const created = [];
+let cluster;
+let runId = '';
+const scratchHost = `vckbench-${tag}-host`;
+
+try {
+  const t0 = performance.now();
+  cluster = await Cluster.start({
+    nodes: 1,
+    instanceType: 'm5.large',
+    binDir,
+    libcniRunner: runner,
+    simulator: { rateLimits: false },
+    // Each timed ADD is followed by its DEL: without a cooldown the pool never runs dry mid-measurement.
+    env: { IP_COOLDOWN_PERIOD: '0', AWS_VPC_K8S_CNI_LOGLEVEL: 'info' },
+  });
+  runId = cluster.vpc.runId;
+  console.error(`cluster up in ${(performance.now() - t0).toFixed(0)} ms (run ${runId})`);
+  const node = cluster.nodes[0];
+  const instanceNs = node.instance.netnsPath;
+
+  // Conflists: the daemon's (aws-cni + portmap), aws-cni alone, ptp + host-local alone and with portmap.
+  const daemonConflist = join(node.confDir, '10-aws.conflist');
+  const daemonConf = JSON.parse(readFileSync(daemonConflist, 'utf8'));
+  const awsOnly = join(scratch, 'aws-only.conflist');
+  writeFileSync(awsOnly, JSON.stringify({ ...daemonConf, plugins: [daemonConf.plugins[0]] }));
+  const ptpPlugin = {
+    type: 'ptp',
+    ipMasq: false,
+    mtu: 9001,
+    ipam: {
+      type: 'host-local',
+      ranges: [[{ subnet: '10.99.0.0/16' }]],
+      routes: [{ dst: '0.0.0.0/0' }],
+      dataDir: join(scratch, 'host-local'),
+    },
+  };
+  const ptpOnly = join(scratch, 'ptp.conflist');
+  writeFileSync(ptpOnly, JSON.stringify({ cniVersion: '0.4.0', name: 'vckbench-ptp', plugins: [ptpPlugin] }));
+  const ptpPortmap = join(scratch, 'ptp-portmap.conflist');
+  writeFileSync(
+    ptpPortmap,
+    JSON.stringify({
+      cniVersion: '0.4.0',
+      name: 'vckbench-ptpp',
+      plugins: [ptpPlugin, { type: 'portmap', capabilities: { portMappings: true }, snat: true }],
+    }),
+  );
+  const scratchPath = netnsAdd(scratchHost);
+  created.push(scratchHost);
+  mkdirSync(join(scratch, 'cache'), { recursive: true });
+
+  const variants = [
+    {
+      name: 'aws-cni + portmap (daemon conflist)',
+      conflist: daemonConflist,
+      host: instanceNs,
+      binDirs: [node.cniBinDir, '/usr/lib/cni'],
+      env: node.env,
+    },
+    { name: 'aws-cni alone', conflist: awsOnly, host: instanceNs, binDirs: [node.cniBinDir], env: node.env },
+    {
+      name: 'ptp + host-local',
+      conflist: ptpOnly,
+      host: scratchPath,
+      binDirs: ['/usr/lib/cni'],
+      env: cleanEnv(),
+    },
+    {
+      name: 'ptp + host-local + portmap',
+      conflist: ptpPortmap,
+      host: scratchPath,
+      binDirs: ['/usr/lib/cni'],
+      env: cleanEnv(),
+    },
+  ];
+  const add = Object.fromEntries(variants.map((v) => [v.name, []]));
+  const del = Object.fromEntries(variants.map((v) => [v.name, []]));
+  const floor = [];
+  const nsenterOnly = [];
+  let seq = 0;
+  let metricsBefore = '';
+
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    if (i === WARMUP) metricsBefore = await cluster.metrics(0);
+    const order = [...variants.slice(i % variants.length), ...variants.slice(0, i % variants.length)];
+    for (const v of order) {
+      const podNs = `vckbench-${tag}-p${seq}`;
+      const id = `bench${tag}${String(seq).padStart(5, '0')}`;
+      const name = `bench-${seq++}`;
+      const podPath = netnsAdd(podNs);
+      created.push(podNs);
+      const common = {
+        conflist: v.conflist,
+        binDirs: v.binDirs,
+        cacheDir: join(scratch, 'cache'),
+        netns: podPath,
+        id,
+        args: `IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=${name};K8S_POD_INFRA_CONTAINER_ID=${id}`,
+      };
+      const a = await timed(libcniArgv(runner, v.host, 'add', common), { env: v.env });
+      const ao = runnerOutcome(a);
+      if (!ao.ok) throw new Error(`${v.name} ADD failed: ${JSON.stringify(ao.error)}`);
+      const d = await timed(libcniArgv(runner, v.host, 'del', common), { env: v.env });
+      const dout = runnerOutcome(d);
+      if (!dout.ok) throw new Error(`${v.name} DEL failed: ${JSON.stringify(dout.error)}`);
+      netnsDel(podNs);
+      created.splice(created.indexOf(podNs), 1);
+      if (i >= WARMUP) {
+        add[v.name].push(a.ms);
+        del[v.name].push(d.ms);
+      }
+    }
+    const f = await timed(['nsenter', `--net=${instanceNs}`, process.execPath, '-e', '0']);
+    const n = await timed(['nsenter', `--net=${instanceNs}`, 'true']);
+    if (f.code !== 0 || n.code !== 0) throw new Error('floor command failed');
+    if (i >= WARMUP) {
+      floor.push(f.ms);
+      nsenterOnly.push(n.ms);
+    }
+  }
+  const metricsAfter = await cluster.metrics(0);
+
+  const floorS = stats(floor);
+  const rows = (m) => [
+    ...variants.map((v) => [v.name, stats(m[v.name])]),
+    ['`node -e 0` (floor)', floorS],
+    ['`nsenter true`', stats(nsenterOnly)],
+  ];
+  console.log(`\n### ADD through libcni (${RUNS} runs, ${WARMUP} warm-up, interleaved)\n`);
+  console.log(ratioTable(rows(add), floorS.median));
+  console.log(`\n### DEL through libcni\n`);
+  console.log(ratioTable(rows(del), floorS.median));
+
+  // Daemon side: the AddNetwork histogram over the timed ADDs only (after minus before the timed runs).
+  const h1 = histogram(metricsAfter, 'awscni_add_network_duration_seconds', 'outcome="success"');
+  const h0 = histogram(metricsBefore, 'awscni_add_network_duration_seconds', 'outcome="success"');
+  const deltaText = h1.buckets
+    .map((b, k) => {
+      const le = Number.isFinite(b.le) ? String(b.le) : '+Inf';
+      return `x_bucket{outcome="success",le="${le}"} ${b.count - (h0.buckets[k]?.count ?? 0)}`;
+    })
+    .join('\n');
+  const h = histogram(deltaText, 'x', 'outcome="success"');
+  const dist = h.buckets
+    .map((b) => `≤${Number.isFinite(b.le) ? b.le * 1000 : '∞'} ms: ${b.count}`)
+    .join(', ');
+  console.log('\n### Daemon-side AddNetwork (awscni_add_network_duration_seconds, outcome=success)\n');
+  console.log(
+    '| ADDs | p50 ms (interpolated) | p50 bucket ≤ ms | p99 ms (interpolated) | p99 bucket ≤ ms | target p99 ≤ 5 ms |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- |');
+  console.log(
+    `| ${h.count} | ${h.p50.toFixed(2)} | ${h.p50Bucket} | ${h.p99.toFixed(2)} | ${h.p99Bucket} | ${h.p99Bucket <= 5 ? 'met' : 'not met'} |`,
+  );
+  console.log(`\ncumulative buckets: ${dist}`);
+
+  const ours = stats(add[variants[0].name]).median;
+  const alone = stats(add[variants[1].name]).median;
+  console.log(
+    `\nTarget ADD p50 ≤ 1.3× the node floor: daemon conflist ${(ours / floorS.median).toFixed(2)}× (${ours > 1.3 * floorS.median ? 'NOT met' : 'met'}); aws-cni alone ${(alone / floorS.median).toFixed(2)}×.`,
+  );
+} finally {
+  for (const ns of created) {
+    try {
+      netnsDel(ns);
+    } catch {
+      // already gone
+    }
+  }
+  await cluster?.close();
+  rmSync(scratch, { recursive: true, force: true });
+  const leaked = leakedNetns([tag, runId]);
+  console.log(
+    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
+  );
+}

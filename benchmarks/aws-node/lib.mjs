@@ -1,0 +1,221 @@
+// Shared pieces of the aws-node benchmarks: the cluster harness (bundled at start from the package source,
+// since the package does not export it), the libcni runner, async process timing, Prometheus histogram
+// quantiles, and a namespace-leak check. Root and Linux only.
+import { execFile, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cleanEnv, summarize } from '../lib/timing.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '../..');
+const require = createRequire(import.meta.url);
+
+/** The built package's directory and its `dist/bin` (aws-node.cjs, aws-vpc-cni-init.cjs, aws-cni.cjs). */
+export const packageDir = dirname(require.resolve('@vpc-cni-kit/aws-node/package.json'));
+export const binDir = join(packageDir, 'dist/bin');
+
+/** A short random tag for names this run creates (namespaces, directories). */
+export const tag = randomBytes(3).toString('hex');
+
+/** Milliseconds since an arbitrary origin, sub-millisecond resolution. */
+export const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** Reads `--name N` from argv. */
+export function arg(name, dflt) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+/**
+ * Bundles examples/aws-node/src/cluster/cluster.ts (with its relative imports; every package stays external and
+ * resolves to its built dist) and imports it. The bundle is written beside this file and removed once loaded.
+ */
+export async function loadClusterHarness() {
+  const esbuild = await import('esbuild');
+  const dir = mkdtempSync(join(here, '.harness-'));
+  try {
+    const outfile = join(dir, 'cluster.mjs');
+    await esbuild.build({
+      entryPoints: [join(packageDir, 'src/cluster/cluster.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      conditions: ['@vpc-cni-kit/source'],
+      outfile,
+      logLevel: 'error',
+    });
+    return await import(pathToFileURL(outfile).href);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Builds the Go libcni runner (tools/libcni-runner, on Debian's libcni) into a scratch directory. */
+export function buildLibcniRunner() {
+  const dir = join('/tmp', `vckbench-${tag}`);
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, 'libcni-runner');
+  const r = spawnSync('bash', [join(repo, 'tools/libcni-runner/build.sh'), out], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`libcni-runner build failed: ${r.stderr}`);
+  return { runner: out, scratch: dir };
+}
+
+/** Runs a command (no shell) and resolves with its wall time; the event loop keeps turning meanwhile. */
+export function timed(argv, { env = cleanEnv(), input } = {}) {
+  return new Promise((resolve) => {
+    const t0 = now();
+    const child = execFile(
+      argv[0],
+      argv.slice(1),
+      { env, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const ms = now() - t0;
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ ms, code, stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin.end(input);
+  });
+}
+
+/** The last JSON line the libcni runner printed: `{ ok, result }` or `{ ok: false, error }`. */
+export function runnerOutcome(r) {
+  try {
+    return JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '');
+  } catch {
+    return { ok: false, error: { code: -1, msg: `no result: ${r.stderr || r.stdout}` } };
+  }
+}
+
+/** libcni runner argv for one operation, run inside network namespace `hostNetns` via nsenter. */
+export function libcniArgv(
+  runner,
+  hostNetns,
+  command,
+  { conflist, binDirs, cacheDir, netns, id, args = '' },
+) {
+  return [
+    'nsenter',
+    `--net=${hostNetns}`,
+    runner,
+    command,
+    '-conflist',
+    conflist,
+    '-bin-dir',
+    binDirs.join(':'),
+    '-cache-dir',
+    cacheDir,
+    '-netns',
+    netns,
+    '-id',
+    id,
+    '-ifname',
+    'eth0',
+    '-args',
+    args,
+    '-cap-args',
+    '',
+  ];
+}
+
+/** Summaries with p99, in milliseconds. */
+export function stats(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  return { ...summarize(s), p99: s[Math.min(s.length - 1, Math.floor(0.99 * s.length))] };
+}
+
+/** Markdown table rows: name, median, p10–p90, ratio against `base` (a median). */
+export function ratioTable(rows, base, unit = 'ms') {
+  return [
+    `| variant | median ${unit} | p10–p90 ${unit} | n | ratio to floor |`,
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map(
+      ([name, s]) =>
+        `| ${name} | ${s.median.toFixed(1)} | ${s.p10.toFixed(1)}–${s.p90.toFixed(1)} | ${s.n} | ${(s.median / base).toFixed(2)}× |`,
+    ),
+  ].join('\n');
+}
+
+/**
+ * Parses one Prometheus histogram (cumulative `_bucket` lines, optionally filtered by a label substring) and
+ * returns its count and `histogram_quantile`-style quantiles (linear interpolation inside the bucket), in ms.
+ */
+export function histogram(text, name, labelFilter = '') {
+  const buckets = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}_bucket{`) || !line.includes(labelFilter)) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    const value = Number(line.trim().split(/\s+/).at(-1));
+    buckets.push({ le: le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), count: value });
+  }
+  buckets.sort((a, b) => a.le - b.le);
+  const total = buckets.at(-1)?.count ?? 0;
+  const quantile = (q) => {
+    const rank = q * total;
+    let prevLe = 0;
+    let prevCount = 0;
+    for (const b of buckets) {
+      if (b.count >= rank) {
+        if (!Number.isFinite(b.le)) return prevLe * 1000;
+        const inBucket = b.count - prevCount;
+        const frac = inBucket === 0 ? 1 : (rank - prevCount) / inBucket;
+        return (prevLe + (b.le - prevLe) * frac) * 1000;
+      }
+      prevLe = b.le;
+      prevCount = b.count;
+    }
+    return Number.NaN;
+  };
+  const bucketOf = (q) => buckets.find((b) => b.count >= q * total)?.le * 1000;
+  return {
+    count: total,
+    buckets,
+    p50: quantile(0.5),
+    p99: quantile(0.99),
+    p50Bucket: bucketOf(0.5),
+    p99Bucket: bucketOf(0.99),
+  };
+}
+
+/** Names of the network namespaces in /var/run/netns. */
+export function netnsNames() {
+  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+  return new Set(
+    r.stdout
+      .split('\n')
+      .map((l) => l.split(' ')[0])
+      .filter(Boolean),
+  );
+}
+
+/**
+ * The namespaces whose names contain one of `markers` (this run's tag, the virtual VPC's run id): what must be
+ * gone after clean-up. Other people's namespaces on a shared machine never match.
+ */
+export function leakedNetns(markers) {
+  return [...netnsNames()].filter((n) => markers.some((m) => m && n.includes(m)));
+}
+
+/** The pid of the `node` child of the `nsenter` process the harness spawned for a daemon. */
+export function daemonPid(nsenterPid) {
+  const r = spawnSync('pgrep', ['-P', String(nsenterPid)], { encoding: 'utf8' });
+  const pid = Number(r.stdout.trim().split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0) return pid;
+  // nsenter may exec the command in place (no fork) when it needs no new PID namespace.
+  return nsenterPid;
+}
+
+/** VmRSS (and VmHWM) of a process, in MiB. */
+export async function rssMiB(pid) {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024, name: /^Name:\s+(\S+)/m.exec(status)?.[1] };
+}
+
+export { cleanEnv, summarize };
