@@ -7,6 +7,7 @@ import {
 import type { PoolFigures } from './figures.js';
 import { countAddresses, countFreePrefixes, inMode, poolFigures, slotsUsed } from './figures.js';
 import type { DecisionReason, PoolDecision, PoolEni, PoolInput, ReasonCode } from './types.js';
+import { validateInput } from './validate.js';
 
 function reason(code: ReasonCode, message: string): DecisionReason {
   return { code, message };
@@ -216,6 +217,8 @@ function freeEni(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
  *    cooling address, and is not needed for WARM_IP_TARGET, MINIMUM_IP_TARGET (rounded to 16 with PD) or
  *    WARM_PREFIX_TARGET, is freed (highest device number first).
  *
+ * Throws {@link WarmPoolError} (code `InvalidInput`, naming the field) for malformed input.
+ *
  * Apply the decision and call again: each call returns one step. Neither releases nor frees ever take the
  * pool below what the next call would grow back, so with no pod churn the steps converge.
  *
@@ -233,6 +236,7 @@ function freeEni(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
  * ```
  */
 export function decide(input: PoolInput): PoolDecision {
+  validateInput(input);
   const f = poolFigures(input);
   const low = lowness(input, f);
   if (low.low) return grow(input, f, reason(low.code, low.message));

@@ -5,6 +5,8 @@ export {
   SHRINK_INTERVAL_MS,
 } from './constants.js';
 export { decide } from './decide.js';
+export type { WarmPoolErrorCode } from './errors.js';
+export { isWarmPoolError, WarmPoolError } from './errors.js';
 export type { PoolFigures } from './figures.js';
 export { poolFigures } from './figures.js';
 export type {

@@ -1,9 +1,11 @@
 import {
   DEFAULT_TARGETS,
   decide,
+  isWarmPoolError,
   type PoolDecision,
   type PoolTargets,
   poolFigures,
+  type WarmPoolError,
 } from '@vpc-cni-kit/warm-pool';
 import { describe, expect, it } from 'vitest';
 import { type ModelEni, mkEni, stats } from './model.js';
@@ -368,5 +370,35 @@ describe('poolFigures', () => {
       shortPrefixes: 0,
       overPrefixes: 1,
     });
+  });
+});
+
+describe('input validation', () => {
+  it('throws a typed InvalidInput error naming the field', () => {
+    const bad: [string, () => unknown][] = [
+      ['targets.warmIpTarget', () => run([mkEni(0, 0)], { warmIpTarget: -1 })],
+      ['limits.ipv4PerEni', () => run([mkEni(0, 0)], {}, { limits: { ipv4PerEni: 1 } })],
+      ['timing.now', () => run([mkEni(0, 0)], {}, { timing: { now: Number.NaN } })],
+      [
+        'stats.enis[0].cidrs[0]',
+        () =>
+          run(
+            [mkEni(0, 1, { assigned: 1, cooldown: 1 })].map((e) => ({
+              ...e,
+              cidrs: e.cidrs.map((c) => ({ ...c, cooldown: 1 })),
+            })),
+          ),
+      ],
+    ];
+    for (const [field, fn] of bad) {
+      let caught: unknown;
+      try {
+        fn();
+      } catch (e) {
+        caught = e;
+      }
+      expect(isWarmPoolError(caught), field).toBe(true);
+      expect((caught as WarmPoolError).field).toBe(field);
+    }
   });
 });
