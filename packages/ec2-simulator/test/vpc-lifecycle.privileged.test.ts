@@ -105,6 +105,7 @@ describePrivileged('virtual VPC lifecycle: runs, CLI, stale cleanup', () => {
         runId: crashed.runId,
         pid: dead.pid!,
         pidStart: '1',
+        stopsOnSigterm: true,
         namespaces: [crashed.router, crashed.internet],
       });
       const rtr = netnsAdd(crashed.router);
@@ -129,6 +130,15 @@ describePrivileged('virtual VPC lifecycle: runs, CLI, stale cleanup', () => {
         err = e;
       }
       expect(isVpcError(err) && err.code).toBe('VPC_RUN_NOT_FOUND');
+      // A live run owned by a program (not vpc-sim) is not signalled or touched.
+      let busy: unknown;
+      try {
+        await downRun(live.runId);
+      } catch (e) {
+        busy = e;
+      }
+      expect(isVpcError(busy) && busy.code).toBe('VPC_RUN_BUSY');
+      expect(pings(inst.netnsPath, inst.gateway)).toBe(true);
     } finally {
       await live.close();
       for (const n of [crashed.router, crashed.internet]) spawnSync('ip', ['netns', 'del', n]);

@@ -199,6 +199,7 @@ export async function runVpcCli(argv: readonly string[], io: VpcCliIo): Promise<
       scenario,
       ...(args.runId !== undefined ? { runId: args.runId } : {}),
       simulator: { seed: args.seed, ...(args.noRateLimits ? { rateLimits: false } : {}) },
+      stopsOnSigterm: true,
       onError: (e) => io.err(errorLine(e)),
     });
     io.out(JSON.stringify(vpc.describe()));

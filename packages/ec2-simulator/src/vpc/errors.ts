@@ -8,6 +8,8 @@ export type VpcErrorCode =
   | 'VPC_DATAPLANE'
   /** No run with that id (no state file). */
   | 'VPC_RUN_NOT_FOUND'
+  /** The run belongs to a live process that does not stop on SIGTERM (close it there). */
+  | 'VPC_RUN_BUSY'
   /** The handle is closed. */
   | 'VPC_CLOSED';
 
@@ -17,6 +19,7 @@ export const VPC_ERROR_CODES: readonly VpcErrorCode[] = [
   'VPC_UNSUPPORTED',
   'VPC_DATAPLANE',
   'VPC_RUN_NOT_FOUND',
+  'VPC_RUN_BUSY',
   'VPC_CLOSED',
 ];
 

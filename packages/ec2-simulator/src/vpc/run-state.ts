@@ -14,6 +14,8 @@ export interface RunRecord {
   readonly pid: number;
   /** That process's start time (clock ticks after boot, /proc/PID/stat field 22), to spot pid reuse. */
   readonly pidStart: string;
+  /** The owner stops the run on SIGTERM (`vpc-sim up` does), so `down --run` may signal it. */
+  readonly stopsOnSigterm: boolean;
   /** Namespaces created so far (names under /run/netns). */
   readonly namespaces: readonly string[];
   /** The run's description (the JSON `vpc-sim up` prints), once it is up. */
@@ -50,7 +52,9 @@ export function writeRunRecord(stateDir: string, record: RunRecord): void {
 function readRecord(stateDir: string, runId: string): RunRecord | undefined {
   try {
     const r = JSON.parse(readFileSync(join(stateDir, runId, 'state.json'), 'utf8')) as RunRecord;
-    if (r.version !== 1 || r.runId !== runId || !Array.isArray(r.namespaces)) return undefined;
+    if (r.version !== 1 || r.runId !== runId || !Array.isArray(r.namespaces) || typeof r.pid !== 'number') {
+      return undefined;
+    }
     return r;
   } catch {
     return undefined;
@@ -97,7 +101,9 @@ export function removeRunResources(runId: string, stateDir: string = VPC_STATE_D
 
 /**
  * Stops a run: SIGTERM to its process when alive (it cleans up after itself), waiting up to `timeoutMs`,
- * then removes whatever is left. `VPC_RUN_NOT_FOUND` when there is neither a record nor a namespace.
+ * then removes whatever is left. `VPC_RUN_NOT_FOUND` when there is neither a record nor a namespace;
+ * `VPC_RUN_BUSY` (changing nothing) when a live owner does not stop on SIGTERM (a test or program using
+ * `startVirtualVpc`: close the run there).
  */
 export async function downRun(
   runId: string,
@@ -109,7 +115,14 @@ export async function downRun(
   const run = listRuns(stateDir).find((r) => r.record.runId === runId);
   const orphaned = netnsList().some((n) => runIdOfNetns(n) === runId);
   if (!run && !orphaned) throw new VpcError('VPC_RUN_NOT_FOUND', 'down', `no run ${runId}`);
-  if (run?.alive && run.record.pid !== process.pid) {
+  if (run?.alive && (run.record.stopsOnSigterm !== true || run.record.pid === process.pid)) {
+    throw new VpcError(
+      'VPC_RUN_BUSY',
+      'down',
+      `run ${runId} belongs to live process ${run.record.pid}; close it there`,
+    );
+  }
+  if (run?.alive) {
     try {
       process.kill(run.record.pid, 'SIGTERM');
     } catch {

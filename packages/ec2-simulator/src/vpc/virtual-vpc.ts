@@ -33,6 +33,8 @@ export interface VirtualVpcOptions {
   readonly stateDir?: string;
   /** Called when keeping the data plane in step with an EC2 change fails (the EC2 call itself succeeded). */
   readonly onError?: (error: VpcError) => void;
+  /** This process stops the run on SIGTERM, so `vpc-sim down --run` may signal it (default false). */
+  readonly stopsOnSigterm?: boolean;
   /** How often to look for source/destination-check changes, in ms (default 1000). */
   readonly pollMs?: number;
 }
@@ -101,6 +103,7 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
       runId,
       pid: process.pid,
       pidStart,
+      stopsOnSigterm: options.stopsOnSigterm === true,
       namespaces: [...created],
       ...(description === undefined ? {} : { description }),
     });
