@@ -351,7 +351,13 @@ if (isMain) {
       : ['steady-churn.csv', 'diurnal-ramp.csv', 'burst-100.csv'].map((f) => join(dir, f));
   const rows = [];
   for (const file of traces) {
-    const events = parseTrace(readFileSync(file, 'utf8'), file);
+    let events;
+    try {
+      events = parseTrace(readFileSync(file, 'utf8'), file);
+    } catch (e) {
+      console.error(`simulate: ${e.message}`);
+      process.exit(1);
+    }
     for (const policy of POLICIES) {
       rows.push({ trace: basename(file, '.csv'), policy: policy.name, m: simulate(events, policy, seed) });
     }
