@@ -154,6 +154,16 @@ describePrivileged('virtual VPC lifecycle: runs, CLI, stale cleanup', () => {
         { vpcs: [{ id: 'vpc-0a000000000000001', cidrBlocks: ['203.0.113.0/24'] }], subnets: [] },
         'VPC_INVALID_OPTIONS',
       ],
+      [
+        {
+          vpcs: [
+            { id: 'vpc-0a000000000000001', cidrBlocks: ['10.0.0.0/16'] },
+            { id: 'vpc-0b000000000000002', cidrBlocks: ['10.1.0.0/16'] },
+          ],
+          subnets: [],
+        },
+        'VPC_INVALID_OPTIONS',
+      ],
     ] as const) {
       let err: unknown;
       try {

@@ -79,6 +79,13 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
     throw new VpcError('VPC_UNSUPPORTED', 'start', 'a virtual VPC needs Linux and root (network namespaces)');
   }
   const scenario = parseScenario(options.scenario);
+  if (scenario.vpcs.length !== 1) {
+    throw new VpcError(
+      'VPC_INVALID_OPTIONS',
+      'start',
+      `a virtual VPC run holds exactly one VPC (got ${scenario.vpcs.length}); start one run per VPC`,
+    );
+  }
   for (const v of scenario.vpcs) {
     for (const c of v.cidrBlocks) {
       const clash = RESERVED.find((r) => overlaps(c, r));
