@@ -23,6 +23,12 @@ export const tag = randomBytes(3).toString('hex');
 /** Milliseconds since an arbitrary origin, sub-millisecond resolution. */
 export const now = () => Number(process.hrtime.bigint()) / 1e6;
 
+/** Reads `--name S` from argv as a string. */
+export function strArg(name, dflt) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? (process.argv[i + 1] ?? dflt) : dflt;
+}
+
 /** Reads `--name N` from argv. */
 export function arg(name, dflt) {
   const i = process.argv.indexOf(name);
