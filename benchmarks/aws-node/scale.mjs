@@ -126,6 +126,16 @@ try {
     .join('\n');
   const h = histogram(delta, 'x');
 
+  // Same-run floor for the burst: as many `node -e 0` processes at once, in the instance namespace.
+  const f0 = now();
+  const floorBurst = await Promise.all(
+    Array.from({ length: CONCURRENT }, () =>
+      timed(['nsenter', `--net=${inst}`, process.execPath, '-e', '0']),
+    ),
+  );
+  const floorBurstMs = now() - f0;
+  const floorPer = stats(floorBurst.map((b) => b.ms));
+
   // 2. Fill to PODS, ten at a time.
   while (seq < PODS) {
     const batch = await Promise.all(Array.from({ length: Math.min(10, PODS - seq) }, addOne));
@@ -151,6 +161,10 @@ try {
   console.log(
     `| ${CONCURRENT} | ${ok.length} | ${new Set(ok.map((b) => b.address)).size} | ${burstMs.toFixed(0)} | ${perAdd.median.toFixed(0)} | ${perAdd.p90.toFixed(0)} | ${perAdd.max.toFixed(0)} |`,
   );
+  console.log(
+    `| floor: ${CONCURRENT} × \`node -e 0\` at once | – | – | ${floorBurstMs.toFixed(0)} | ${floorPer.median.toFixed(0)} | ${floorPer.p90.toFixed(0)} | ${floorPer.max.toFixed(0)} |`,
+  );
+  console.log(`\nburst wall / floor burst wall: ${(burstMs / floorBurstMs).toFixed(2)}×`);
   if (failures.length > 0) console.log(`\nfailures: ${failures.join('; ')}`);
   console.log(
     `\ndaemon-side AddNetwork over the burst: ${h.count} ADDs, p50 ${h.p50.toFixed(2)} ms (bucket ≤ ${h.p50Bucket}), p99 ${Number.isFinite(h.p99Bucket) ? `${h.p99.toFixed(2)} ms (bucket ≤ ${h.p99Bucket})` : `> ${h.p99.toFixed(0)} ms (beyond the last finite bucket)`}`,
