@@ -17,6 +17,16 @@ const require = createRequire(import.meta.url);
 export const packageDir = dirname(require.resolve('@vpc-cni-kit/aws-node/package.json'));
 export const binDir = join(packageDir, 'dist/bin');
 
+/**
+ * A scratch directory for bundles built at benchmark start: under the repository's node_modules (ignored by
+ * git), so their bare imports still resolve to the workspace packages and their dist.
+ */
+export function bundleScratch(label) {
+  const base = join(repo, 'node_modules/.cache');
+  mkdirSync(base, { recursive: true });
+  return mkdtempSync(join(base, `vck-bench-${label}-`));
+}
+
 /** A short random tag for names this run creates (namespaces, directories). */
 export const tag = randomBytes(3).toString('hex');
 
@@ -37,11 +47,11 @@ export function arg(name, dflt) {
 
 /**
  * Bundles examples/aws-node/src/cluster/cluster.ts (with its relative imports; every package stays external and
- * resolves to its built dist) and imports it. The bundle is written beside this file and removed once loaded.
+ * resolves to its built dist) and imports it. The bundle is removed once loaded.
  */
 export async function loadClusterHarness() {
   const esbuild = await import('esbuild');
-  const dir = mkdtempSync(join(here, '.harness-'));
+  const dir = bundleScratch('harness');
   try {
     const outfile = join(dir, 'cluster.mjs');
     await esbuild.build({

@@ -10,7 +10,7 @@
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/plumbing.mjs       # --runs N (default 30), --warmup N (default 3)
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import {
   arg,
   binDir,
   buildLibcniRunner,
+  bundleScratch,
   cleanEnv,
   leakedNetns,
   loadClusterHarness,
@@ -100,7 +101,7 @@ try {
 
   // ---- B. fresh plugin processes on a virtual-VPC node ----
   const esbuild = await import('esbuild');
-  bundleDir = mkdtempSync(join(here, '.plugin-'));
+  bundleDir = bundleScratch('plugin');
   const plumbsBundle = join(bundleDir, 'aws-cni-plumbs.cjs');
   await esbuild.build({
     entryPoints: [join(here, 'plugin-plumbs.entry.mjs')],
