@@ -27,7 +27,7 @@ export default defineConfig([
     banner: { js: '#!/usr/bin/env node' },
   },
   // The CNI plugin: one CommonJS file, everything bundled except koffi's native module, which only the
-  // daemon-down DEL and CHECK paths load (from `aws-cni.d/node_modules` beside the binary, or the package).
+  // daemon-down DEL and CHECK paths load (from `node_modules` beside the binary; aws-vpc-cni-init puts it there).
   {
     entry: { 'aws-cni': 'src/plugin/main.ts' },
     outDir: 'dist/bin',
@@ -43,8 +43,6 @@ export default defineConfig([
     noExternal: [/^(?!koffi$).*/],
     external: ['koffi'],
     define: { __AWS_CNI_VERSION__: JSON.stringify(version) },
-    banner: {
-      js: "#!/usr/bin/env node\nmodule.paths.unshift(require('node:path').join(__dirname, 'aws-cni.d', 'node_modules'));",
-    },
+    banner: { js: '#!/usr/bin/env node' },
   },
 ]);

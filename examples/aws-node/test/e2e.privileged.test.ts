@@ -8,6 +8,7 @@ import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Cluster, type ClusterPod } from '../src/cluster/cluster.js';
 import { inNetns } from '../src/cluster/exec.js';
+import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
 
 const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
 
@@ -54,12 +55,18 @@ describePrivileged('aws-node on the virtual VPC', () => {
     expect(await cluster.ping(a.netnsPath, cluster.nodes[0]!.instance.privateIp)).toBe(true);
   });
 
-  it('reaches the internet only through SNAT to the node address', async () => {
-    const a = pods[0]!;
-    const internet = cluster.vpc.describe().internet.host;
-    expect(await cluster.ping(a.netnsPath, internet)).toBe(true);
-    const view = cluster.vpc.routerView();
-    expect(JSON.stringify(view)).toBeTruthy();
+  it('reaches the internet SNATed to the node address; VPC traffic keeps the pod address (TCP)', async () => {
+    const [a, , c] = pods as [ClusterPod, ClusterPod, ClusterPod];
+    const { internet } = cluster.vpc.describe();
+    const out = tcpPeerProbe(internet.netnsPath, internet.host, 18080);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await tcpConnect(a.netnsPath, internet.host, 18080)).toBe(true);
+    expect(await out.peer).toBe(cluster.nodes[0]!.instance.privateIp);
+
+    const vpc = tcpPeerProbe(c.netnsPath, c.address, 18081);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await tcpConnect(a.netnsPath, c.address, 18081)).toBe(true);
+    expect(await vpc.peer).toBe(a.address);
   });
 
   it('DEL removes the host route and rules', async () => {

@@ -22,11 +22,12 @@ async function main(): Promise<void> {
   const binDir = env['HOST_CNI_BIN_PATH'] || '/host/opt/cni/bin';
   await mkdir(binDir, { recursive: true });
   await installFile(join(__dirname, 'aws-cni.cjs'), join(binDir, 'aws-cni'), 0o755);
-  // koffi (and its prebuilt native module, a sibling @koromix/koffi-<platform> package) beside the plugin,
-  // where the plugin's banner makes `require('koffi')` look.
+  // koffi (and its prebuilt native module, a sibling @koromix/koffi-<platform> package) in node_modules
+  // beside the plugin, where Node's resolution from the plugin file finds it. Only the plugin's rare paths
+  // (DEL while the daemon is down, CHECK) load it.
   const require = createRequire(__filename);
   const koffiDir = dirname(require.resolve('koffi'));
-  const modules = join(binDir, 'aws-cni.d', 'node_modules');
+  const modules = join(binDir, 'node_modules');
   await cp(koffiDir, join(modules, 'koffi'), { recursive: true });
   const scope = join(koffiDir, '..', '@koromix');
   for (const entry of await readdir(scope).catch(() => [] as string[])) {

@@ -8,6 +8,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type DescribedInstance, startVirtualVpc, type VirtualVpc } from '@vpc-cni-kit/ec2-simulator';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import { daemonClient } from '../plugin/daemon-client.js';
+import { ServingStatus } from '../rpc/messages.js';
 import { inNetns } from './exec.js';
 
 /** Options for {@link Cluster.start}. */
@@ -157,11 +159,13 @@ export class Cluster {
       throw new Error(`aws-vpc-cni-init on node ${node.index} failed: ${r.stderr || r.stdout}`);
   }
 
-  /** Starts (or restarts) node `i`'s daemon and waits until it has written its conflist. */
+  /**
+   * Starts (or restarts) node `i`'s daemon and waits until it is healthy: its gRPC health check answers
+   * SERVING and its conflist exists. A restart keeps the old conflist, as a runtime would.
+   */
   async startDaemon(i: number, timeoutMs = 30_000): Promise<void> {
     const node = this.nodes[i];
     if (node === undefined) throw new Error(`no node ${i}`);
-    rmSync(join(node.confDir, '10-aws.conflist'), { force: true });
     const child = spawn(
       'nsenter',
       [`--net=${node.instance.netnsPath}`, process.execPath, join(this.options.binDir, 'aws-node.cjs')],
@@ -176,7 +180,15 @@ export class Cluster {
     });
     node.daemon = child;
     const deadline = Date.now() + timeoutMs;
-    while (!existsSync(join(node.confDir, '10-aws.conflist'))) {
+    const healthy = async () => {
+      if (!existsSync(join(node.confDir, '10-aws.conflist'))) return false;
+      try {
+        return (await daemonClient(node.socket, 1000).health()) === ServingStatus.SERVING;
+      } catch {
+        return false;
+      }
+    };
+    while (!(await healthy())) {
       if (child.exitCode !== null)
         throw new Error(`aws-node on node ${i} exited (${child.exitCode}): ${stderr}\n${this.logTail(i)}`);
       if (Date.now() > deadline)

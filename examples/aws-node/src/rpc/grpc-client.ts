@@ -99,7 +99,9 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
     const chunks: Buffer[] = [];
     let headerStatus: string | undefined;
     let headerMessage: string | undefined;
+    let responded = false;
     stream.on('response', (headers) => {
+      responded = true;
       const status = headers[':status'];
       if (status !== 200) {
         finish(new GrpcCallError(GrpcStatus.INTERNAL, `${call.method}: HTTP status ${status}`));
@@ -125,7 +127,16 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       const status = Number(trailerStatus ?? headerStatus ?? Number.NaN);
       const message = decodeGrpcMessage(trailerMessage ?? headerMessage ?? '');
       if (Number.isNaN(status)) {
-        finish(new GrpcCallError(GrpcStatus.INTERNAL, `${call.method}: response without grpc-status`));
+        // No status at all: the server went away mid-call (gRPC calls that UNAVAILABLE) unless it answered
+        // and broke the protocol.
+        finish(
+          responded && stream.rstCode === 0
+            ? new GrpcCallError(GrpcStatus.INTERNAL, `${call.method}: response without grpc-status`)
+            : new GrpcCallError(
+                GrpcStatus.UNAVAILABLE,
+                `${call.method}: the connection to the server was lost`,
+              ),
+        );
       } else if (status !== GrpcStatus.OK) {
         finish(new GrpcCallError(status, message || `${call.method}: status ${status}`));
       } else {

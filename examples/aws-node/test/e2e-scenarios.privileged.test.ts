@@ -1,0 +1,108 @@
+/**
+ * Failure and scale scenarios of aws-node on the virtual VPC, each on its own one-node cluster.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
+import { afterEach, expect, it } from 'vitest';
+import { Cluster, type ClusterOptions, type ClusterPod, PodError } from '../src/cluster/cluster.js';
+import { inNetns } from '../src/cluster/exec.js';
+
+const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
+
+interface EnisDoc {
+  [card: string]: { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> };
+}
+
+describePrivileged('aws-node scenarios', () => {
+  let cluster: Cluster | undefined;
+  const start = async (options: Partial<ClusterOptions> = {}) => {
+    cluster = await Cluster.start({
+      nodes: 1,
+      binDir,
+      libcniRunner: await buildLibcniRunner(),
+      simulator: { rateLimits: false },
+      ...options,
+    });
+    return cluster;
+  };
+  const enis = async (c: Cluster) => ((await c.introspect(0, '/v1/enis')) as EnisDoc)['0']!;
+  const eventually = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
+
+  afterEach(async () => {
+    await cluster?.close();
+    cluster = undefined;
+  }, 120_000);
+
+  it('fills an m5.large to its limit: ENIs grow to 3, the next pod gets a clear code-11 error', async () => {
+    const c = await start();
+    const pods: ClusterPod[] = [];
+    // m5.large: 3 ENIs × (10 − 1) = 27 pod addresses (max pods 29 counts 2 host-network pods).
+    for (let i = 0; i < 27; i++) pods.push(await c.addPod(0, { retryForMs: 60_000 }));
+    expect(new Set(pods.map((p) => p.address)).size).toBe(27);
+    expect(Object.keys((await enis(c)).ENIs)).toHaveLength(3);
+    const err = await c.addPod(0, { retryForMs: 10_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PodError);
+    expect((err as PodError).cniCode).toBe(11);
+    expect((err as PodError).message).toMatch(/no room for another ENI/);
+  }, 240_000);
+
+  it('loses no allocation and never hands out an address twice across a SIGKILL mid-churn', async () => {
+    const c = await start({ env: { WARM_IP_TARGET: '3' } });
+    const pods: ClusterPod[] = [];
+    for (let i = 0; i < 4; i++) pods.push(await c.addPod(0));
+    // A burst of ADDs, and the daemon killed while they run; the runtime (harness) retries code 11.
+    const burst = Array.from({ length: 6 }, () => c.addPod(0, { retryForMs: 60_000 }));
+    await new Promise((r) => setTimeout(r, 150));
+    await c.stopDaemon(0, 'SIGKILL');
+    await c.startDaemon(0);
+    pods.push(...(await Promise.all(burst)));
+    const addresses = pods.map((p) => p.address);
+    expect(new Set(addresses).size).toBe(pods.length);
+    const doc = await enis(c);
+    expect(doc.AssignedIPs).toBe(pods.length);
+    const checkpoint = JSON.parse(readFileSync(c.nodes[0]!.checkpoint, 'utf8')) as {
+      version: string;
+      allocations: { ipv4: string }[];
+    };
+    expect(checkpoint.version).toBe('vpc-cni-ipam/1');
+    expect(checkpoint.allocations.map((a) => a.ipv4).sort()).toEqual([...addresses].sort());
+  }, 180_000);
+
+  it('shrinks the pool back to WARM_IP_TARGET when pods go', async () => {
+    const c = await start({ env: { WARM_IP_TARGET: '2', IP_COOLDOWN_PERIOD: '0' } });
+    const pods: ClusterPod[] = [];
+    for (let i = 0; i < 6; i++) pods.push(await c.addPod(0));
+    expect((await enis(c)).TotalIPs).toBeGreaterThanOrEqual(8);
+    for (const p of pods) await c.delPod(p);
+    // Shrinks happen at most every 30 s (the reference's rule), so this can take two rounds.
+    await eventually('the pool to shrink to 2', async () => (await enis(c)).TotalIPs === 2, 90_000);
+  }, 180_000);
+
+  it('a throttling storm delays pod creation but does not break it', async () => {
+    const c = await start({ env: { WARM_IP_TARGET: '1' } });
+    // Ten throttled answers in a row: more than one call's worth of SDK-level patience, absorbed by
+    // eni-manager's bounded, jittered retries and the pool loop's next tick.
+    c.vpc.simulator.faults.throttleNext(10);
+    const pods: ClusterPod[] = [];
+    for (let i = 0; i < 5; i++) pods.push(await c.addPod(0, { retryForMs: 90_000 }));
+    expect(new Set(pods.map((p) => p.address)).size).toBe(5);
+    const throttled = c.vpc.simulator.calls.filter((call) => call.errorCode === 'RequestLimitExceeded');
+    expect(throttled.length).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('DEL with the daemon down succeeds and removes the host rules from prevResult', async () => {
+    const c = await start();
+    const pod = await c.addPod(0);
+    await c.stopDaemon(0, 'SIGTERM');
+    await c.delPod(pod);
+    const rules = (await inNetns(c.nodes[0]!.instance.netnsPath, ['ip', 'rule', 'show'])).stdout;
+    expect(rules).not.toContain(pod.address);
+  }, 120_000);
+});
