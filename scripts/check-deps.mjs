@@ -2,13 +2,14 @@
 // Every bare import in a workspace package must be declared: runtime code (src/) in the package's own
 // dependencies or peerDependencies; tests and benchmarks also in its devDependencies or in the root's
 // devDependencies (the shared tooling: vitest, fast-check). Built-ins and the package's own name are allowed.
-import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const builtins = new Set(builtinModules);
-const importRe = /(?:^|[\s;])(?:import|export)\s(?:[^'"]*?\sfrom\s)?['"]([^'"]+)['"]|(?:import|require)\(\s*['"]([^'"]+)['"]\s*\)/g;
+const importRe =
+  /(?:^|[\s;])(?:import|export)\s(?:[^'"]*?\sfrom\s)?['"]([^'"]+)['"]|(?:import|require)\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 function* files(dir) {
   if (!existsSync(dir)) return;
@@ -27,7 +28,9 @@ function packageName(spec) {
   return builtins.has(name) ? undefined : name;
 }
 
-const rootDev = Object.keys(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies ?? {});
+const rootDev = Object.keys(
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies ?? {},
+);
 const problems = [];
 for (const group of ['packages', 'examples', 'tools']) {
   const base = join(root, group);
@@ -37,15 +40,25 @@ for (const group of ['packages', 'examples', 'tools']) {
     const pkgFile = join(pkgDir, 'package.json');
     if (!existsSync(pkgFile)) continue;
     const pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
-    const runtime = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
+    const runtime = new Set([
+      ...Object.keys(pkg.dependencies ?? {}),
+      ...Object.keys(pkg.peerDependencies ?? {}),
+    ]);
     const dev = new Set([...runtime, ...Object.keys(pkg.devDependencies ?? {}), ...rootDev]);
-    for (const [sub, allowed] of [['src', runtime], ['test', dev], ['bench', dev], ['scripts', dev]]) {
+    for (const [sub, allowed] of [
+      ['src', runtime],
+      ['test', dev],
+      ['bench', dev],
+      ['scripts', dev],
+    ]) {
       for (const file of files(join(pkgDir, sub))) {
         const text = readFileSync(file, 'utf8');
         for (const m of text.matchAll(importRe)) {
           const name = packageName(m[1] ?? m[2]);
           if (name && name !== pkg.name && !allowed.has(name)) {
-            problems.push(`${relative(root, file)}: imports "${name}", not declared in ${pkg.name} (${sub === 'src' ? 'dependencies' : 'any dependency field'})`);
+            problems.push(
+              `${relative(root, file)}: imports "${name}", not declared in ${pkg.name} (${sub === 'src' ? 'dependencies' : 'any dependency field'})`,
+            );
           }
         }
       }
