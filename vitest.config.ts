@@ -16,7 +16,9 @@ export default defineConfig({
     projects: [
       {
         resolve,
-        ssr: { resolve: { conditions: ['@vpc-cni-kit/source'], externalConditions: ['@vpc-cni-kit/source'] } },
+        ssr: {
+          resolve: { conditions: ['@vpc-cni-kit/source'], externalConditions: ['@vpc-cni-kit/source'] },
+        },
         test: {
           name: 'unit',
           include: roots.map((r) => `${r}/test/**/*.test.ts`),
@@ -26,7 +28,9 @@ export default defineConfig({
       },
       {
         resolve,
-        ssr: { resolve: { conditions: ['@vpc-cni-kit/source'], externalConditions: ['@vpc-cni-kit/source'] } },
+        ssr: {
+          resolve: { conditions: ['@vpc-cni-kit/source'], externalConditions: ['@vpc-cni-kit/source'] },
+        },
         test: {
           name: 'privileged',
           include: roots.map((r) => `${r}/test/**/*.privileged.test.ts`),

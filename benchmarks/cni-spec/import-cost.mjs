@@ -17,7 +17,11 @@ const runs = Number(process.env.RUNS ?? 40);
 const dir = mkdtempSync(join(tmpdir(), 'vck-bench-'));
 const plugin = join(dir, 'plugin.cjs');
 await build({
-  stdin: { contents: "require('@vpc-cni-kit/cni-spec').pluginMain({ add: (c) => ({ cniVersion: c.config.cniVersion }), del() {} });", resolveDir: process.cwd() },
+  stdin: {
+    contents:
+      "require('@vpc-cni-kit/cni-spec').pluginMain({ add: (c) => ({ cniVersion: c.config.cniVersion }), del() {} });",
+    resolveDir: process.cwd(),
+  },
   outfile: plugin,
   bundle: true,
   platform: 'node',
@@ -34,8 +38,17 @@ const variants = [
   { name: 'node -e 0 (floor)', cmd: 'node', args: ['-e', '0'] },
   { name: 'floor + one stdout write', cmd: 'node', args: ['-e', 'process.stdout.write("{}")'] },
   { name: 'require(cni-spec) CJS', cmd: 'node', args: ['-e', `require(${JSON.stringify(cjs)})`] },
-  { name: 'import(cni-spec) ESM', cmd: 'node', args: ['--input-type=module', '-e', `await import(${JSON.stringify(esm)})`] },
-  { name: 'bundled skeleton plugin, VERSION', cmd: 'node', args: [plugin], env: cleanEnv({ CNI_COMMAND: 'VERSION' }) },
+  {
+    name: 'import(cni-spec) ESM',
+    cmd: 'node',
+    args: ['--input-type=module', '-e', `await import(${JSON.stringify(esm)})`],
+  },
+  {
+    name: 'bundled skeleton plugin, VERSION',
+    cmd: 'node',
+    args: [plugin],
+    env: cleanEnv({ CNI_COMMAND: 'VERSION' }),
+  },
 ];
 const results = timeProcesses(variants, { runs });
 
@@ -43,7 +56,10 @@ const results = timeProcesses(variants, { runs });
 // first require() of a process pays for the CommonJS loader whatever it loads).
 const inproc = { empty: [], cniSpec: [] };
 for (let i = 0; i < 30; i++) {
-  for (const [key, file] of [['empty', empty], ['cniSpec', cjs]]) {
+  for (const [key, file] of [
+    ['empty', empty],
+    ['cniSpec', cjs],
+  ]) {
     const code = `const t=process.hrtime.bigint();require(${JSON.stringify(file)});process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))`;
     inproc[key].push(Number(spawnSync('node', ['-e', code], { env: cleanEnv(), encoding: 'utf8' }).stdout));
   }
@@ -54,4 +70,6 @@ console.log(`cni-spec start-up cost (n=${runs} per variant, interleaved, NODE_EX
 console.log(table(results, 'node -e 0 (floor)'));
 const e = summarize(inproc.empty).median;
 const c = summarize(inproc.cniSpec).median;
-console.log(`\nin-process require(), n=30: empty module ${e.toFixed(2)} ms, cni-spec ${c.toFixed(2)} ms → cni-spec's own cost ${(c - e).toFixed(2)} ms`);
+console.log(
+  `\nin-process require(), n=30: empty module ${e.toFixed(2)} ms, cni-spec ${c.toFixed(2)} ms → cni-spec's own cost ${(c - e).toFixed(2)} ms`,
+);

@@ -24,7 +24,11 @@ export function timeProcesses(variants, { runs = 30, warmup = 3 } = {}) {
   for (let i = 0; i < warmup + runs; i++) {
     for (const v of variants) {
       const t0 = process.hrtime.bigint();
-      const r = spawnSync(v.cmd, v.args ?? [], { env: v.env ?? cleanEnv(), input: v.input ?? '', encoding: 'utf8' });
+      const r = spawnSync(v.cmd, v.args ?? [], {
+        env: v.env ?? cleanEnv(),
+        input: v.input ?? '',
+        encoding: 'utf8',
+      });
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       if (r.status !== 0 && !v.allowFailure) {
         throw new Error(`${v.name} failed (${r.status}): ${r.stderr || r.stdout}`);
@@ -40,7 +44,11 @@ export function table(results, baseline) {
   const base = results[baseline].median;
   const rows = Object.entries(results).map(
     ([name, r]) =>
-      `| ${name} | ${r.median.toFixed(1)} | ${r.p10.toFixed(1)}–${r.p90.toFixed(1)} | ${(r.median - base >= 0 ? '+' : '')}${(r.median - base).toFixed(1)} | ${(r.median / base).toFixed(2)}× |`,
+      `| ${name} | ${r.median.toFixed(1)} | ${r.p10.toFixed(1)}–${r.p90.toFixed(1)} | ${r.median - base >= 0 ? '+' : ''}${(r.median - base).toFixed(1)} | ${(r.median / base).toFixed(2)}× |`,
   );
-  return ['| variant | median ms | p10–p90 ms | Δ vs baseline ms | ratio |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
+  return [
+    '| variant | median ms | p10–p90 ms | Δ vs baseline ms | ratio |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }

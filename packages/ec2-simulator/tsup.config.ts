@@ -1,4 +1,6 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.js';
 
-export default defineConfig(packageBuild({ index: 'src/index.ts', cli: 'src/cli.ts', 'vpc-cli': 'src/vpc/cli.ts' }));
+export default defineConfig(
+  packageBuild({ index: 'src/index.ts', cli: 'src/cli.ts', 'vpc-cli': 'src/vpc/cli.ts' }),
+);
