@@ -21,6 +21,7 @@ import { ipamBackend } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 import { DaemonMetrics } from './metrics.js';
 import { PoolLoop } from './pool-loop.js';
+import { reconcileWithImds } from './reconcile.js';
 
 /** A running daemon. */
 export interface RunningDaemon {
@@ -47,6 +48,8 @@ export interface StartOptions {
   poolIntervalMs?: number;
   /** Chain the bandwidth plugin in the conflist (`ENABLE_BANDWIDTH_PLUGIN`). */
   bandwidthPlugin?: boolean;
+  /** Period of the reconcile with IMDS (the reference: 60 s). */
+  reconcileIntervalMs?: number;
 }
 
 /**
@@ -241,6 +244,32 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     pool.start(options.poolIntervalMs ?? 5000);
   }
 
+  // The reference's 60 s reconcile with IMDS, serialized with the pool loop.
+  let reconcileTimer: NodeJS.Timeout | undefined;
+  const reconcile = () => {
+    pool
+      .exclusive(() =>
+        reconcileWithImds({
+          datastore,
+          metadata,
+          log,
+          now: () => Date.now(),
+          adoptEni: (e) => pool.adoptEni(e),
+          teardownEni: async (eniId) => {
+            const plan = eniPlans.get(eniId);
+            if (plan !== undefined) await host.teardownEni(plan);
+            eniPlans.delete(eniId);
+          },
+          recentlyReleased: pool.recentlyReleased,
+        }),
+      )
+      .catch((e: unknown) => log.warn('reconcile with IMDS failed', { error: String(e) }))
+      .finally(() => {
+        if (!terminating) reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
+      });
+  };
+  reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
+
   let gcTimer: NodeJS.Timeout | undefined;
   if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning) {
     const gc = () => {
@@ -278,6 +307,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     async stop() {
       terminating = true;
       if (gcTimer !== undefined) clearTimeout(gcTimer);
+      if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
       await pool.stop();
       await rpc.close(5000);
       await introspection?.close();

@@ -36,6 +36,8 @@ const SUBNET_FULL = new Set(['InsufficientFreeAddressesInSubnet', 'InsufficientC
  * policy what to do, do it through EC2, record the result in the datastore. Never two ticks at once.
  */
 export class PoolLoop {
+  /** CIDRs released by this loop, `eniId cidr` → when (the reconciler must not re-add them from stale IMDS). */
+  readonly recentlyReleased = new Map<string, number>();
   private lastShrinkAt: number | undefined;
   private lastInsufficientAt: number | undefined;
   private lastDecision: PoolDecision | undefined;
@@ -63,10 +65,19 @@ export class PoolLoop {
 
   /** Runs one decision now (waits for one already running). */
   tick(): Promise<PoolDecision> {
-    this.running ??= this.runOnce().finally(() => {
+    this.running ??= this.exclusive(() => this.runOnce()).finally(() => {
       this.running = undefined;
     });
     return this.running;
+  }
+
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Runs `fn` when no pool action or other exclusive work is in flight (both change the datastore). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
   /** Ticks every `intervalMs` (the reference: about every 5 s) until {@link stop}. */
@@ -127,6 +138,7 @@ export class PoolLoop {
     this.deps.observer.decision(decision);
     if (decision.kind !== 'none')
       log.info('pool decision', { decision: decision.kind, reason: decision.reason.message });
+    for (const [k, at] of this.recentlyReleased) if (now - at > 120_000) this.recentlyReleased.delete(k);
     try {
       await this.act(decision);
     } catch (e) {
@@ -166,6 +178,7 @@ export class PoolLoop {
       case 'release': {
         for (const { eniId, cidr } of d.cidrs) {
           datastore.removeCidr(eniId, cidr);
+          this.recentlyReleased.set(`${eniId} ${cidr}`, this.deps.now());
           const isPrefix = !cidr.endsWith('/32');
           await eni.unassignIpv4(
             eniId,
