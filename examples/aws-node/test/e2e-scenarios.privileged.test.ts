@@ -59,10 +59,18 @@ describePrivileged('aws-node scenarios', () => {
     for (let i = 0; i < 4; i++) pods.push(await c.addPod(0));
     // A burst of ADDs, and the daemon killed while they run; the runtime (harness) retries code 11.
     const burst = Array.from({ length: 6 }, () => c.addPod(0, { retryForMs: 60_000 }));
+    const settled = Promise.allSettled(burst);
     await new Promise((r) => setTimeout(r, 150));
     await c.stopDaemon(0, 'SIGKILL');
-    await c.startDaemon(0);
-    pods.push(...(await Promise.all(burst)));
+    await c.startDaemon(0).catch(async (e: unknown) => {
+      await settled;
+      throw e;
+    });
+    const outcomes = await settled;
+    for (const o of outcomes) {
+      if (o.status === 'rejected') throw o.reason;
+      pods.push(o.value);
+    }
     const addresses = pods.map((p) => p.address);
     expect(new Set(addresses).size).toBe(pods.length);
     const doc = await enis(c);

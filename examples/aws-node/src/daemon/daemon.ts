@@ -187,29 +187,38 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   });
 
   // Node-level routing as one desired state: ENIs, every restored pod, the fwmark rule and external service
-  // CIDRs. Its scope lets the reconcile delete rules and routes of pods dropped above.
+  // CIDRs. Its scope lets the reconcile delete rules and routes of pods dropped above. A daemon killed while
+  // plumbing a pod can leave its host veth down: bring kept pods' veths up first (the runtime's retried ADD
+  // re-plumbs the pod). A failure here is logged, never fatal: serving the other pods matters more.
   const enisByDevice = new Map(node.enis.map((e) => [e.eniId, e]));
+  const restoredPods = datastore.assignments().flatMap((a) => {
+    const e = enisByDevice.get(a.eniId);
+    const table = e === undefined ? 254 : routeTableId(e.deviceNumber, e.networkCard);
+    const { namespace, name } = a.metadata;
+    return namespace && name
+      ? [{ podIp: a.address, hostVeth: host.plumber.hostVethName(config.vethPrefix, namespace, name), table }]
+      : [];
+  });
+  for (const pod of restoredPods) {
+    await host
+      .setUp(pod.hostVeth)
+      .catch((e: unknown) =>
+        log.warn('cannot bring a pod veth up', { veth: pod.hostVeth, error: String(e) }),
+      );
+  }
   const nodePlan = planNodeRouting({
     enis: [],
-    pods: datastore.assignments().flatMap((a) => {
-      const e = enisByDevice.get(a.eniId);
-      const table = e === undefined ? 254 : routeTableId(e.deviceNumber, e.networkCard);
-      const { namespace, name } = a.metadata;
-      return namespace && name
-        ? [
-            {
-              podIp: a.address,
-              hostVeth: host.plumber.hostVethName(config.vethPrefix, namespace, name),
-              table,
-            },
-          ]
-        : [];
-    }),
+    pods: restoredPods,
     ...(config.nodePortSupport || !config.externalSnat ? { fwmark: config.connmark } : {}),
     externalServiceCidrs: config.externalServiceCidrs,
     vethPrefix: config.vethPrefix,
   });
-  await host.reconcile(nodePlan);
+  await host.reconcile(nodePlan).catch((e: unknown) => {
+    metrics.actionFailed('nodeInit');
+    log.error('node routing reconcile at start failed; serving anyway', {
+      error: e instanceof Error ? e.message : String(e),
+    });
+  });
 
   // 6. Serve.
   let terminating = false;

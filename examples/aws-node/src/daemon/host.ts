@@ -22,6 +22,8 @@ export interface Host {
   /** Names of the host's links. */
   linkNames(): Promise<Set<string>>;
   setMtu(name: string, mtu: number): Promise<void>;
+  /** Brings a link up (a pod's host veth left down by a daemon killed mid-plumbing). */
+  setUp(name: string): Promise<void>;
   /** Routing for a secondary ENI: address, table routes, `from <ENI IP>` rule at 32765. */
   setupEni(eni: ImdsEni, mtu: number): Promise<RoutingPlan>;
   teardownEni(plan: RoutingPlan): Promise<void>;
@@ -61,6 +63,9 @@ export async function openHost(): Promise<Host> {
     },
     async setMtu(name, mtu) {
       await handle.linkSet(name, { mtu, up: true });
+    },
+    async setUp(name) {
+      await handle.linkSet(name, { up: true });
     },
     async setupEni(eni, mtu) {
       const interfaceName = await linkByMac(eni.mac);
