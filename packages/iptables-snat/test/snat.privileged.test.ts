@@ -12,7 +12,7 @@ import {
   type SnatTools,
   teardownSnat,
 } from '../src/index.js';
-import { askPeer, createNamespaces, inNs, startPeerReporter } from './support/netns.js';
+import { askPeer, createNamespaces, inNs, startPeerReporter } from '@vpc-cni-kit/testkit';
 
 /** Our lines in `iptables-save` (declarations of our chains and rules with our comments or jumps). */
 function ourSavedLines(ns: string): string[] {

@@ -11,7 +11,7 @@ import {
   teardownPodNetwork,
   verifyRouting,
 } from '../src/index.js';
-import { createNamespaces, inNs } from './support/netns.js';
+import { createNamespaces, inNs } from '@vpc-cni-kit/testkit';
 
 describePrivileged('routing-table: an IPv6 pod on a real kernel', () => {
   const node = uniqueName('vckr6n');

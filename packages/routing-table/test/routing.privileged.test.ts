@@ -17,7 +17,7 @@ import {
   teardownRouting,
   verifyRouting,
 } from '../src/index.js';
-import { askPeer, createNamespaces, inNs, startPeerReporter } from './support/netns.js';
+import { askPeer, createNamespaces, inNs, startPeerReporter } from '@vpc-cni-kit/testkit';
 
 /** rx packet count of a link, via ip -s (nsenter does not remount /sys). */
 function rxPackets(ns: string, dev: string): number {

@@ -9,3 +9,4 @@ export { uniqueName } from './names.js';
 export { ipCli } from './netns-cli.js';
 export { describePrivileged, privilegedSkipReason } from './privileged.js';
 export { scratchDir } from './scratch.js';
+export { askPeer, createNamespaces, inNs, run, startPeerReporter } from './netns-shell.js';
