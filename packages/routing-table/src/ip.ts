@@ -1,75 +1,17 @@
+import { formatIp, parseIp } from '@vpc-cni-kit/netlink';
 import { invalidArgument } from './errors.js';
 
 /** An address family: 4 or 6. */
 export type Family = 4 | 6;
 
-function parseV4(text: string): Uint8Array | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  const out = new Uint8Array(4);
-  for (let i = 0; i < 4; i++) {
-    const part = parts[i]!;
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(part) || Number(part) > 255) return undefined;
-    out[i] = Number(part);
-  }
-  return out;
-}
-
-function parseV6(text: string): Uint8Array | undefined {
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (half: string): number[] | undefined => {
-    if (half === '') return [];
-    const out: number[] = [];
-    for (const item of half.split(':')) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(item)) return undefined;
-      out.push(Number.parseInt(item, 16));
-    }
-    return out;
-  };
-  const head = groups(halves[0]!);
-  const tail = halves.length === 2 ? groups(halves[1]!) : [];
-  if (!head || !tail) return undefined;
-  const fill = 8 - head.length - tail.length;
-  if (halves.length === 2 ? fill < 1 : fill !== 0) return undefined;
-  const all = [...head, ...new Array<number>(halves.length === 2 ? fill : 0).fill(0), ...tail];
-  const out = new Uint8Array(16);
-  all.forEach((g, i) => {
-    out[i * 2] = g >> 8;
-    out[i * 2 + 1] = g & 0xff;
-  });
-  return out;
-}
-
-/** Parses an IPv4 or IPv6 address into bytes, or `undefined`. */
-export function parseIpBytes(text: string): Uint8Array | undefined {
-  return text.includes(':') ? parseV6(text) : parseV4(text);
-}
+/**
+ * Parses an IPv4 or IPv6 address into bytes, or `undefined` (netlink's parser: one implementation for the
+ * whole stack).
+ */
+export const parseIpBytes: (text: string) => Uint8Array | undefined = parseIp;
 
 /** Formats 4 or 16 bytes as text; IPv6 in RFC 5952 form (lower case, longest zero run compressed). */
-export function formatIpBytes(bytes: Uint8Array): string {
-  if (bytes.length === 4) return Array.from(bytes).join('.');
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push((bytes[i]! << 8) | bytes[i + 1]!);
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
-}
+export const formatIpBytes: (bytes: Uint8Array) => string = formatIp;
 
 /** Validates an address and returns it in canonical text. Throws `INVALID_ARGUMENT`. */
 export function canonicalIp(text: string, op: string, family?: Family): string {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { openSync } from '@vpc-cni-kit/netlink';
-import { describePrivileged, uniqueName } from '@vpc-cni-kit/testkit';
+import { createNamespaces, describePrivileged, inNs, uniqueName } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   hostVethName,
@@ -11,7 +11,6 @@ import {
   teardownPodNetwork,
   verifyRouting,
 } from '../src/index.js';
-import { createNamespaces, inNs } from '@vpc-cni-kit/testkit';
 
 describePrivileged('routing-table: an IPv6 pod on a real kernel', () => {
   const node = uniqueName('vckr6n');

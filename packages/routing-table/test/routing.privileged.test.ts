@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { openSync } from '@vpc-cni-kit/netlink';
-import { describePrivileged, uniqueName } from '@vpc-cni-kit/testkit';
+import {
+  askPeer,
+  createNamespaces,
+  describePrivileged,
+  inNs,
+  startPeerReporter,
+  uniqueName,
+} from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   hostVethName,
@@ -17,7 +24,6 @@ import {
   teardownRouting,
   verifyRouting,
 } from '../src/index.js';
-import { askPeer, createNamespaces, inNs, startPeerReporter } from '@vpc-cni-kit/testkit';
 
 /** rx packet count of a link, via ip -s (nsenter does not remount /sys). */
 function rxPackets(ns: string, dev: string): number {
