@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 
 bash scripts/setup.sh
+node scripts/complete-lockfile.mjs --check
 npx turbo run build typecheck --output-logs=errors-only
 npx biome check .
 node scripts/check-deps.mjs
