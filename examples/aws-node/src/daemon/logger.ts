@@ -1,4 +1,4 @@
-import { appendFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 
 /** Log levels, in the reference's names. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -19,8 +19,9 @@ export function parseLogLevel(s: string): LogLevel {
 }
 
 /**
- * A logger writing to `stdout`, `stderr` or a file path (appended), as `AWS_VPC_K8S_CNI_LOG_FILE` allows.
- * `now` is injected so tests get stable timestamps.
+ * A logger writing to `stdout`, `stderr` or a file path (appended, through a stream so a log line never
+ * blocks the event loop on a disk write), as `AWS_VPC_K8S_CNI_LOG_FILE` allows. `now` is injected so tests get
+ * stable timestamps.
  */
 export function createLogger(destination: string, level: LogLevel, now: () => number = Date.now): Logger {
   const write =
@@ -28,7 +29,12 @@ export function createLogger(destination: string, level: LogLevel, now: () => nu
       ? (line: string) => process.stdout.write(line)
       : destination === 'stderr'
         ? (line: string) => process.stderr.write(line)
-        : (line: string) => appendFileSync(destination, line);
+        : (() => {
+            const stream = createWriteStream(destination, { flags: 'a' });
+            return (line: string) => {
+              stream.write(line);
+            };
+          })();
   const log =
     (l: LogLevel) =>
     (msg: string, fields: Record<string, unknown> = {}) => {
