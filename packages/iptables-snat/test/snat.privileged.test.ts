@@ -1,4 +1,11 @@
-import { describePrivileged, uniqueName } from '@vpc-cni-kit/testkit';
+import {
+  askPeer,
+  createNamespaces,
+  describePrivileged,
+  inNs,
+  startPeerReporter,
+  uniqueName,
+} from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   type ConnmarkBackend,
@@ -12,7 +19,6 @@ import {
   type SnatTools,
   teardownSnat,
 } from '../src/index.js';
-import { askPeer, createNamespaces, inNs, startPeerReporter } from '@vpc-cni-kit/testkit';
 
 /** Our lines in `iptables-save` (declarations of our chains and rules with our comments or jumps). */
 function ourSavedLines(ns: string): string[] {

@@ -7,6 +7,6 @@ export {
 } from './libcni.js';
 export { uniqueName } from './names.js';
 export { ipCli } from './netns-cli.js';
+export { askPeer, createNamespaces, inNs, run, startPeerReporter } from './netns-shell.js';
 export { describePrivileged, privilegedSkipReason } from './privileged.js';
 export { scratchDir } from './scratch.js';
-export { askPeer, createNamespaces, inNs, run, startPeerReporter } from './netns-shell.js';
