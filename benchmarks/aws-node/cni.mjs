@@ -29,13 +29,13 @@ const RUNS = arg('--runs', 40);
 const WARMUP = arg('--warmup', 3);
 
 const { runner, scratch } = buildLibcniRunner();
-const { Cluster } = await loadClusterHarness();
 const created = [];
 let cluster;
 let runId = '';
 const scratchHost = `vckbench-${tag}-host`;
 
 try {
+  const { Cluster } = await loadClusterHarness();
   const t0 = performance.now();
   cluster = await Cluster.start({
     nodes: 1,
