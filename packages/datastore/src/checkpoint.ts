@@ -66,6 +66,36 @@ export interface Checkpointer {
   write(contents: CheckpointContents): void;
 }
 
+/**
+ * The asynchronous persistence port: writes run off the caller's thread and concurrent requests share one
+ * write (group commit). The datastore calls `commit` after every change and waits on the returned promise
+ * before it reports the change durable.
+ *
+ * Contract for adapters (see {@link createGroupCommit} for a ready-made core):
+ * - `commit` resolves only once a write that called `serialize()` of these (or later) contents *after*
+ *   `commit` was called has completed durably; it rejects if that write failed.
+ * - A write starts by calling `serialize()` on the newest contents it was given: the text is a snapshot of
+ *   the datastore at that moment, so it includes every change made before any commit it satisfies.
+ * - At most one write is in flight; requests made meanwhile are coalesced into the next write.
+ * - A stored file is always a complete checkpoint (never half-written), whether a write succeeds or fails.
+ *
+ * Adapters: {@link createGroupCommitFileCheckpointer} and `InMemoryGroupCommitCheckpointer` in
+ * `@vpc-cni-kit/datastore/testing`.
+ */
+export interface GroupCommitCheckpointer {
+  /** The stored checkpoint text, or `undefined` if none exists (synchronous: read once at start-up). */
+  read(): string | undefined;
+  /** Asks for the contents to be stored; settles once they are durable (or the write failed). */
+  commit(contents: CheckpointContents): Promise<void>;
+}
+
+/** True when a checkpointer is a {@link GroupCommitCheckpointer} rather than a synchronous {@link Checkpointer}. */
+export function isGroupCommitCheckpointer(
+  cp: Checkpointer | GroupCommitCheckpointer,
+): cp is GroupCommitCheckpointer {
+  return typeof (cp as Partial<GroupCommitCheckpointer>).commit === 'function';
+}
+
 /** A checkpointer that stores nothing (the reference's `NullCheckpoint`): for tests and benchmarks. */
 export const nullCheckpointer: Checkpointer = {
   read: () => undefined,

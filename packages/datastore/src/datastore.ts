@@ -1,7 +1,17 @@
 import type { AddressFamily } from './address.js';
 import { containingCidr, formatAddress, parseAddress, parseCidr } from './address.js';
-import type { CheckpointContents, CheckpointEntry, Checkpointer } from './checkpoint.js';
-import { parseCheckpoint, serializeCheckpointEntry, serializeCheckpointFromEntries } from './checkpoint.js';
+import type {
+  CheckpointContents,
+  CheckpointEntry,
+  Checkpointer,
+  GroupCommitCheckpointer,
+} from './checkpoint.js';
+import {
+  isGroupCommitCheckpointer,
+  parseCheckpoint,
+  serializeCheckpointEntry,
+  serializeCheckpointFromEntries,
+} from './checkpoint.js';
 import type { Clock } from './clock.js';
 import { DatastoreError, isDatastoreError } from './errors.js';
 import type { Entry } from './internal/state.js';
@@ -32,8 +42,13 @@ export const LEGACY_IF_NAME = 'unknown';
 export interface DatastoreOptions {
   /** Time source for assign/unassign times and cooldown. */
   readonly clock: Clock;
-  /** Where every assign/unassign is persisted. */
-  readonly checkpointer: Checkpointer;
+  /**
+   * Where every assign/unassign is persisted: a synchronous {@link Checkpointer} (each change is durable
+   * when the call returns) or a {@link GroupCommitCheckpointer} (changes are applied at once and made
+   * durable in the background, many per write; use {@link Datastore.assignPending} and
+   * {@link Datastore.unassignPending} and wait for `durable`).
+   */
+  readonly checkpointer: Checkpointer | GroupCommitCheckpointer;
   /** Assign from /28 (IPv4) or /80 (IPv6) prefixes instead of /32 secondary addresses. Default false. */
   readonly prefixDelegation?: boolean;
   /** Address family pods get: 4 (default) or 6. IPv6 requires prefix delegation. */
@@ -48,9 +63,34 @@ export interface RemovalResult {
   readonly dropped: readonly DroppedAssignment[];
   /**
    * Set when the checkpoint could not be rewritten after dropping assignments. The removal itself stands
-   * (the addresses are gone); the next successful write brings the checkpoint up to date.
+   * (the addresses are gone); the next successful write brings the checkpoint up to date. Never set with a
+   * {@link GroupCommitCheckpointer}: the rewrite is requested, not awaited (await {@link Datastore.flush}).
    */
   readonly checkpointError?: DatastoreError;
+}
+
+/**
+ * A change the datastore has applied in memory and asked its checkpointer to persist. Lookups and later
+ * assigns already see it; nothing outside the process (a CNI runtime, a peer) may be told about it before
+ * `durable` resolves.
+ */
+export interface PendingChange<T> {
+  /** The outcome of the change. */
+  readonly result: T;
+  /**
+   * Resolves with `result` once a checkpoint holding the change is durable. Rejects with a
+   * `CheckpointWriteFailed` {@link DatastoreError} after the change has been undone in memory (see
+   * {@link Datastore.assignPending}). Always await or handle it: an unhandled rejection ends a Node process.
+   */
+  readonly durable: Promise<T>;
+}
+
+/** One change waiting for its checkpoint write: how to settle it either way (each runs at most once). */
+interface ChangeRecord {
+  settled: boolean;
+  batch: ChangeRecord[] | undefined;
+  undo(): void;
+  durable(): void;
 }
 
 /** Why a checkpoint entry was not restored. */
@@ -68,7 +108,10 @@ export interface RestoreReport {
   readonly restored: number;
   /** Entries not restored, each with the reason. */
   readonly dropped: readonly { readonly entry: CheckpointEntry; readonly reason: RestoreDropReason }[];
-  /** Set when the checkpoint could not be rewritten after the restore; the in-memory state stands. */
+  /**
+   * Set when the checkpoint could not be rewritten after the restore; the in-memory state stands. Never set
+   * with a {@link GroupCommitCheckpointer}: await {@link Datastore.flush} after the restore instead.
+   */
   readonly checkpointError?: DatastoreError;
 }
 
@@ -116,6 +159,43 @@ function checkMetadata(meta: PodMetadata): void {
   }
 }
 
+function newEntry(cidr: CidrState, offset: number, now: number): Entry {
+  return {
+    offset,
+    address: cidr.addressAt(offset),
+    cidr,
+    key: undefined,
+    keyString: undefined,
+    metadata: {},
+    assignedAt: now,
+    assignedAtNs: undefined,
+    unassignedAt: undefined,
+    fragment: undefined,
+    generation: 0,
+    releasePending: false,
+    inCooling: false,
+  };
+}
+
+function changeRecord(undo: () => void, durable: () => void): ChangeRecord {
+  return { settled: false, batch: undefined, undo, durable };
+}
+
+/**
+ * Settles every change of the write that `change` was part of: all durable, or all undone newest first
+ * (so a release of an address assigned in the same write is undone before that assignment).
+ */
+function settleBatch(change: ChangeRecord, ok: boolean): void {
+  const batch = change.batch ?? [change];
+  for (let i = 0; i < batch.length; i++) {
+    const c = batch[ok ? i : batch.length - 1 - i]!;
+    if (c.settled) continue;
+    c.settled = true;
+    if (ok) c.durable();
+    else c.undo();
+  }
+}
+
 function isUint(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0;
 }
@@ -155,7 +235,10 @@ function isUint(v: unknown): v is number {
  */
 export class Datastore {
   private readonly clock: Clock;
-  private readonly checkpointer: Checkpointer;
+  private readonly checkpointer: Checkpointer | undefined;
+  private readonly group: GroupCommitCheckpointer | undefined;
+  /** Changes made since the group-commit checkpointer last took a snapshot (serialized). */
+  private unsnapshotted: ChangeRecord[] = [];
   private readonly cooldownMs: number;
   /** Whether pods get addresses from prefixes. */
   readonly prefixDelegation: boolean;
@@ -180,7 +263,12 @@ export class Datastore {
       throw new DatastoreError('InvalidArgument', 'IPv6 pod addresses require prefix delegation');
     }
     this.clock = options.clock;
-    this.checkpointer = options.checkpointer;
+    const cp = options.checkpointer;
+    if (typeof cp !== 'object' || cp === null) {
+      throw new DatastoreError('InvalidArgument', 'checkpointer is required');
+    }
+    if (isGroupCommitCheckpointer(cp)) this.group = cp;
+    else this.checkpointer = cp;
     this.cooldownMs = cooldownMs;
     this.prefixDelegation = pd;
     this.family = family;
@@ -313,14 +401,100 @@ export class Datastore {
    * Assigns an address to a pod. Idempotent: a key that already holds an address gets the same one back.
    * Draws from prefixes with prefix delegation and from /32s otherwise, skipping cooling addresses, in the
    * order documented on the class. Throws `InvalidArgument`, `NoAvailableAddress`, or
-   * `CheckpointWriteFailed` (the assignment is undone).
+   * `CheckpointWriteFailed` (the assignment is undone). Needs a synchronous {@link Checkpointer}
+   * (`InvalidArgument` otherwise); with a {@link GroupCommitCheckpointer}, use {@link assignPending}.
    */
   assign(key: PodKey, metadata: PodMetadata = {}): AssignResult {
+    this.requireSync('assign', 'assignPending');
+    const applied = this.applyAssign(key, metadata);
+    if (applied.change !== undefined) this.persistOrUndo(applied.change);
+    return applied.result;
+  }
+
+  /**
+   * Assigns an address to a pod (as {@link assign}) and returns it at once, with a promise that resolves
+   * when the checkpoint holding it is durable. With a {@link GroupCommitCheckpointer} the write runs in the
+   * background and is shared with other changes made meanwhile (group commit); the address is already
+   * taken, so no concurrent assign can get it. If that write fails, the assignment is undone — unless the
+   * pod has since released the address or been given another one — and `durable` rejects with
+   * `CheckpointWriteFailed`: the address is free again and was never durable, so the caller must report a
+   * failure (and undo whatever it did with the address meanwhile). A key that already holds an address
+   * gets it back, and `durable` waits for a checkpoint written after this call.
+   *
+   * Throws at once for `InvalidArgument` and `NoAvailableAddress`; with a synchronous {@link Checkpointer}
+   * the write happens inside the call, so `CheckpointWriteFailed` is thrown here and `durable` is resolved.
+   */
+  assignPending(key: PodKey, metadata: PodMetadata = {}): PendingChange<AssignResult> {
+    const applied = this.applyAssign(key, metadata);
+    return this.pending(applied.result, applied.change);
+  }
+
+  /**
+   * Releases a pod's address; it then cools down for the configured period before reuse. When the key is
+   * unknown, falls back to the reference's legacy key (`_migrated-from-cri`, same container id, ifName
+   * `unknown`). Throws `UnknownPod`, or `CheckpointWriteFailed` (the address stays assigned). Needs a
+   * synchronous {@link Checkpointer} (`InvalidArgument` otherwise); with a {@link GroupCommitCheckpointer},
+   * use {@link unassignPending}.
+   */
+  unassign(key: PodKey): UnassignResult {
+    this.requireSync('unassign', 'unassignPending');
+    const applied = this.applyUnassign(key);
+    this.persistOrUndo(applied.change);
+    return applied.result;
+  }
+
+  /**
+   * Releases a pod's address (as {@link unassign}) and returns at once, with a promise that resolves when
+   * the checkpoint recording the release is durable. Until then the address is not handed out again, even
+   * with a zero cooldown. If the write fails, the release is undone (the pod holds the address again) —
+   * unless the pod key has meanwhile been given another address, in which case the release stands — and
+   * `durable` rejects with `CheckpointWriteFailed`.
+   *
+   * Throws at once for `InvalidArgument` and `UnknownPod`; with a synchronous {@link Checkpointer} the write
+   * happens inside the call, so `CheckpointWriteFailed` is thrown here and `durable` is resolved.
+   */
+  unassignPending(key: PodKey): PendingChange<UnassignResult> {
+    const applied = this.applyUnassign(key);
+    return this.pending(applied.result, applied.change);
+  }
+
+  /**
+   * Writes the current state and resolves once it is durable (rejects with `CheckpointWriteFailed`). With a
+   * {@link GroupCommitCheckpointer} it waits for a write that starts after this call, so it also covers
+   * forced removals and restores, whose writes are otherwise not awaited; with a synchronous
+   * {@link Checkpointer} it rewrites the checkpoint inside the call.
+   */
+  flush(): Promise<void> {
+    if (this.group !== undefined) return this.group.commit(this.contents());
+    try {
+      this.persist();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private requireSync(method: string, alternative: string): void {
+    if (this.group !== undefined) {
+      throw new DatastoreError(
+        'InvalidArgument',
+        `${method}() needs a synchronous Checkpointer; with a GroupCommitCheckpointer use ${alternative}()`,
+      );
+    }
+  }
+
+  private applyAssign(
+    key: PodKey,
+    metadata: PodMetadata,
+  ): { result: AssignResult; change: ChangeRecord | undefined } {
     checkKey(key);
     checkMetadata(metadata);
     const ks = keyString(key);
     const existing = this.byKey.get(ks);
-    if (existing !== undefined) return this.resultOf(existing);
+    if (existing !== undefined) {
+      // Nothing changes, but the assignment may not be durable yet: a group commit waits for a fresh write.
+      return { result: this.resultOf(existing), change: undefined };
+    }
 
     const now = this.clock.now();
     this.used = true;
@@ -333,40 +507,28 @@ export class Datastore {
     const known = entry !== undefined;
     const previousUnassignedAt = entry?.unassignedAt;
     if (entry === undefined) {
-      entry = {
-        offset,
-        address: cidr.addressAt(offset),
-        cidr,
-        key: undefined,
-        keyString: undefined,
-        metadata: {},
-        assignedAt: now,
-        assignedAtNs: undefined,
-        unassignedAt: undefined,
-        fragment: undefined,
-      };
+      entry = newEntry(cidr, offset, now);
       cidr.entries.set(offset, entry);
     }
     this.markAssigned(entry, key, ks, metadata, now, undefined);
-    try {
-      this.persist();
-    } catch (e) {
-      this.markUnassigned(entry);
-      entry.unassignedAt = previousUnassignedAt;
-      if (!known) cidr.entries.delete(offset);
-      cidr.untake(offset);
-      if (!cidr.isPrefix) cidr.eni.secondaryReady.push(cidr);
-      throw e;
-    }
-    return this.resultOf(entry);
+    const e = entry;
+    const generation = e.generation;
+    const change = changeRecord(
+      () => {
+        if (e.keyString !== ks || e.generation !== generation) return; // released or reassigned since
+        this.markUnassigned(e);
+        e.unassignedAt = previousUnassignedAt;
+        if (cidr.removed) return;
+        if (!known && !e.inCooling) cidr.entries.delete(offset);
+        cidr.untake(offset);
+        if (!cidr.isPrefix) cidr.eni.secondaryReady.push(cidr);
+      },
+      () => {},
+    );
+    return { result: this.resultOf(e), change };
   }
 
-  /**
-   * Releases a pod's address; it then cools down for the configured period before reuse. When the key is
-   * unknown, falls back to the reference's legacy key (`_migrated-from-cri`, same container id, ifName
-   * `unknown`). Throws `UnknownPod`, or `CheckpointWriteFailed` (the address stays assigned).
-   */
-  unassign(key: PodKey): UnassignResult {
+  private applyUnassign(key: PodKey): { result: UnassignResult; change: ChangeRecord } {
     checkKey(key);
     let entry = this.byKey.get(keyString(key));
     if (entry === undefined) {
@@ -382,37 +544,88 @@ export class Datastore {
         podKey: keyString(key),
       });
     }
-    const heldKey = entry.key!;
-    const heldKs = entry.keyString!;
-    const heldMeta = entry.metadata;
-    const heldAt = entry.assignedAt;
-    const heldAtNs = entry.assignedAtNs;
-    const result = this.resultOf(entry);
+    const e = entry;
+    const heldKey = e.key!;
+    const heldKs = e.keyString!;
+    const heldMeta = e.metadata;
+    const heldAt = e.assignedAt;
+    const heldAtNs = e.assignedAtNs;
+    const heldGeneration = e.generation;
+    const held = this.resultOf(e);
     const now = this.clock.now();
-    this.markUnassigned(entry);
-    entry.unassignedAt = now;
-    const cidr = entry.cidr;
-    cidr.cooling.push(entry);
-    if (!cidr.isPrefix) cidr.eni.secondaryCooling.push(cidr);
-    try {
-      this.persist();
-    } catch (e) {
-      cidr.cooling.popBack();
-      if (!cidr.isPrefix) cidr.eni.secondaryCooling.popBack();
-      entry.unassignedAt = undefined;
-      this.markAssigned(entry, heldKey, heldKs, heldMeta, heldAt, heldAtNs);
-      throw e;
+    this.markUnassigned(e);
+    e.unassignedAt = now;
+    e.releasePending = this.group !== undefined;
+    const cidr = e.cidr;
+    if (!e.inCooling) {
+      cidr.cooling.push(e);
+      e.inCooling = true;
     }
+    if (!cidr.isPrefix) cidr.eni.secondaryCooling.push(cidr);
+    const change = changeRecord(
+      () => {
+        e.releasePending = false;
+        // Taken again (only possible once the release was durable), gone with its CIDR, or the key moved on.
+        if (e.key !== undefined || cidr.removed || this.byKey.has(heldKs)) return;
+        e.unassignedAt = undefined;
+        this.markAssigned(e, heldKey, heldKs, heldMeta, heldAt, heldAtNs);
+        e.generation = heldGeneration; // the same assignment again, so its own undo still applies
+        // The entry stays in the cooling queues as a stale item; `promote` skips assigned entries.
+      },
+      () => {
+        e.releasePending = false;
+      },
+    );
     const count = heldMeta.interfacesCount ?? 0;
-    return {
-      address: result.address,
-      eniId: result.eniId,
-      deviceNumber: result.deviceNumber,
-      routeTableId: result.routeTableId,
-      cidr: result.cidr,
+    const result: UnassignResult = {
+      address: held.address,
+      eniId: held.eniId,
+      deviceNumber: held.deviceNumber,
+      routeTableId: held.routeTableId,
+      cidr: held.cidr,
       interfacesCount: count === 0 ? 1 : count,
       key: heldKey,
     };
+    return { result, change };
+  }
+
+  /** Synchronous checkpointer: write now; on failure undo the change and rethrow. */
+  private persistOrUndo(change: ChangeRecord): void {
+    try {
+      this.persist();
+    } catch (e) {
+      change.settled = true;
+      change.undo();
+      throw e;
+    }
+  }
+
+  private pending<T>(result: T, change: ChangeRecord | undefined): PendingChange<T> {
+    if (this.group === undefined) {
+      if (change !== undefined) this.persistOrUndo(change);
+      return { result, durable: Promise.resolve(result) };
+    }
+    // Queue the record before committing: an idle checkpointer snapshots inside `commit`.
+    if (change !== undefined) this.unsnapshotted.push(change);
+    const committed = this.group.commit(this.contents());
+    const durable = committed.then(
+      () => {
+        if (change !== undefined) settleBatch(change, true);
+        return result;
+      },
+      (cause: unknown) => {
+        if (change !== undefined) {
+          // Never snapshotted (the checkpointer failed before serializing): it must not settle later.
+          const i = this.unsnapshotted.indexOf(change);
+          if (i >= 0) this.unsnapshotted.splice(i, 1);
+          settleBatch(change, false);
+        }
+        throw isDatastoreError(cause, 'CheckpointWriteFailed')
+          ? cause
+          : new DatastoreError('CheckpointWriteFailed', 'the checkpoint could not be written', { cause });
+      },
+    );
+    return { result, durable };
   }
 
   // ---------------------------------------------------------------- lookups
@@ -553,7 +766,7 @@ export class Datastore {
     }
     let text: string | undefined;
     try {
-      text = this.checkpointer.read();
+      text = (this.group ?? this.checkpointer!).read();
     } catch (cause) {
       if (isDatastoreError(cause)) throw cause;
       throw new DatastoreError('CheckpointReadFailed', 'cannot read the checkpoint', { cause });
@@ -599,18 +812,7 @@ export class Datastore {
     for (const { entry, cidr, offset } of place) {
       let e = cidr.entries.get(offset);
       if (e === undefined) {
-        e = {
-          offset,
-          address: cidr.addressAt(offset),
-          cidr,
-          key: undefined,
-          keyString: undefined,
-          metadata: {},
-          assignedAt: 0,
-          assignedAtNs: undefined,
-          unassignedAt: undefined,
-          fragment: undefined,
-        };
+        e = newEntry(cidr, offset, 0);
         cidr.entries.set(offset, e);
       }
       cidr.reserve(offset);
@@ -719,6 +921,7 @@ export class Datastore {
     e.assignedAt = atMs;
     e.assignedAtNs = atNs;
     e.fragment = undefined;
+    e.generation += 1;
     e.cidr.assigned += 1;
     e.cidr.eni.assigned += 1;
     if (e.cidr.isPrefix) e.cidr.eni.rebucket(e.cidr, e.cidr.assigned - 1);
@@ -757,14 +960,39 @@ export class Datastore {
     return e.fragment;
   }
 
-  private persist(): void {
+  /**
+   * The live state as checkpoint contents. `serialize` snapshots the state when called; for a group commit
+   * that moment also seals the changes made so far into the batch that write settles.
+   */
+  private contents(): CheckpointContents {
     const entries = this.byKey;
-    const contents: CheckpointContents = {
-      allocations: entries.size,
-      serialize: () => serializeCheckpointFromEntries([...entries.values()].map((e) => this.fragmentOf(e))),
+    return {
+      get allocations() {
+        return entries.size;
+      },
+      serialize: () => {
+        if (this.unsnapshotted.length > 0) {
+          const batch = this.unsnapshotted;
+          this.unsnapshotted = [];
+          for (const c of batch) c.batch = batch;
+        }
+        return serializeCheckpointFromEntries([...entries.values()].map((e) => this.fragmentOf(e)));
+      },
     };
+  }
+
+  /**
+   * Persists the current state. Synchronous checkpointer: durable on return, or throws. Group commit: the
+   * write is requested and not awaited (forced removals and restore, which cannot be undone anyway; a
+   * failure leaves the previous checkpoint, which the next successful write replaces — see {@link flush}).
+   */
+  private persist(): void {
+    if (this.group !== undefined) {
+      this.group.commit(this.contents()).catch(() => undefined);
+      return;
+    }
     try {
-      this.checkpointer.write(contents);
+      this.checkpointer!.write(this.contents());
     } catch (cause) {
       if (isDatastoreError(cause, 'CheckpointWriteFailed')) throw cause;
       throw new DatastoreError('CheckpointWriteFailed', 'the checkpoint could not be written', { cause });

@@ -1,20 +1,13 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { CheckpointContents, Checkpointer } from './checkpoint.js';
 import { DatastoreError } from './errors.js';
+import { errnoOf as errno, tempPathFor } from './internal/temp-name.js';
 
 /** Options for {@link createFileCheckpointer}. */
 export interface FileCheckpointerOptions {
   /** File mode of the checkpoint (default `0o600`: pod names and addresses are node-private). */
   readonly mode?: number;
-}
-
-let sequence = 0;
-
-function errno(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string'
-    ? (e as { code: string }).code
-    : undefined;
 }
 
 /**
@@ -45,8 +38,7 @@ export function createFileCheckpointer(path: string, options: FileCheckpointerOp
     },
     write(contents: CheckpointContents): void {
       const text = contents.serialize();
-      sequence += 1;
-      const tmp = join(dir, `${basename(path)}.tmp-${process.pid}-${sequence}`);
+      const tmp = tempPathFor(path);
       let fd: number | undefined;
       try {
         fd = openSync(tmp, 'wx', mode);

@@ -1,8 +1,15 @@
 export type { AddressFamily, ParsedCidr } from './address.js';
 export { formatAddress, parseAddress, parseCidr } from './address.js';
-export type { CheckpointContents, CheckpointDocument, CheckpointEntry, Checkpointer } from './checkpoint.js';
+export type {
+  CheckpointContents,
+  CheckpointDocument,
+  CheckpointEntry,
+  Checkpointer,
+  GroupCommitCheckpointer,
+} from './checkpoint.js';
 export {
   CHECKPOINT_VERSION,
+  isGroupCommitCheckpointer,
   nullCheckpointer,
   parseCheckpoint,
   serializeCheckpoint,
@@ -11,6 +18,7 @@ export type { Clock } from './clock.js';
 export { systemClock } from './clock.js';
 export type {
   DatastoreOptions,
+  PendingChange,
   RemovalResult,
   RestoreDropReason,
   RestoreOptions,
@@ -21,6 +29,10 @@ export type { DatastoreErrorCode, DatastoreErrorDetails } from './errors.js';
 export { DatastoreError, isDatastoreError } from './errors.js';
 export type { FileCheckpointerOptions } from './file-checkpointer.js';
 export { checkpointPathForNetworkCard, createFileCheckpointer } from './file-checkpointer.js';
+export type { GroupCommit, GroupCommitStats } from './group-commit.js';
+export { createGroupCommit } from './group-commit.js';
+export type { GroupCommitFileCheckpointer } from './group-commit-file-checkpointer.js';
+export { createGroupCommitFileCheckpointer } from './group-commit-file-checkpointer.js';
 export type {
   Assignment,
   AssignResult,

@@ -17,6 +17,12 @@ export interface Entry {
   unassignedAt: number | undefined;
   /** Serialized checkpoint entry, computed on the first checkpoint write and cached while assigned. */
   fragment: string | undefined;
+  /** Bumped on every assignment of this address, so an undo can tell whether it is still its own. */
+  generation: number;
+  /** Unassigned, but the checkpoint saying so is not durable yet: the address must not be reused. */
+  releasePending: boolean;
+  /** Whether the entry sits in its CIDR's `cooling` queue (live or stale), so it is queued at most once. */
+  inCooling: boolean;
 }
 
 /**
@@ -48,17 +54,24 @@ export class CidrState {
     return formatAddress(this.family, this.base + BigInt(offset));
   }
 
-  /** Moves entries whose cooldown has passed (`now − unassignedAt > cooldownMs`) to the free heap. */
+  /**
+   * Moves entries whose cooldown has passed (`now − unassignedAt > cooldownMs`) and whose release is durable
+   * to the free heap.
+   */
   promote(now: number, cooldownMs: number): void {
     for (;;) {
       const head = this.cooling.peek();
       if (head === undefined) return;
       if (head.key !== undefined) {
         this.cooling.shift();
+        head.inCooling = false;
         continue;
       }
+      // A release that is not durable yet blocks the queue: releases become durable in order anyway.
+      if (head.releasePending) return;
       if (now - (head.unassignedAt ?? 0) <= cooldownMs) return;
       this.cooling.shift();
+      head.inCooling = false;
       this.pushFree(head.offset);
     }
   }
