@@ -55,7 +55,7 @@ export interface Ec2Api {
   destroy(): void;
 }
 
-type Sdk = typeof import('@aws-sdk/client-ec2');
+type Sdk = typeof import('./sdk.js');
 
 /**
  * An {@link Ec2Api} over `@aws-sdk/client-ec2`. The SDK is imported on the first call, so importing this
@@ -74,7 +74,8 @@ export function createEc2Api(options: Ec2ApiOptions): Ec2Api {
   let loaded: Promise<{ sdk: Sdk; client: EC2Client }> | undefined;
 
   function load(): Promise<{ sdk: Sdk; client: EC2Client }> {
-    loaded ??= import('@aws-sdk/client-ec2').then((sdk) => {
+    // `./sdk.js` names the commands it uses, so a bundle of this package keeps only those.
+    loaded ??= import('./sdk.js').then((sdk) => {
       const client = new sdk.EC2Client({
         region: options.region,
         maxAttempts: 1,
@@ -95,7 +96,7 @@ export function createEc2Api(options: Ec2ApiOptions): Ec2Api {
 
   async function call<A extends Ec2Action>(action: A, input: Ec2Actions[A][0]): Promise<Ec2Actions[A][1]> {
     const { sdk, client } = await load();
-    const Command = sdk[`${action}Command`] as unknown as new (
+    const Command = sdk.ec2Commands[action] as unknown as new (
       input: Ec2Actions[A][0],
     ) => Parameters<EC2Client['send']>[0];
     let last: EniManagerError | undefined;
