@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import {
   arg,
-  binDir,
   buildLibcniRunner,
+  binDir as builtBinDir,
   daemonPid,
   histogram,
   leakedNetns,
@@ -31,6 +31,8 @@ import {
 } from './lib.mjs';
 
 const CONCURRENT = arg('--concurrent', 50);
+// `--bin-dir <dir>` runs the daemon from another build's dist/bin (e.g. a saved copy, for an A/B in one run).
+const binDir = strArg('--bin-dir', builtBinDir);
 const PODS = arg('--pods', 110);
 const DAEMON_NODE_OPTIONS = strArg('--daemon-node-options', '');
 const created = [];

@@ -12,19 +12,22 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   arg,
-  binDir,
   buildLibcniRunner,
+  binDir as builtBinDir,
   cleanEnv,
   leakedNetns,
   loadClusterHarness,
   now,
   ratioTable,
   stats,
+  strArg,
   tag,
   timed,
 } from './lib.mjs';
 
 const RESTARTS = arg('--restarts', 10);
+// `--bin-dir <dir>` runs the daemon from another build's dist/bin (e.g. a saved copy, for an A/B in one run).
+const binDir = strArg('--bin-dir', builtBinDir);
 let cluster;
 let runId = '';
 const { runner, scratch } = buildLibcniRunner();
