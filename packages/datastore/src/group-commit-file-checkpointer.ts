@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { close, constants, fsync, openSync, readFileSync, write } from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import type { GroupCommitCheckpointer } from './checkpoint.js';
 import { DatastoreError } from './errors.js';
 import type { FileCheckpointerOptions } from './file-checkpointer.js';
@@ -17,38 +18,55 @@ export interface GroupCommitFileCheckpointer extends GroupCommitCheckpointer {
   idle(): Promise<void>;
 }
 
+/** Exclusive create, and every write durable (data and metadata) before it returns: write + fsync in one. */
+const CREATE_SYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_SYNC;
+
+const fsyncAsync = promisify(fsync);
+const closeAsync = promisify(close);
+const writeAsync = promisify(write);
+
+/**
+ * The crash-safe write with as few thread-pool round trips as possible, since each one waits for a turn of
+ * the event loop (and the caller usually keeps the loop busy right after committing). Opening the temp
+ * file and the directory are done in the call (microseconds: no data is flushed); the temp file is opened
+ * `O_SYNC`, so its write returns only once durable (as write + fsync would) and runs on the thread pool
+ * while the caller works; then the rename (with the close alongside) and the directory fsync, so the
+ * rename survives a power loss.
+ */
 async function writeDurably(path: string, text: string, mode: number): Promise<void> {
   const tmp = tempPathFor(path);
   const dir = dirname(path);
-  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  let fd: number | undefined;
+  let dfd: number | undefined;
   try {
-    fh = await open(tmp, 'wx', mode);
-    await fh.writeFile(text, 'utf8');
-    await fh.sync();
-    const f = fh;
-    fh = undefined;
-    await f.close();
-    await rename(tmp, path);
+    dfd = openSync(dir, 'r');
+    fd = openSync(tmp, CREATE_SYNC, mode);
+    const buf = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < buf.length) off += (await writeAsync(fd, buf, off, buf.length - off, null)).bytesWritten;
+    const closing = closeAsync(fd);
+    fd = undefined;
+    await Promise.all([rename(tmp, path), closing]);
   } catch (cause) {
-    if (fh !== undefined) await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
+    if (fd !== undefined) await closeAsync(fd).catch(() => undefined);
+    if (fd !== undefined || dfd !== undefined) await unlink(tmp).catch(() => undefined);
+    if (dfd !== undefined) await closeAsync(dfd).catch(() => undefined);
     throw new DatastoreError('CheckpointWriteFailed', `cannot write checkpoint ${path}`, { cause });
   }
-  let dh: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    dh = await open(dir, 'r');
-    await dh.sync();
+    await fsyncAsync(dfd);
   } catch (cause) {
     throw new DatastoreError('CheckpointWriteFailed', `cannot fsync directory ${dir}`, { cause });
   } finally {
-    if (dh !== undefined) await dh.close().catch(() => undefined);
+    // Off the critical path: the write is durable once the directory fsync returned.
+    closeAsync(dfd).catch(() => undefined);
   }
 }
 
 /**
  * A {@link GroupCommitCheckpointer} backed by one JSON file, with the same crash-safe write as
- * {@link createFileCheckpointer} (temp file created exclusively with mode 0600, fsync, rename over the
- * checkpoint, fsync of the directory) — but every step runs on libuv's thread pool (`node:fs/promises`),
+ * {@link createFileCheckpointer} (temp file created exclusively with mode 0600 and written durably — `O_SYNC`,
+ * equivalent to write + fsync — renamed over the checkpoint, fsync of the directory) — but every step runs on libuv's thread pool (`node:fs/promises`),
  * so the event loop never blocks on a disk flush, and changes made while a write is in flight are
  * coalesced into the next one: under load, one write makes many assignments durable.
  *

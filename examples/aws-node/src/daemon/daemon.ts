@@ -1,4 +1,4 @@
-import { createFileCheckpointer, Datastore, systemClock } from '@vpc-cni-kit/datastore';
+import { createGroupCommitFileCheckpointer, Datastore, systemClock } from '@vpc-cni-kit/datastore';
 import {
   createEc2Api,
   createEniManager,
@@ -115,7 +115,9 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   // 4. ENIs and the datastore.
   const datastore = new Datastore({
     clock: systemClock,
-    checkpointer: createFileCheckpointer(config.backingStorePath),
+    // Group commit: checkpoint writes run on the thread pool, shared by concurrent ADDs/DELs, each of
+    // which replies only once its change is durable (see ipam-backend.ts).
+    checkpointer: createGroupCommitFileCheckpointer(config.backingStorePath),
     prefixDelegation: config.prefixDelegation,
     cooldownMs: config.ipCooldownSeconds * 1000,
   });
@@ -180,6 +182,8 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       address: d.entry.ipv4,
       containerID: d.entry.containerID,
     });
+  // The restore rewrites the checkpoint; make that durable before serving.
+  await datastore.flush().catch((e: unknown) => log.warn('checkpoint rewrite failed', { error: String(e) }));
   log.info('checkpoint restored', {
     found: report.found,
     restored: report.restored,
@@ -319,6 +323,9 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
       await pool.stop();
       await rpc.close(5000);
+      await datastore
+        .flush()
+        .catch((e: unknown) => log.warn('final checkpoint write failed', { error: String(e) }));
       await introspection?.close();
       await metricsEndpoint?.close();
       host.close();

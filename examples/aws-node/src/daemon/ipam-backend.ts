@@ -1,4 +1,9 @@
-import { type Datastore, isDatastoreError } from '@vpc-cni-kit/datastore';
+import {
+  type AssignResult,
+  type Datastore,
+  isDatastoreError,
+  type PendingChange,
+} from '@vpc-cni-kit/datastore';
 import { GrpcStatus } from '../rpc/grpc-client.js';
 import { type CniBackend, RpcStatusError } from '../rpc/grpc-server.js';
 import {
@@ -105,9 +110,11 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     if (deps.shuttingDown()) return fail(AddFailureCode.ShuttingDown, 'the daemon is terminating');
 
     const key = { networkName: req.NetworkName, containerID: req.ContainerID, ifName: req.IfName };
-    let assigned: ReturnType<Datastore['assign']>;
+    // The address is taken in memory at once; its checkpoint is written in the background (group commit)
+    // while the pod is plumbed. Success is replied only once that checkpoint is durable.
+    let pending: PendingChange<AssignResult>;
     try {
-      assigned = datastore.assign(key, {
+      pending = datastore.assignPending(key, {
         namespace: req.K8S_POD_NAMESPACE,
         name: req.K8S_POD_NAME,
         interfacesCount: 1,
@@ -128,6 +135,9 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       }
       return fail(AddFailureCode.Internal, e instanceof Error ? e.message : String(e));
     }
+    const assigned = pending.result;
+    // Handled below; marked handled now so a failed write during plumbing is never an unhandled rejection.
+    pending.durable.catch(() => undefined);
 
     const reply: Partial<AddNetworkReply> = {
       Success: true,
@@ -164,16 +174,27 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
         await deps.plumber
           .teardown({ podIp: assigned.address, hostVeth, eniTable: assigned.routeTableId })
           .catch(() => undefined);
-        try {
-          datastore.unassign(key);
-        } catch (u) {
-          log.error('rollback of a failed ADD could not release the address', {
-            address: assigned.address,
-            error: String(u),
-          });
-        }
+        await releaseAfterFailedAdd(key, pending, assigned.address);
         return fail(AddFailureCode.PlumbingFailed, message);
       }
+    }
+    try {
+      await pending.durable;
+    } catch (e) {
+      // The datastore has undone the assignment (the address is free again): undo the plumbing too.
+      if (reply.PodPlumbed) {
+        await deps.plumber
+          .teardown({
+            podIp: assigned.address,
+            hostVeth: reply.HostVethName!,
+            eniTable: assigned.routeTableId,
+          })
+          .catch(() => undefined);
+      }
+      return fail(
+        AddFailureCode.Internal,
+        `the IPAM checkpoint could not be written: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
     deps.observer.addNetwork(deps.now() - started, 'success');
     log.info('AddNetwork', {
@@ -183,6 +204,26 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       eni: assigned.eniId,
     });
     return reply;
+  }
+
+  /**
+   * Rolls back the assignment of a failed ADD. Its release need not be durable before the failure is
+   * replied (a checkpoint still listing the address only keeps it out of use), but it is awaited so the log
+   * says what happened.
+   */
+  async function releaseAfterFailedAdd(
+    key: { networkName: string; containerID: string; ifName: string },
+    assignedChange: PendingChange<AssignResult>,
+    address: string,
+  ): Promise<void> {
+    try {
+      // If the assignment's own write failed, the datastore has already undone it.
+      await assignedChange.durable.catch(() => undefined);
+      if (datastore.findByPod(key)?.address !== address) return;
+      await datastore.unassignPending(key).durable;
+    } catch (u) {
+      log.error('rollback of a failed ADD could not release the address', { address, error: String(u) });
+    }
   }
 
   async function delNetwork(req: DelNetworkRequest): Promise<Partial<DelNetworkReply>> {
@@ -196,11 +237,13 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     }
     let released: ReturnType<Datastore['unassign']>;
     try {
-      released = datastore.unassign({
+      // Wait for the durable release before tearing anything down: a failed write puts the address back
+      // with the pod, whose plumbing is then still intact (the runtime retries the DEL).
+      released = await datastore.unassignPending({
         networkName: req.NetworkName,
         containerID: req.ContainerID,
         ifName: req.IfName,
-      });
+      }).durable;
     } catch (e) {
       // An unknown pod is already deleted: DEL is idempotent.
       if (isDatastoreError(e) && e.code === 'UnknownPod') return { Success: true, IPAllocationMetadata: [] };

@@ -1,0 +1,148 @@
+import { Datastore } from '@vpc-cni-kit/datastore';
+import { InMemoryGroupCommitCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
+import { describe, expect, it } from 'vitest';
+import { ipamBackend, type PlumbRequest, type PodPlumber } from '../src/daemon/ipam-backend.js';
+import { silentLogger } from '../src/daemon/logger.js';
+import { RpcStatusError } from '../src/rpc/grpc-server.js';
+import type { AddNetworkRequest, DelNetworkRequest } from '../src/rpc/messages.js';
+
+/** A plumber that records what it was asked to do (the kernel side is covered by the e2e suites). */
+class RecordingPlumber implements PodPlumber {
+  readonly plumbed = new Map<string, PlumbRequest>();
+  readonly tornDown: string[] = [];
+  async setup(pod: PlumbRequest) {
+    this.plumbed.set(pod.podIp, pod);
+    return { hostVeth: pod.hostVeth, hostMac: '02:00:00:00:00:01' };
+  }
+  async teardown(pod: { podIp: string }) {
+    this.plumbed.delete(pod.podIp);
+    this.tornDown.push(pod.podIp);
+  }
+  hostVethName(prefix: string, namespace: string, name: string) {
+    return `${prefix}${namespace}${name}`.slice(0, 15);
+  }
+}
+
+function setup(addresses = 8) {
+  const cp = new InMemoryGroupCommitCheckpointer();
+  const datastore = new Datastore({ clock: new ManualClock(), checkpointer: cp, cooldownMs: 0 });
+  datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+  for (let i = 0; i < addresses; i++) datastore.addCidr('eni-0', `10.0.1.${10 + i}/32`);
+  const plumber = new RecordingPlumber();
+  const outcomes: string[] = [];
+  const backend = ipamBackend({
+    datastore,
+    plumber,
+    log: silentLogger,
+    observer: {
+      addNetwork: (_ms, outcome) => outcomes.push(outcome),
+      delNetwork: () => {},
+      noAvailableAddress: () => {},
+    },
+    version: '',
+    vethPrefix: 'eni',
+    podMtu: 9001,
+    vpcCidrs: () => ['10.0.0.0/16'],
+    externalSnat: false,
+    shuttingDown: () => false,
+    poolCondition: () => ({ subnetExhausted: false, eniLimitReached: false }),
+    wakePool: () => {},
+    now: () => performance.now(),
+  });
+  return { cp, datastore, plumber, backend, outcomes };
+}
+
+function add(n: number): AddNetworkRequest {
+  return {
+    K8S_POD_NAME: `p${n}`,
+    K8S_POD_NAMESPACE: 'default',
+    K8S_POD_INFRA_CONTAINER_ID: `c-${n}`,
+    Netns: `/var/run/netns/x${n}`,
+    IfName: 'eth0',
+    NetworkName: 'aws-cni',
+    ContainerID: `c-${n}`,
+    ClientVersion: '',
+    RequiresMultiNICAttachment: false,
+    PodPlumbing: true,
+    Mtu: 0,
+    VethPrefix: '',
+  };
+}
+
+function del(n: number): DelNetworkRequest {
+  return {
+    K8S_POD_NAME: `p${n}`,
+    K8S_POD_NAMESPACE: 'default',
+    K8S_POD_INFRA_CONTAINER_ID: `c-${n}`,
+    Reason: 'PodDeleted',
+    IfName: 'eth0',
+    NetworkName: 'aws-cni',
+    ContainerID: `c-${n}`,
+    ClientVersion: '',
+    K8S_POD_UID: '',
+    PodPlumbing: true,
+  };
+}
+
+const stored = (cp: InMemoryGroupCommitCheckpointer) =>
+  ((cp.json() as { allocations: { containerID: string }[] } | undefined)?.allocations ?? []).map(
+    (a) => a.containerID,
+  );
+
+describe('ipam backend with a group-commit checkpoint', () => {
+  it('replies to AddNetwork only once the assignment is durable', async () => {
+    const { cp, backend } = setup();
+    cp.hold();
+    let replied = false;
+    const reply = backend.addNetwork(add(1)).then((r) => {
+      replied = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(replied).toBe(false);
+    expect(stored(cp)).toEqual([]);
+    cp.release();
+    expect((await reply).Success).toBe(true);
+    expect(stored(cp)).toEqual(['c-1']);
+  });
+
+  it('shares writes between concurrent ADDs, each with its own address', async () => {
+    const { cp, backend } = setup();
+    const replies = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => backend.addNetwork(add(n))));
+    expect(replies.every((r) => r.Success)).toBe(true);
+    const addresses = replies.map((r) => r.IPAllocationMetadata![0]!.IPv4Addr);
+    expect(new Set(addresses).size).toBe(6);
+    expect(cp.stats().writes).toBeLessThan(6);
+    expect(stored(cp).sort()).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'c-5', 'c-6']);
+  });
+
+  it('a failed checkpoint write fails the ADD, frees the address and removes the plumbing', async () => {
+    const { cp, datastore, plumber, backend, outcomes } = setup();
+    cp.failWrites(1);
+    const reply = await backend.addNetwork(add(1));
+    expect(reply).toMatchObject({ Success: false, FailureCode: 'Internal' });
+    expect(reply.FailureMessage).toContain('checkpoint');
+    expect(datastore.assignments()).toEqual([]);
+    expect(plumber.plumbed.size).toBe(0);
+    expect(plumber.tornDown).toEqual(['10.0.1.10']);
+    expect(outcomes).toEqual(['Internal']);
+    // The next ADD succeeds and the checkpoint never listed the failed one.
+    expect((await backend.addNetwork(add(2))).Success).toBe(true);
+    expect(stored(cp)).toEqual(['c-2']);
+  });
+
+  it('a failed checkpoint write fails the DEL and leaves the pod, plumbing included, as it was', async () => {
+    const { cp, datastore, plumber, backend } = setup();
+    const added = await backend.addNetwork(add(1));
+    const address = added.IPAllocationMetadata![0]!.IPv4Addr;
+    cp.failWrites(1);
+    await expect(backend.delNetwork(del(1))).rejects.toBeInstanceOf(RpcStatusError);
+    expect(datastore.findByAddress(address)?.key.containerID).toBe('c-1');
+    expect(plumber.plumbed.has(address)).toBe(true);
+    expect(plumber.tornDown).toEqual([]);
+    // The runtime retries the DEL.
+    expect((await backend.delNetwork(del(1))).Success).toBe(true);
+    expect(plumber.plumbed.size).toBe(0);
+    expect(stored(cp)).toEqual([]);
+  });
+});
