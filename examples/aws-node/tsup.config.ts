@@ -2,17 +2,22 @@ import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.js';
 import { literalSchemaKeysPlugin } from './build/literal-schema-keys.js';
+import { bundlePluginProgram } from './build/plugin-program.js';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
 
+/** The aws-cni program, bundled first so the launcher entry below can embed it. */
+const pluginProgram = await bundlePluginProgram({ version });
+
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
-  // The daemon: one CommonJS file with the vpc-cni-kit packages and the AWS SDK bundled from their ES modules,
-  // so tree-shaking keeps only the EC2 commands eni-manager names (see docs/adr/0003-bundled-daemon.md): half the
-  // resident memory and a third of the load time of `require('@aws-sdk/client-ec2')`. gRPC, prom-client and
-  // koffi (native) stay external, installed as the package's dependencies.
+  // The daemon: CommonJS, with the vpc-cni-kit packages and the AWS SDK bundled from their ES modules so
+  // tree-shaking keeps only the EC2 commands eni-manager names, and split so the SDK still loads on the first
+  // EC2 call, from dist/bin/aws-node-chunks (docs/adr/0003-bundled-daemon.md: VmRSS at 110 pods 151 -> 86 MiB).
+  // gRPC, prom-client and koffi (native) stay external, installed as the package's dependencies. `shims`
+  // supplies `import.meta.url` (named by netlink's ESM build) to the CommonJS output.
   {
     entry: { 'aws-node': 'src/bin/aws-node.ts' },
     outDir: 'dist/bin',
@@ -53,23 +58,22 @@ export default defineConfig([
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
     banner: { js: '#!/usr/bin/env node' },
   },
-  // The CNI plugin: one CommonJS file, everything bundled except koffi's native module, which only the
-  // daemon-down DEL and CHECK paths load (from `node_modules` beside the binary; aws-vpc-cni-init puts it there).
+  // The CNI plugin: one executable file. The program (src/plugin/main.ts: everything bundled and minified except
+  // koffi's native module, which only the daemon-down DEL and CHECK paths load, from `node_modules` beside the
+  // binary where aws-vpc-cni-init puts it) is embedded as a string in a small launcher that compiles it with a
+  // V8 code cache (src/plugin/launcher.ts).
   {
-    entry: { 'aws-cni': 'src/plugin/main.ts' },
+    entry: { 'aws-cni': 'src/plugin/launcher.ts' },
     outDir: 'dist/bin',
     format: ['cjs'],
     platform: 'node',
     target: 'node20',
-    bundle: true,
     minify: true,
     sourcemap: false,
     dts: false,
     clean: false,
     splitting: false,
-    noExternal: [/^(?!koffi$).*/],
-    external: ['koffi'],
-    define: { __AWS_CNI_VERSION__: JSON.stringify(version) },
+    define: pluginProgram.defines,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);

@@ -1,9 +1,18 @@
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CniErrorCode, invokePlugin, isCniError, type Result, runPlugin } from '@vpc-cni-kit/cni-spec';
+import {
+  CniErrorCode,
+  getVersionInfo,
+  invokePlugin,
+  isCniError,
+  type Result,
+  runPlugin,
+} from '@vpc-cni-kit/cni-spec';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bundlePluginProgram } from '../build/plugin-program.js';
 import { daemonClient } from '../src/plugin/daemon-client.js';
 import { awsCniHandlers } from '../src/plugin/handlers.js';
 import type { PrevResultPod } from '../src/plugin/result.js';
@@ -200,7 +209,6 @@ describe('the bundled aws-cni binary', () => {
       banner: { js: '#!/usr/bin/env node' },
       logLevel: 'silent',
     });
-    const { chmodSync } = await import('node:fs');
     chmodSync(plugin, 0o755);
   });
 
@@ -233,5 +241,71 @@ describe('the bundled aws-cni binary', () => {
       cniPath: ['/x'],
     }).catch((x: unknown) => x);
     expect(isCniError(e) && e.code).toBe(CniErrorCode.TryAgainLater);
+  });
+});
+
+describe('the aws-cni executable: launcher with a V8 code cache', () => {
+  const binDir = join(dir.path, 'launcher-bin');
+  const exe = join(binDir, 'aws-cni');
+  const cache = `${exe}.v8cache`;
+  let header = '';
+  beforeAll(async () => {
+    const program = await bundlePluginProgram({ version: 'test', conditions: ['@vpc-cni-kit/source'] });
+    header = `aws-cni code cache ${JSON.parse(program.defines['__AWS_CNI_PROGRAM_ID__'] ?? '""')} `;
+    await build({
+      entryPoints: [fileURLToPath(new URL('../src/plugin/launcher.ts', import.meta.url))],
+      outfile: exe,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      define: program.defines,
+      banner: { js: '#!/usr/bin/env node' },
+      logLevel: 'silent',
+    });
+    chmodSync(exe, 0o755);
+  });
+
+  const add = () =>
+    invokePlugin({
+      pluginPath: exe,
+      command: 'ADD',
+      config: conf(),
+      containerId: 'sandbox1',
+      netns: '/run/netns/pod1',
+      ifname: 'eth0',
+      args: env.CNI_ARGS,
+      cniPath: [binDir],
+    });
+
+  it('answers VERSION without writing a cache (it would not hold what an ADD runs)', async () => {
+    expect((await getVersionInfo(exe)).supportedVersions).toContain('1.1.0');
+    expect(existsSync(cache)).toBe(false);
+  });
+
+  it('writes the cache after the first ADD, then runs from it unchanged', async () => {
+    expect((await add()).result).toEqual(expectedResult);
+    const written = readFileSync(cache);
+    expect(written.subarray(0, header.length).toString('latin1')).toBe(header);
+    expect(written.length).toBeGreaterThan(header.length + 1000);
+    expect((await add()).result).toEqual(expectedResult);
+    expect(readFileSync(cache).equals(written)).toBe(true);
+    expect(readdirSync(binDir).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('replaces a cache V8 rejects, and one made for another build', async () => {
+    const good = readFileSync(cache);
+    const corrupt = Buffer.from(good);
+    for (let i = header.length + 16; i < corrupt.length; i += 97) corrupt[i] = (corrupt[i] ?? 0) ^ 0xff;
+    writeFileSync(cache, corrupt);
+    expect((await add()).result).toEqual(expectedResult);
+    expect(readFileSync(cache).equals(corrupt)).toBe(false);
+
+    writeFileSync(
+      cache,
+      Buffer.concat([Buffer.from('aws-cni code cache 0000\n'), good.subarray(header.length)]),
+    );
+    expect((await add()).result).toEqual(expectedResult);
+    expect(readFileSync(cache).subarray(0, header.length).toString('latin1')).toBe(header);
   });
 });

@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { type PluginHandlers, type PluginOptions, runPlugin } from './skeleton.js';
 
 /**
- * Runs {@link runPlugin} against the real process: `process.env`, fd 0, `process.stdout`/`stderr`, and sets
- * `process.exitCode` (the process exits once output is flushed). The entry point of a plugin binary:
+ * Runs {@link runPlugin} against the real process: `process.env`, fd 0, fds 1 and 2, and sets
+ * `process.exitCode` (the process exits once output is flushed). Output is written with `writeSync` on the
+ * file descriptors, not through `process.stdout`: creating that stream loads `node:net` and the streams
+ * machinery (≈2 ms of a plugin's start-up) just to print one line. The entry point of a plugin binary:
  *
  * ```ts
  * import { pluginMain } from '@vpc-cni-kit/cni-spec';
@@ -16,8 +18,8 @@ export async function pluginMain(handlers: PluginHandlers, options: PluginOption
     {
       env: process.env,
       stdin: () => readStdin(),
-      stdout: (t) => process.stdout.write(t),
-      stderr: (t) => process.stderr.write(t),
+      stdout: (t) => writeOut(1, t),
+      stderr: (t) => writeOut(2, t),
     },
     options,
   );
@@ -32,5 +34,20 @@ async function readStdin(): Promise<Uint8Array> {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
+  }
+}
+
+/**
+ * Writes all of `text` to fd 1 or 2. A descriptor the runtime left non-blocking can refuse with EAGAIN
+ * when its pipe is full; the rest then goes through the process stream, which waits for room.
+ */
+function writeOut(fd: 1 | 2, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+    (fd === 1 ? process.stdout : process.stderr).write(bytes.subarray(written));
   }
 }

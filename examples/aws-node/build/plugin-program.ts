@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { build } from 'esbuild';
+
+/** The aws-cni program, bundled for embedding in the launcher (src/plugin/launcher.ts). */
+export interface PluginProgram {
+  /** The program: `src/plugin/main.ts` and everything it imports except koffi, minified CommonJS. */
+  readonly source: string;
+  /** The `define` entries the launcher is built with: the program and its digest. */
+  readonly defines: Record<string, string>;
+}
+
+/**
+ * Bundles the plugin program. `conditions` lets tests build from the workspace's TypeScript sources
+ * (`@vpc-cni-kit/source`); the package build resolves the sibling packages' built `dist`.
+ */
+export async function bundlePluginProgram(options: {
+  version: string;
+  conditions?: string[];
+}): Promise<PluginProgram> {
+  const result = await build({
+    entryPoints: [new URL('../src/plugin/main.ts', import.meta.url).pathname],
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    minify: true,
+    external: ['koffi'],
+    conditions: options.conditions ?? [],
+    define: { __AWS_CNI_VERSION__: JSON.stringify(options.version) },
+    logLevel: 'warning',
+  });
+  const [output] = result.outputFiles;
+  if (output === undefined) throw new Error('the aws-cni program build produced no output');
+  const source = output.text;
+  return {
+    source,
+    defines: {
+      __AWS_CNI_PROGRAM__: JSON.stringify(source),
+      __AWS_CNI_PROGRAM_ID__: JSON.stringify(createHash('sha256').update(source).digest('hex').slice(0, 32)),
+    },
+  };
+}
