@@ -266,8 +266,9 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
     chmodSync(exe, 0o755);
   });
 
-  const add = () =>
+  const add = (processEnv?: Record<string, string | undefined>) =>
     invokePlugin({
+      ...(processEnv ? { env: processEnv } : {}),
       pluginPath: exe,
       command: 'ADD',
       config: conf(),
@@ -293,19 +294,32 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
     expect(readdirSync(binDir).filter((f) => f.includes('.tmp-'))).toEqual([]);
   });
 
-  it('replaces a cache V8 rejects, and one made for another build', async () => {
+  it('ignores and replaces a damaged cache (V8 would abort on it), and one made for another build', async () => {
     const good = readFileSync(cache);
-    const corrupt = Buffer.from(good);
-    for (let i = header.length + 16; i < corrupt.length; i += 97) corrupt[i] = (corrupt[i] ?? 0) ^ 0xff;
-    writeFileSync(cache, corrupt);
+    const damaged = Buffer.from(good);
+    for (let i = header.length + 80; i < damaged.length; i += 97) damaged[i] = (damaged[i] ?? 0) ^ 0xff;
+    writeFileSync(cache, damaged);
     expect((await add()).result).toEqual(expectedResult);
-    expect(readFileSync(cache).equals(corrupt)).toBe(false);
+    expect(readFileSync(cache).equals(damaged)).toBe(false);
 
-    writeFileSync(
-      cache,
-      Buffer.concat([Buffer.from('aws-cni code cache 0000\n'), good.subarray(header.length)]),
-    );
+    const foreign = Buffer.from(good);
+    foreign.write('0000', header.length - 5, 'latin1');
+    writeFileSync(cache, foreign);
     expect((await add()).result).toEqual(expectedResult);
     expect(readFileSync(cache).subarray(0, header.length).toString('latin1')).toBe(header);
+
+    writeFileSync(cache, 'aws-cni code cache');
+    expect((await add()).result).toEqual(expectedResult);
+    expect(readFileSync(cache).length).toBeGreaterThan(1000);
+  });
+
+  it('replaces a cache V8 rejects (made under other V8 flags)', async () => {
+    const before = readFileSync(cache);
+    // V8 keys a cache by a hash of its flags: a heap limit makes this cache foreign to the process.
+    const other = await add({ ...process.env, NODE_OPTIONS: '--max-old-space-size=300' });
+    expect(other.result).toEqual(expectedResult);
+    const after = readFileSync(cache);
+    expect(after.equals(before)).toBe(false);
+    expect(after.subarray(0, header.length).toString('latin1')).toBe(header);
   });
 });
