@@ -50,6 +50,13 @@ export interface CheckpointContents {
   readonly allocations: number;
   /** The checkpoint file text (`vpc-cni-ipam/1` JSON). */
   serialize(): string;
+  /**
+   * Group commit only: a {@link GroupCommitCheckpointer} calls this once the write that serialized these
+   * contents has succeeded (`true`) or failed (`false`), synchronously, before it serializes anything again
+   * and before it settles the commits of that write. The datastore settles (or undoes) the write's changes
+   * here, so the next snapshot never holds a change that was undone.
+   */
+  written?(ok: boolean): void;
 }
 
 /**
@@ -75,7 +82,8 @@ export interface Checkpointer {
  * - `commit` resolves only once a write that called `serialize()` of these (or later) contents *after*
  *   `commit` was called has completed durably; it rejects if that write failed.
  * - A write starts by calling `serialize()` on the newest contents it was given: the text is a snapshot of
- *   the datastore at that moment, so it includes every change made before any commit it satisfies.
+ *   the datastore at that moment, so it includes every change made before any commit it satisfies. When the
+ *   write ends, it calls `written(ok)` on those same contents (if defined) before anything else.
  * - At most one write is in flight; requests made meanwhile are coalesced into the next write.
  * - A stored file is always a complete checkpoint (never half-written), whether a write succeeds or fails.
  *

@@ -80,7 +80,8 @@ export interface PendingChange<T> {
   /**
    * Resolves with `result` once a checkpoint holding the change is durable. Rejects with a
    * `CheckpointWriteFailed` {@link DatastoreError} after the change has been undone in memory (see
-   * {@link Datastore.assignPending}). Always await or handle it: an unhandled rejection ends a Node process.
+   * {@link Datastore.assignPending}; a change is undone only if the state it made is still there, e.g. not
+   * when a forced CIDR removal dropped the assignment meanwhile). Always await or handle it: an unhandled rejection ends a Node process.
    */
   readonly durable: Promise<T>;
 }
@@ -88,7 +89,14 @@ export interface PendingChange<T> {
 /** One change waiting for its checkpoint write: how to settle it either way (each runs at most once). */
 interface ChangeRecord {
   settled: boolean;
+  /** Not durable: undone after a failed write, or (a confirmation) no longer true when snapshotted. */
+  failed: boolean;
   batch: ChangeRecord[] | undefined;
+  /**
+   * For an idempotent assign that changed nothing: whether what it returned still holds when the write
+   * snapshots the state (the assignment it confirmed may have been undone by an earlier failed write).
+   */
+  holds: (() => boolean) | undefined;
   undo(): void;
   durable(): void;
 }
@@ -178,21 +186,33 @@ function newEntry(cidr: CidrState, offset: number, now: number): Entry {
 }
 
 function changeRecord(undo: () => void, durable: () => void): ChangeRecord {
-  return { settled: false, batch: undefined, undo, durable };
+  return { settled: false, failed: false, batch: undefined, holds: undefined, undo, durable };
+}
+
+function noop(): void {}
+
+/** Seals changes into the batch one write carries, checking confirmations against the snapshot. */
+function seal(batch: ChangeRecord[]): void {
+  for (const c of batch) {
+    c.batch = batch;
+    if (c.holds !== undefined && !c.holds()) c.failed = true;
+  }
 }
 
 /**
- * Settles every change of the write that `change` was part of: all durable, or all undone newest first
- * (so a release of an address assigned in the same write is undone before that assignment).
+ * Settles every change of one write: all durable, or all undone newest first (so a release of an address
+ * assigned in the same write is undone before that assignment). Idempotent per change.
  */
-function settleBatch(change: ChangeRecord, ok: boolean): void {
-  const batch = change.batch ?? [change];
+function settleBatch(batch: readonly ChangeRecord[], ok: boolean): void {
   for (let i = 0; i < batch.length; i++) {
     const c = batch[ok ? i : batch.length - 1 - i]!;
     if (c.settled) continue;
     c.settled = true;
-    if (ok) c.durable();
-    else c.undo();
+    if (ok && !c.failed) c.durable();
+    else {
+      c.failed = true;
+      c.undo();
+    }
   }
 }
 
@@ -407,7 +427,7 @@ export class Datastore {
   assign(key: PodKey, metadata: PodMetadata = {}): AssignResult {
     this.requireSync('assign', 'assignPending');
     const applied = this.applyAssign(key, metadata);
-    if (applied.change !== undefined) this.persistOrUndo(applied.change);
+    if (applied.change.holds === undefined) this.persistOrUndo(applied.change);
     return applied.result;
   }
 
@@ -415,11 +435,12 @@ export class Datastore {
    * Assigns an address to a pod (as {@link assign}) and returns it at once, with a promise that resolves
    * when the checkpoint holding it is durable. With a {@link GroupCommitCheckpointer} the write runs in the
    * background and is shared with other changes made meanwhile (group commit); the address is already
-   * taken, so no concurrent assign can get it. If that write fails, the assignment is undone — unless the
-   * pod has since released the address or been given another one — and `durable` rejects with
-   * `CheckpointWriteFailed`: the address is free again and was never durable, so the caller must report a
-   * failure (and undo whatever it did with the address meanwhile). A key that already holds an address
-   * gets it back, and `durable` waits for a checkpoint written after this call.
+   * taken, so no concurrent assign can get it. If that write fails, every change that is not durable yet
+   * (the ones it carried and the ones queued behind it) is undone, newest first, so the datastore returns
+   * exactly to the last durable checkpoint, and each `durable` rejects with `CheckpointWriteFailed`: the
+   * address is free again and was never durable, so the caller must report a failure (and undo whatever it
+   * did with the address meanwhile). A key that already holds an address gets it back, and `durable` waits
+   * for a checkpoint written after this call that still holds it.
    *
    * Throws at once for `InvalidArgument` and `NoAvailableAddress`; with a synchronous {@link Checkpointer}
    * the write happens inside the call, so `CheckpointWriteFailed` is thrown here and `durable` is resolved.
@@ -446,9 +467,9 @@ export class Datastore {
   /**
    * Releases a pod's address (as {@link unassign}) and returns at once, with a promise that resolves when
    * the checkpoint recording the release is durable. Until then the address is not handed out again, even
-   * with a zero cooldown. If the write fails, the release is undone (the pod holds the address again) —
-   * unless the pod key has meanwhile been given another address, in which case the release stands — and
-   * `durable` rejects with `CheckpointWriteFailed`.
+   * with a zero cooldown. If the write fails, the release is undone with every other change not durable
+   * yet (as for {@link assignPending}): the pod holds the address again, and `durable` rejects with
+   * `CheckpointWriteFailed`.
    *
    * Throws at once for `InvalidArgument` and `UnknownPod`; with a synchronous {@link Checkpointer} the write
    * happens inside the call, so `CheckpointWriteFailed` is thrown here and `durable` is resolved.
@@ -483,17 +504,18 @@ export class Datastore {
     }
   }
 
-  private applyAssign(
-    key: PodKey,
-    metadata: PodMetadata,
-  ): { result: AssignResult; change: ChangeRecord | undefined } {
+  private applyAssign(key: PodKey, metadata: PodMetadata): { result: AssignResult; change: ChangeRecord } {
     checkKey(key);
     checkMetadata(metadata);
     const ks = keyString(key);
     const existing = this.byKey.get(ks);
     if (existing !== undefined) {
-      // Nothing changes, but the assignment may not be durable yet: a group commit waits for a fresh write.
-      return { result: this.resultOf(existing), change: undefined };
+      // Nothing changes, but the assignment may not be durable yet: a group commit waits for a fresh write,
+      // and that write must still hold the assignment (an earlier failed write may undo it meanwhile).
+      const generation = existing.generation;
+      const confirm = changeRecord(noop, noop);
+      confirm.holds = () => existing.keyString === ks && existing.generation === generation;
+      return { result: this.resultOf(existing), change: confirm };
     }
 
     const now = this.clock.now();
@@ -600,26 +622,32 @@ export class Datastore {
     }
   }
 
-  private pending<T>(result: T, change: ChangeRecord | undefined): PendingChange<T> {
+  private pending<T>(result: T, change: ChangeRecord): PendingChange<T> {
     if (this.group === undefined) {
-      if (change !== undefined) this.persistOrUndo(change);
+      // Synchronous: written (or undone and thrown) here; a confirmation changes nothing to write.
+      if (change.holds === undefined) this.persistOrUndo(change);
       return { result, durable: Promise.resolve(result) };
     }
     // Queue the record before committing: an idle checkpointer snapshots inside `commit`.
-    if (change !== undefined) this.unsnapshotted.push(change);
+    this.unsnapshotted.push(change);
     const committed = this.group.commit(this.contents());
     const durable = committed.then(
       () => {
-        if (change !== undefined) settleBatch(change, true);
+        // Normally settled already by `written`; this covers checkpointers that do not call it.
+        settleBatch(change.batch ?? [change], true);
+        if (change.failed) {
+          throw new DatastoreError(
+            'CheckpointWriteFailed',
+            'the assignment was undone by an earlier failed checkpoint write',
+          );
+        }
         return result;
       },
       (cause: unknown) => {
-        if (change !== undefined) {
-          // Never snapshotted (the checkpointer failed before serializing): it must not settle later.
-          const i = this.unsnapshotted.indexOf(change);
-          if (i >= 0) this.unsnapshotted.splice(i, 1);
-          settleBatch(change, false);
-        }
+        // Never snapshotted (the checkpointer failed before serializing): it must not settle later.
+        const i = this.unsnapshotted.indexOf(change);
+        if (i >= 0) this.unsnapshotted.splice(i, 1);
+        settleBatch(change.batch ?? [change], false);
         throw isDatastoreError(cause, 'CheckpointWriteFailed')
           ? cause
           : new DatastoreError('CheckpointWriteFailed', 'the checkpoint could not be written', { cause });
@@ -966,17 +994,33 @@ export class Datastore {
    */
   private contents(): CheckpointContents {
     const entries = this.byKey;
+    let sealed: ChangeRecord[] = [];
     return {
       get allocations() {
         return entries.size;
       },
       serialize: () => {
         if (this.unsnapshotted.length > 0) {
-          const batch = this.unsnapshotted;
+          sealed = this.unsnapshotted;
           this.unsnapshotted = [];
-          for (const c of batch) c.batch = batch;
+          seal(sealed);
         }
         return serializeCheckpointFromEntries([...entries.values()].map((e) => this.fragmentOf(e)));
+      },
+      written: (ok: boolean) => {
+        const batch = sealed;
+        sealed = [];
+        if (ok) {
+          settleBatch(batch, true);
+          return;
+        }
+        // Fail everything not durable yet — this write's changes and those queued behind it — and undo it
+        // all newest first, so memory returns exactly to the last durable checkpoint.
+        const later = this.unsnapshotted;
+        this.unsnapshotted = [];
+        settleBatch([...batch, ...later], false);
+        // Have the file catch up (a failed directory fsync may have left the newer snapshot in place).
+        if (batch.length + later.length > 0) this.persist();
       },
     };
   }

@@ -37,7 +37,9 @@ function asWriteFailure(cause: unknown): DatastoreError {
  * behind the running one. The first commit on an idle writer starts its write at once (synchronously
  * serializing the contents and issuing the first I/O), so work the caller does next overlaps the write.
  * A failed write rejects exactly the commits it was meant to satisfy, with a `CheckpointWriteFailed`
- * {@link DatastoreError} (the writer's error as `cause`); later commits get a fresh attempt.
+ * {@link DatastoreError} (the writer's error as `cause`); later commits get a fresh attempt. After each
+ * write, `written(ok)` of the contents it serialized is called before the commits settle and before the
+ * next snapshot (see {@link CheckpointContents.written}).
  *
  * @param write Stores the text durably (a rejection means it may or may not have been stored, but what is
  *   stored is a complete checkpoint).
@@ -63,14 +65,24 @@ export function createGroupCommit(write: (text: string) => Promise<void>): Group
       const batch = queued;
       queued = [];
       writes += 1;
+      const contents = latest!;
+      let ok = true;
+      let err: DatastoreError | undefined;
       try {
         // Serialize first: the snapshot covers every change made before the commits in `batch`.
-        await write(latest!.serialize());
-        for (const w of batch) w.resolve();
+        await write(contents.serialize());
       } catch (e) {
+        ok = false;
         failedWrites += 1;
-        const err = asWriteFailure(e);
-        for (const w of batch) w.reject(err);
+        err = asWriteFailure(e);
+      }
+      // Before anything else (the next snapshot included): let the owner settle or undo the changes.
+      try {
+        contents.written?.(ok);
+      } catch {}
+      for (const w of batch) {
+        if (ok) w.resolve();
+        else w.reject(err);
       }
     }
     running = false;
