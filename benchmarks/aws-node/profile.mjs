@@ -1,9 +1,11 @@
 // Where the daemon's AddNetwork time goes (root, Linux): on a virtual-VPC m5.large node, the daemon is
 // restarted under `node --cpu-prof`, then N sequential pod ADD/DEL pairs go through libcni with the daemon's
 // conflist; on SIGTERM the daemon writes its CPU profile, summarised here: the daemon histogram over the ADDs,
-// the top self-time functions, and the inclusive time of the synchronous calls on the AddNetwork/DelNetwork
-// path (checkpoint fsync, log appends). Sampling profile: times are approximate; the profiler itself slows
-// the daemon a little.
+// the top self-time functions, the inclusive time of the calls on the AddNetwork/DelNetwork path (synchronous
+// fsyncs and log appends, which should be absent; the event-loop part of the group-commit checkpoint write),
+// and native calls (fs bindings and the like) by the script function that made them. Sampling profile of
+// wall time on the main thread: times are approximate, include time the OS took the CPU away (on a loaded
+// machine that inflates whatever frame was running), and the profiler itself slows the daemon a little.
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/profile.mjs         # --pairs N (default 40)
@@ -42,10 +44,18 @@ function summarizeProfile(file) {
     `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.split('/').at(-1)}:${n.callFrame.lineNumber + 1}`;
   const self = new Map();
   const incl = new Map();
+  // Native calls (no script URL: fs bindings, etc.) by their JS caller, to see which code blocks in them.
+  const nativeByCaller = new Map();
   p.samples.forEach((id, i) => {
     const d = (p.timeDeltas[i] ?? 0) / 1000;
     const leaf = byId.get(id);
     self.set(key(leaf), (self.get(key(leaf)) ?? 0) + d);
+    if (leaf.callFrame.url === '' && !leaf.callFrame.functionName.startsWith('(')) {
+      let up = parent.get(id);
+      while (up !== undefined && byId.get(up).callFrame.url.startsWith('node:')) up = parent.get(up);
+      const k = `${key(leaf)} ← ${up === undefined ? '?' : key(byId.get(up))}`;
+      nativeByCaller.set(k, (nativeByCaller.get(k) ?? 0) + d);
+    }
     const seen = new Set();
     for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
       const k = key(byId.get(cur));
@@ -54,7 +64,7 @@ function summarizeProfile(file) {
       incl.set(k, (incl.get(k) ?? 0) + d);
     }
   });
-  return { self, incl, totalMs: (p.endTime - p.startTime) / 1000 };
+  return { self, incl, nativeByCaller, totalMs: (p.endTime - p.startTime) / 1000 };
 }
 
 try {
@@ -139,7 +149,8 @@ try {
   for (const [label, re, ops] of [
     ['addNetwork', /^addNetwork /, PAIRS],
     ['delNetwork', /^delNetwork /, PAIRS],
-    ['fsyncSync (checkpoint writes, all callers)', /^fsyncSync /, 2 * PAIRS],
+    ['fsyncSync (synchronous fsyncs, all callers)', /^fsyncSync /, 2 * PAIRS],
+    ['writeDurably (checkpoint write, event-loop part)', /^writeDurably /, 2 * PAIRS],
     ['appendFileSync (log lines, all callers)', /^appendFileSync /, 2 * PAIRS],
     ['runOnce (pool-loop ticks, woken by every DEL)', /^runOnce /, PAIRS],
   ]) {
@@ -149,6 +160,10 @@ try {
   console.log('\n| top self time | ms |');
   console.log('| --- | --- |');
   for (const [k, v] of [...prof.self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    console.log(`| ${k.replace(/\|/g, '\\|')} | ${v.toFixed(1)} |`);
+  console.log('\n| native call ← first caller outside node: internals | ms |');
+  console.log('| --- | --- |');
+  for (const [k, v] of [...prof.nativeByCaller.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12))
     console.log(`| ${k.replace(/\|/g, '\\|')} | ${v.toFixed(1)} |`);
 } finally {
   for (const ns of [...created]) {
