@@ -18,8 +18,24 @@ export interface GroupCommitFileCheckpointer extends GroupCommitCheckpointer {
   idle(): Promise<void>;
 }
 
+/** Options for {@link createGroupCommitFileCheckpointer}. */
+export interface GroupCommitFileCheckpointerOptions extends FileCheckpointerOptions {
+  /**
+   * What a completed write survives (default `'power-loss'`).
+   * - `'power-loss'`: the temp file is written `O_SYNC` and the directory is fsynced after the rename, so
+   *   the checkpoint survives a kernel crash or a power loss. Costs two disk flushes per write.
+   * - `'process-crash'`: no disk flush. The rename is still atomic, so a process that is killed (SIGKILL,
+   *   OOM) always restarts from a complete, current checkpoint; after a power loss the file may be an older
+   *   one (or, on file systems without ext4's rename-over flush, empty). Only for state that a reboot makes
+   *   moot anyway — e.g. pod assignments validated at restore against host veths, which a reboot removes.
+   */
+  readonly durability?: 'power-loss' | 'process-crash';
+}
+
 /** Exclusive create, and every write durable (data and metadata) before it returns: write + fsync in one. */
 const CREATE_SYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_SYNC;
+/** Exclusive create, no flush. */
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
 const fsyncAsync = promisify(fsync);
 const closeAsync = promisify(close);
@@ -33,14 +49,14 @@ const writeAsync = promisify(write);
  * while the caller works; then the rename (with the close alongside) and the directory fsync, so the
  * rename survives a power loss.
  */
-async function writeDurably(path: string, text: string, mode: number): Promise<void> {
+async function writeDurably(path: string, text: string, mode: number, flush: boolean): Promise<void> {
   const tmp = tempPathFor(path);
   const dir = dirname(path);
   let fd: number | undefined;
   let dfd: number | undefined;
   try {
-    dfd = openSync(dir, 'r');
-    fd = openSync(tmp, CREATE_SYNC, mode);
+    if (flush) dfd = openSync(dir, 'r');
+    fd = openSync(tmp, flush ? CREATE_SYNC : CREATE, mode);
     const buf = Buffer.from(text, 'utf8');
     let off = 0;
     while (off < buf.length) off += (await writeAsync(fd, buf, off, buf.length - off, null)).bytesWritten;
@@ -53,6 +69,7 @@ async function writeDurably(path: string, text: string, mode: number): Promise<v
     if (dfd !== undefined) await closeAsync(dfd).catch(() => undefined);
     throw new DatastoreError('CheckpointWriteFailed', `cannot write checkpoint ${path}`, { cause });
   }
+  if (dfd === undefined) return;
   try {
     await fsyncAsync(dfd);
   } catch (cause) {
@@ -66,9 +83,12 @@ async function writeDurably(path: string, text: string, mode: number): Promise<v
 /**
  * A {@link GroupCommitCheckpointer} backed by one JSON file, with the same crash-safe write as
  * {@link createFileCheckpointer} (temp file created exclusively with mode 0600 and written durably — `O_SYNC`,
- * equivalent to write + fsync — renamed over the checkpoint, fsync of the directory) — but every step runs on libuv's thread pool (`node:fs/promises`),
- * so the event loop never blocks on a disk flush, and changes made while a write is in flight are
- * coalesced into the next one: under load, one write makes many assignments durable.
+ * equivalent to write + fsync — renamed over the checkpoint, fsync of the directory), but every step that
+ * waits for the disk runs on libuv's thread pool (only the two `open`s, which flush nothing, run in the
+ * call), so the event loop never blocks on a disk flush; and changes made while a write is in flight are
+ * coalesced into the next one: under load, one write makes many assignments durable. See
+ * {@link GroupCommitFileCheckpointerOptions.durability} for a write that survives a killed process but not
+ * a power loss.
  *
  * A failed write (the directory is gone or read-only, the disk is full, …) removes its temp file and
  * rejects the commits it was for with `CheckpointWriteFailed`; the file then holds the previous complete
@@ -87,10 +107,15 @@ async function writeDurably(path: string, text: string, mode: number): Promise<v
  */
 export function createGroupCommitFileCheckpointer(
   path: string,
-  options: FileCheckpointerOptions = {},
+  options: GroupCommitFileCheckpointerOptions = {},
 ): GroupCommitFileCheckpointer {
   const mode = options.mode ?? 0o600;
-  const core = createGroupCommit((text) => writeDurably(path, text, mode));
+  const durability = options.durability ?? 'power-loss';
+  if (durability !== 'power-loss' && durability !== 'process-crash') {
+    throw new DatastoreError('InvalidArgument', `durability must be 'power-loss' or 'process-crash'`);
+  }
+  const flush = durability === 'power-loss';
+  const core = createGroupCommit((text) => writeDurably(path, text, mode, flush));
   return {
     path,
     read(): string | undefined {

@@ -31,7 +31,10 @@ export type { FileCheckpointerOptions } from './file-checkpointer.js';
 export { checkpointPathForNetworkCard, createFileCheckpointer } from './file-checkpointer.js';
 export type { GroupCommit, GroupCommitStats } from './group-commit.js';
 export { createGroupCommit } from './group-commit.js';
-export type { GroupCommitFileCheckpointer } from './group-commit-file-checkpointer.js';
+export type {
+  GroupCommitFileCheckpointer,
+  GroupCommitFileCheckpointerOptions,
+} from './group-commit-file-checkpointer.js';
 export { createGroupCommitFileCheckpointer } from './group-commit-file-checkpointer.js';
 export type {
   Assignment,

@@ -249,6 +249,19 @@ describe('group-commit file checkpointer', () => {
     expect(readdirSync(sub)).toEqual(['ipam.json']);
   });
 
+  it("durability 'process-crash' writes the same atomic file without flushing; bad values are refused", async () => {
+    const path = join(dir(), 'ipam.json');
+    const cp = createGroupCommitFileCheckpointer(path, { durability: 'process-crash' });
+    const { ds } = node(cp);
+    await Promise.all([1, 2, 3].map((i) => ds.assignPending(pod(i)).durable));
+    expect(storedPods(readFileSync(path, 'utf8'))).toEqual(memoryPods(ds));
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dirname(path))).toEqual(['ipam.json']);
+    expect(() =>
+      createGroupCommitFileCheckpointer(path, { durability: 'sometimes' as 'power-loss' }),
+    ).toThrowError(expect.objectContaining({ code: 'InvalidArgument' }));
+  });
+
   it('fails cleanly when the path is under a regular file (ENOTDIR), changing nothing', async () => {
     const base = dir();
     writeFileSync(join(base, 'file'), 'x');
