@@ -28,8 +28,7 @@ function node(checkpointer) {
   let t = 1_700_000_000_000;
   const ds = new Datastore({ clock: { now: () => (t += 1) }, checkpointer, cooldownMs: 0 });
   ds.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
-  for (let i = 0; i < 200; i++) ds.addCidr('eni-0', `10.0.${i >> 8}.${(i & 255) + 0}/32`);
-  // A node with 30 pods already: the checkpoint is rewritten whole, as in production.
+  for (let i = 0; i < 200; i++) ds.addCidr('eni-0', `10.0.0.${i}/32`);
   return ds;
 }
 
@@ -60,6 +59,7 @@ variants.unflushed = {
   blocked: [],
 };
 variants.unflushed.ds = node(variants.unflushed.cp);
+// A node with 30 pods already: the checkpoint is rewritten whole, as in production.
 for (const v of Object.values(variants)) {
   for (let i = 0; i < 30; i++) {
     const c = v.ds.assignPending({ networkName: 'aws-cni', containerID: `seed-${i}`, ifName: 'eth0' });
