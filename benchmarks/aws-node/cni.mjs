@@ -6,6 +6,8 @@
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/cni.mjs            # --runs N (default 40), --warmup N (default 3)
+//   --baseline-plugin <file>: also time another build of the aws-cni executable (e.g. one built from an older
+//   commit) against the same daemon, alone, in the same interleaved run.
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
@@ -27,6 +29,8 @@ import {
 
 const RUNS = arg('--runs', 40);
 const WARMUP = arg('--warmup', 3);
+const baselineAt = process.argv.indexOf('--baseline-plugin');
+const BASELINE_PLUGIN = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
 
 const { runner, scratch } = buildLibcniRunner();
 const created = [];
@@ -97,6 +101,12 @@ try {
     noopOnly,
     JSON.stringify({ cniVersion: '0.4.0', name: 'vckbench-noop', plugins: [{ type: 'noop-node' }] }),
   );
+  const baselineBin = join(scratch, 'baseline-bin');
+  if (BASELINE_PLUGIN) {
+    mkdirSync(baselineBin, { recursive: true });
+    writeFileSync(join(baselineBin, 'aws-cni'), readFileSync(BASELINE_PLUGIN));
+    chmodSync(join(baselineBin, 'aws-cni'), 0o755);
+  }
   const scratchPath = netnsAdd(scratchHost);
   created.push(scratchHost);
   mkdirSync(join(scratch, 'cache'), { recursive: true });
@@ -132,6 +142,15 @@ try {
       env: cleanEnv(),
     },
   ];
+  if (BASELINE_PLUGIN) {
+    variants.push({
+      name: `aws-cni alone, baseline build (${BASELINE_PLUGIN})`,
+      conflist: awsOnly,
+      host: instanceNs,
+      binDirs: [baselineBin],
+      env: node.env,
+    });
+  }
   const add = Object.fromEntries(variants.map((v) => [v.name, []]));
   const del = Object.fromEntries(variants.map((v) => [v.name, []]));
   const floor = [];

@@ -251,7 +251,7 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
   let header = '';
   beforeAll(async () => {
     const program = await bundlePluginProgram({ version: 'test', conditions: ['@vpc-cni-kit/source'] });
-    header = `aws-cni code cache ${JSON.parse(program.defines['__AWS_CNI_PROGRAM_ID__'] ?? '""')} `;
+    header = `aws-cni code cache ${JSON.parse(program.defines['__AWS_CNI_PROGRAM_ID__'] ?? '""')}\n`;
     await build({
       entryPoints: [fileURLToPath(new URL('../src/plugin/launcher.ts', import.meta.url))],
       outfile: exe,
@@ -304,6 +304,7 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
 
     const foreign = Buffer.from(good);
     foreign.write('0000', header.length - 5, 'latin1');
+    expect(foreign.subarray(0, header.length).toString('latin1')).not.toBe(header);
     writeFileSync(cache, foreign);
     expect((await add()).result).toEqual(expectedResult);
     expect(readFileSync(cache).subarray(0, header.length).toString('latin1')).toBe(header);

@@ -10,12 +10,14 @@
  * temporary file and a rename, so concurrent plugins never see half a cache. A directory the plugin cannot
  * write to only costs the speed-up.
  *
- * V8 does not verify what it deserializes (a damaged cache aborts the process), so the cache carries a
- * SHA-256 of its payload, checked before V8 sees it (≈0.5 ms, most of it initializing OpenSSL); a damaged
- * cache is ignored and replaced by the next ADD.
+ * A release build of V8 does not verify what it deserializes: a damaged cache aborts the process. The
+ * launcher turns V8's own checksum check on (`--verify-snapshot-checksum`, before compiling, so caches are
+ * made and read under the same flags), which makes V8 reject a damaged cache like any other, and the next ADD
+ * replaces it. Hashing the payload here instead would cost more than the cache saves: `node:crypto` takes
+ * 4–6 ms to load.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 
 /** The bundled program, set at build time. */
@@ -24,13 +26,7 @@ declare const __AWS_CNI_PROGRAM__: string;
 declare const __AWS_CNI_PROGRAM_ID__: string;
 
 const cachePath = `${__filename}.v8cache`;
-/** `aws-cni code cache <program id> <sha256 of the payload>\n`, then V8's payload. */
-const magic = `aws-cni code cache ${__AWS_CNI_PROGRAM_ID__} `;
-const HEADER_LENGTH = magic.length + 64 + 1;
-
-function digest(payload: Uint8Array): string {
-  return createHash('sha256').update(payload).digest('hex');
-}
+const header = Buffer.from(`aws-cni code cache ${__AWS_CNI_PROGRAM_ID__}\n`, 'latin1');
 
 function readCache(): Buffer | undefined {
   let bytes: Buffer;
@@ -39,19 +35,13 @@ function readCache(): Buffer | undefined {
   } catch {
     return undefined;
   }
-  const header = bytes.subarray(0, HEADER_LENGTH).toString('latin1');
-  const payload = bytes.subarray(HEADER_LENGTH);
-  if (!header.startsWith(magic) || header !== `${magic}${digest(payload)}\n`) return undefined;
-  return payload;
+  return bytes.subarray(0, header.length).equals(header) ? bytes.subarray(header.length) : undefined;
 }
 
 function writeCache(script: Script): void {
   const tmp = `${cachePath}.tmp-${process.pid}`;
   try {
-    const payload = script.createCachedData();
-    writeFileSync(tmp, Buffer.concat([Buffer.from(`${magic}${digest(payload)}\n`, 'latin1'), payload]), {
-      mode: 0o644,
-    });
+    writeFileSync(tmp, Buffer.concat([header, script.createCachedData()]), { mode: 0o644 });
     renameSync(tmp, cachePath);
   } catch {
     try {
@@ -60,6 +50,7 @@ function writeCache(script: Script): void {
   }
 }
 
+setFlagsFromString('--verify-snapshot-checksum');
 const cachedData = readCache();
 const script = new Script(
   `(function (exports, require, module, __filename, __dirname) {${__AWS_CNI_PROGRAM__}\n})`,
