@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeAddr } from '../src/codec/addr.js';
-import { attr, attrNested, attrString, attrU32, parseAttrs } from '../src/codec/attrs.js';
+import { attr, attrNested, attrString, attrU32, parseAttrs, parseAttrsOf } from '../src/codec/attrs.js';
 import {
   IFF_UP,
   NLM_F_ACK_TLVS,
@@ -56,6 +56,21 @@ describe('attributes', () => {
     expect(() => parseAttrs(bad)).toThrow(expect.objectContaining({ code: 'DECODE_ERROR' }));
     const short = Buffer.from('02000100', 'hex');
     expect(() => parseAttrs(short)).toThrow(expect.objectContaining({ code: 'DECODE_ERROR' }));
+  });
+
+  it('keeps only the wanted types, but still checks the length of every attribute', () => {
+    const wanted = new Uint8Array(8);
+    wanted[3] = 1;
+    const b = Buffer.concat([attrU32(4, 1500), attrString(3, 'eth0'), attrU32(7, 9)]);
+    const m = parseAttrsOf(b, 0, b.length, wanted);
+    expect([...m.keys()]).toEqual([3]);
+    expect(m.get(3)!.toString('utf8', 0, 4)).toBe('eth0');
+    expect([...parseAttrsOf(b, 0, b.length, undefined).keys()]).toEqual([4, 3, 7]);
+    // An unwanted attribute running past the end is still malformed input.
+    const bad = Buffer.concat([attrString(3, 'eth0'), Buffer.from('0c000400aabbccdd', 'hex')]);
+    expect(() => parseAttrsOf(bad, 0, bad.length, wanted)).toThrow(
+      expect.objectContaining({ code: 'DECODE_ERROR' }),
+    );
   });
 });
 

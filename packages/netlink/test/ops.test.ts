@@ -1,7 +1,14 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { attrString } from '../src/codec/attrs.js';
-import { RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK } from '../src/codec/constants.js';
+import { attr, attrString, attrU32, parseAttrs } from '../src/codec/attrs.js';
+import {
+  IFLA_EXT_MASK,
+  IFLA_IFNAME,
+  RTEXT_FILTER_SKIP_STATS,
+  RTM_GETLINK,
+  RTM_NEWADDR,
+  RTM_NEWLINK,
+} from '../src/codec/constants.js';
 import { ifinfomsg } from '../src/codec/link.js';
 import * as addr from '../src/ops/addr.js';
 import { runAsync, runSync } from '../src/ops/driver.js';
@@ -54,6 +61,41 @@ describe('operations as request sequences', () => {
       expect(fds()).toBe(before);
     },
   );
+
+  it('asks the kernel to leave link counters out of every link read (dump, get, name lookup)', () => {
+    const seen: NlRequest[] = [];
+    const answer = (r: NlRequest) => {
+      seen.push(r);
+      return r.type === RTM_GETLINK ? reply([linkPayload(7, 'eth0')]) : reply([]);
+    };
+    runSync(link.linkList(), answer);
+    runSync(link.linkGet('eth0'), answer);
+    runSync(link.linkGet(7), answer);
+    runSync(addr.addrAdd({ dev: 'eth0', address: '10.0.0.5/32' }), answer);
+    const gets = seen.filter((r) => r.type === RTM_GETLINK);
+    expect(gets).toHaveLength(4);
+    for (const r of gets) {
+      const attrs = parseAttrs(Buffer.concat(r.body.slice(1)));
+      expect(attrs.get(IFLA_EXT_MASK)?.readUInt32LE(0)).toBe(RTEXT_FILTER_SKIP_STATS);
+    }
+    expect(
+      parseAttrs(Buffer.concat(gets[1]!.body.slice(1)))
+        .get(IFLA_IFNAME)
+        ?.toString(),
+    ).toBe('eth0\0');
+  });
+
+  it('decodes a link whatever other attributes come with it', () => {
+    const payload = Buffer.concat([
+      ifinfomsg({ index: 3 }),
+      attrU32(7, 1), // IFLA_QDISC-like noise
+      attrString(3, 'veth1'),
+      attrU32(4, 9001),
+      attr(26, Buffer.alloc(300)), // IFLA_AF_SPEC-sized noise
+    ]);
+    const [l] = runSync(link.linkList(), () => reply([payload]));
+    expect(l).toMatchObject({ index: 3, name: 'veth1', mtu: 9001 });
+  });
 
   it('reports a missing link message as PROTOCOL_ERROR', () => {
     expect(() => runSync(link.linkGet('eth0'), () => reply([]))).toThrow(

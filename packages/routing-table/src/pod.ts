@@ -4,7 +4,7 @@ import { generateHostMac, type RandomBytes, validateIfName } from './naming.js';
 import { MAIN_TABLE, type NetObject, onLinkScope } from './objects.js';
 import { planPodHost, type RoutingPlan } from './plan.js';
 import type { RoutingPort, RoutingPortFactory } from './port.js';
-import { reconcileRouting, teardownRouting } from './reconcile.js';
+import { teardownRouting } from './reconcile.js';
 
 /** One pod interface to plumb (the reference's `SetupPodNetwork` for IP index i). */
 export interface PodNetworkInput {
@@ -129,6 +129,15 @@ export interface PodNetworkDeps {
   readonly sleep?: ((ms: number) => Promise<void>) | undefined;
   /** DAD wait limit in ms (polls every 50 ms). @defaultValue `10000` */
   readonly dadTimeoutMs?: number | undefined;
+  /**
+   * Check the random host veth MAC against every link on the host (one link dump, whose cost grows with
+   * the pods on the node). `false` skips the dump: the MAC is then random and locally administered (46
+   * random bits) without the check, as the reference's kernel-chosen veth MAC is, and a leftover veth of
+   * the same name is found by deleting it by name (one request when absent). A clash would be harmless
+   * anyway: every host veth is its own point-to-point segment and its MAC appears only in its own pod's
+   * gateway neighbour entry. @defaultValue `true`
+   */
+  readonly uniqueMac?: boolean | undefined;
 }
 
 async function ignoreMissing(action: Promise<void>): Promise<void> {
@@ -141,19 +150,26 @@ async function ignoreMissing(action: Promise<void>): Promise<void> {
 
 /**
  * Plumbs one pod interface end to end: removes a leftover host veth of the same name, picks a host-unique
- * random MAC, creates the veth with its peer in the pod namespace, sets the host sysctls (a missing one is
- * skipped), configures the pod side, waits for IPv6 addresses to leave the tentative state, then reconciles
- * the host routes and rules. Returns the plan that was applied (its `host` part is what CHECK verifies).
+ * random MAC (or just a random one: {@link PodNetworkDeps.uniqueMac}), creates the veth with its peer in the pod namespace, sets the host sysctls (a missing one is
+ * skipped), configures the pod side, waits for IPv6 addresses to leave the tentative state, then applies
+ * the host route (replaced into its slot) and rules (an identical one counts as done) without dumping the
+ * host's tables. Returns the plan that was applied (its `host` part is what CHECK verifies).
  */
 export async function setupPodNetwork(deps: PodNetworkDeps, input: PodNetworkInput): Promise<PodNetworkPlan> {
-  const links = await deps.host.links();
-  const mac = generateHostMac(
-    deps.random,
-    links.filter((l) => l.name !== input.hostVeth).map((l) => l.mac),
-  );
-  const plan = planPodNetwork(input, mac);
-  if (links.some((l) => l.name === plan.veth.name))
+  let plan: PodNetworkPlan;
+  if (deps.uniqueMac === false) {
+    plan = planPodNetwork(input, generateHostMac(deps.random, []));
     await ignoreMissing(deps.host.setLink(plan.veth.name, { remove: true }));
+  } else {
+    const links = await deps.host.links();
+    const mac = generateHostMac(
+      deps.random,
+      links.filter((l) => l.name !== input.hostVeth).map((l) => l.mac),
+    );
+    plan = planPodNetwork(input, mac);
+    if (links.some((l) => l.name === plan.veth.name))
+      await ignoreMissing(deps.host.setLink(plan.veth.name, { remove: true }));
+  }
   await deps.host.addVeth({
     name: plan.veth.name,
     mac: plan.veth.mac,
@@ -182,8 +198,25 @@ export async function setupPodNetwork(deps: PodNetworkDeps, input: PodNetworkInp
   } finally {
     pod.close();
   }
-  await reconcileRouting(deps.host, { ...plan.host, scope: { ...plan.host.scope, rulePriorities: [] } });
+  await applyPodHost(deps.host, plan.host);
   return plan;
+}
+
+/**
+ * Applies a pod's host plan ({@link planPodHost}: its main-table route and its rules, nothing owned beyond
+ * them) without reading the node first: the route is replaced into its slot and each rule added, an
+ * identical rule counting as done. That is what {@link reconcileRouting} would change for such a plan (it
+ * removes nothing there), at one request per object instead of four dumps that grow with the pods on the node.
+ */
+async function applyPodHost(host: RoutingPort, plan: RoutingPlan): Promise<void> {
+  for (const route of plan.routes) await host.replace(route);
+  for (const rule of plan.rules) {
+    try {
+      await host.add(rule);
+    } catch (error) {
+      if (!isRoutingError(error, 'EXISTS')) throw error;
+    }
+  }
 }
 
 async function waitForDad(pod: RoutingPort, dev: string, deps: PodNetworkDeps): Promise<void> {

@@ -188,6 +188,84 @@ group('setupPodNetwork with the fake', () => {
     expect(host.show('route')).toEqual([]);
   });
 
+  it('uniqueMac: false plumbs the same without reading the host (no link dump, no table dumps)', async () => {
+    const net = new FakeNetwork();
+    const host = net.namespace('/host');
+    host.addLink('eth0', '02:00:00:00:00:10');
+    net.namespace('/var/run/netns/pod2');
+    const reads: string[] = [];
+    const links = host.links.bind(host);
+    const list = host.list.bind(host);
+    host.links = async () => {
+      reads.push('links');
+      return links();
+    };
+    host.list = (async (kind: Parameters<typeof list>[0], family: Parameters<typeof list>[1]) => {
+      reads.push(`list ${kind}`);
+      return list(kind, family);
+    }) as typeof host.list;
+    // A stale main-table route for the address through another veth, and one of the pod's rules already there.
+    await host.add({ kind: 'route', family: 4, table: 254, dst: '10.0.1.30/32', dev: 'eth0', scope: 'link' });
+    await host.add({ kind: 'rule', family: 4, priority: 512, table: 254, to: '10.0.1.30/32' });
+    const input = {
+      podIp: '10.0.1.30',
+      hostVeth: 'enipod9',
+      containerIf: 'eth0',
+      netnsPath: '/var/run/netns/pod2',
+      mtu: 9001,
+      eniTable: 2,
+    };
+    const random = () => Uint8Array.from([0x00, 1, 2, 3, 4, 5]);
+    const plan = await setupPodNetwork({ host, namespaces: net, random, uniqueMac: false }, input);
+    expect(reads).toEqual([]);
+    expect(plan.veth.mac).toBe('02:01:02:03:04:05');
+    expect(host.show('route')).toEqual(['route v4 10.0.1.30/32 dev enipod9 table main scope link']);
+    expect(host.show('rule')).toEqual([
+      'rule v4 1536: from 10.0.1.30/32 lookup 2',
+      'rule v4 512: to 10.0.1.30/32 lookup main',
+    ]);
+    await verifyRouting(host, plan.host);
+
+    // Again for the same pod: the leftover veth is deleted by name and recreated, the host side converges.
+    // (The fake keeps a deleted veth's peer, so the retry names another pod interface.)
+    reads.length = 0; // verifyRouting read the host
+    const again = await setupPodNetwork(
+      { host, namespaces: net, random: () => Uint8Array.from([2, 9, 9, 9, 9, 9]), uniqueMac: false },
+      { ...input, containerIf: 'eth1' },
+    );
+    expect(reads).toEqual([]);
+    expect((await links()).filter((l) => l.name === 'enipod9').map((l) => l.mac)).toEqual([again.veth.mac]);
+    expect(host.show('rule')).toHaveLength(2);
+    await verifyRouting(host, again.host, true);
+  });
+
+  it('rejects bad input before changing anything (uniqueMac: false too)', async () => {
+    const net = new FakeNetwork();
+    const host = net.namespace('/host');
+    host.addLink('enipod1', '02:00:00:00:00:11');
+    const before = await host.links();
+    for (const uniqueMac of [true, false]) {
+      let caught: unknown;
+      try {
+        await setupPodNetwork(
+          { host, namespaces: net, random: () => new Uint8Array(6), uniqueMac },
+          {
+            podIp: 'nope',
+            hostVeth: 'enipod1',
+            containerIf: 'eth0',
+            netnsPath: '/p',
+            mtu: 1500,
+            eniTable: 2,
+          },
+        );
+      } catch (error) {
+        caught = error;
+      }
+      expect(isRoutingError(caught, 'INVALID_ARGUMENT')).toBe(true);
+      expect(await host.links()).toEqual(before);
+    }
+  });
+
   it('IPv6 waits for DAD with the injected sleep and times out with a typed error', async () => {
     const net = new FakeNetwork();
     const host = net.namespace('/host');

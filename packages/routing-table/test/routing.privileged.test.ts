@@ -154,9 +154,15 @@ describePrivileged('routing-table on a real kernel', () => {
   });
 
   it('sets up pods through the real applier: veth in the pod namespace, /32, gateway neighbour, host routes', async () => {
-    for (const p of podInputs) {
+    for (const [i, p] of podInputs.entries()) {
+      // Both ways of picking the MAC: checked against the host's links, and random without the link dump.
       const applied = await setupPodNetwork(
-        { host, namespaces: netlinkPortFactory({ sync: true }), random: (n) => randomBytes(n) },
+        {
+          host,
+          namespaces: netlinkPortFactory({ sync: true }),
+          random: (n) => randomBytes(n),
+          uniqueMac: i % 2 === 0,
+        },
         {
           podIp: p.podIp,
           hostVeth: p.hostVeth,
@@ -179,6 +185,28 @@ describePrivileged('routing-table on a real kernel', () => {
       expect(inNs(p.ns, 'ip', '-o', 'link', 'show', 'dev', 'eth0')).toContain('mtu 1400');
       expect(inNs(node, 'sysctl', '-n', `net.ipv6.conf.${p.hostVeth}.accept_redirects`).trim()).toBe('1');
     }
+    // ADD again for a plumbed pod without the link dump: the leftover veth is deleted by name and recreated.
+    const p = podInputs[1]!;
+    const hostMac = () =>
+      /link\/ether (\S+)/.exec(inNs(node, 'ip', '-o', 'link', 'show', 'dev', p.hostVeth))![1]!;
+    const random = () =>
+      Uint8Array.from([0x02, 0x42, 0x42, 0x42, 0x42, hostMac().endsWith('42') ? 0x43 : 0x42]);
+    const again = await setupPodNetwork(
+      { host, namespaces: netlinkPortFactory({ sync: true }), random, uniqueMac: false },
+      {
+        podIp: p.podIp,
+        hostVeth: p.hostVeth,
+        containerIf: 'eth0',
+        netnsPath: `/var/run/netns/${p.ns}`,
+        mtu: 1400,
+        eniTable: p.table,
+      },
+    );
+    expect(hostMac()).toBe(again.veth.mac);
+    expect(inNs(p.ns, 'ip', '-4', 'neigh', 'show', 'dev', 'eth0')).toContain(
+      `lladdr ${again.veth.mac} PERMANENT`,
+    );
+    await verifyRouting(host, again.host);
   });
 
   it('reconcile makes ip rule / ip route show exactly the plan, and a second run changes nothing', async () => {

@@ -68,15 +68,30 @@ export type AttrMap = Map<number, Buffer>;
  * @internal
  */
 export function parseAttrs(buf: Buffer, start = 0, end = buf.length): AttrMap {
+  return parseAttrsOf(buf, start, end, undefined);
+}
+
+/**
+ * {@link parseAttrs} keeping only the attribute types flagged in `wanted` (indexed by type; all when
+ * `undefined`). Every attribute's length is still checked, but the others cost no allocation: a link dump
+ * carries dozens of attributes per link, of which a decoder reads a handful.
+ * @internal
+ */
+export function parseAttrsOf(
+  buf: Buffer,
+  start: number,
+  end: number,
+  wanted: Uint8Array | undefined,
+): AttrMap {
   const out: AttrMap = new Map();
   let off = start;
   while (end - off >= NLA_HDRLEN) {
-    const len = buf.readUInt16LE(off);
-    const type = buf.readUInt16LE(off + 2) & NLA_TYPE_MASK;
+    const len = buf[off]! | (buf[off + 1]! << 8);
+    const type = (buf[off + 2]! | (buf[off + 3]! << 8)) & NLA_TYPE_MASK;
     if (len < NLA_HDRLEN || off + len > end) {
       throw decodeError(`attribute ${type} at ${off} has length ${len} (room ${end - off})`);
     }
-    out.set(type, buf.subarray(off + NLA_HDRLEN, off + len));
+    if (wanted === undefined || wanted[type] === 1) out.set(type, buf.subarray(off + NLA_HDRLEN, off + len));
     off += align4(len);
   }
   return out;

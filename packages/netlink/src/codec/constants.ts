@@ -70,6 +70,8 @@ export const IFLA_NET_NS_PID = 19;
 export const IFLA_IFALIAS = 20;
 export const IFLA_NET_NS_FD = 28;
 export const IFLA_EXT_MASK = 29;
+/** IFLA_EXT_MASK bit: leave the per-link counters out of RTM_NEWLINK answers. */
+export const RTEXT_FILTER_SKIP_STATS = 1 << 3;
 export const IFLA_LINK_NETNSID = 37;
 export const IFLA_INFO_KIND = 1;
 export const IFLA_INFO_DATA = 2;

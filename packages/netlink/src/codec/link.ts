@@ -15,7 +15,7 @@ import {
   getU8,
   getU16,
   getU32,
-  parseAttrs,
+  parseAttrsOf,
 } from './attrs.js';
 import {
   IFF_LOWER_UP,
@@ -228,11 +228,30 @@ function kindDetails(link: Link, info: AttrMap | undefined): void {
   }
 }
 
+/** The top-level attributes {@link decodeLink} reads (the rest are skipped unallocated). */
+const LINK_ATTRS = (() => {
+  const wanted = new Uint8Array(64);
+  for (const t of [
+    IFLA_OPERSTATE,
+    IFLA_IFNAME,
+    IFLA_MTU,
+    IFLA_ADDRESS,
+    IFLA_BROADCAST,
+    IFLA_MASTER,
+    IFLA_LINK,
+    IFLA_LINK_NETNSID,
+    IFLA_TXQLEN,
+    IFLA_LINKINFO,
+  ])
+    wanted[t] = 1;
+  return wanted;
+})();
+
 /** Decodes the payload of an RTM_NEWLINK message. Throws `DECODE_ERROR` on malformed bytes. */
 export function decodeLink(payload: Buffer): Link {
   if (payload.length < IFINFOMSG_LEN) throw decodeError(`short ifinfomsg (${payload.length} bytes)`);
   const flags = payload.readUInt32LE(8);
-  const attrs = parseAttrs(payload, IFINFOMSG_LEN);
+  const attrs = parseAttrsOf(payload, IFINFOMSG_LEN, payload.length, LINK_ATTRS);
   const oper = getU8(attrs, IFLA_OPERSTATE);
   const link: Link = {
     index: payload.readInt32LE(4),

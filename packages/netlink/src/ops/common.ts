@@ -1,7 +1,8 @@
 import { closeSync } from 'node:fs';
-import { attrString } from '../codec/attrs.js';
+import { attrString, attrU32 } from '../codec/attrs.js';
 import {
   AF_UNSPEC,
+  IFLA_EXT_MASK,
   IFLA_IFNAME,
   RT_SCOPE_HOST,
   RT_SCOPE_LINK,
@@ -9,6 +10,7 @@ import {
   RT_SCOPE_UNIVERSE,
   RT_TABLE_LOCAL,
   RT_TABLE_MAIN,
+  RTEXT_FILTER_SKIP_STATS,
   RTM_GETLINK,
 } from '../codec/constants.js';
 import { decodeLink, ifinfomsg, type NsAttr } from '../codec/link.js';
@@ -92,6 +94,13 @@ export function prefix(op: string, text: string, family?: IpFamily): ParsedPrefi
   return p;
 }
 
+/**
+ * IFLA_EXT_MASK asking the kernel to leave link counters out of RTM_NEWLINK answers (no {@link Link} field
+ * holds them): summing a veth's per-CPU counters is most of the kernel's work per link in a dump, and they
+ * are most of its bytes. @internal
+ */
+export const SKIP_STATS: Buffer = attrU32(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+
 /** Resolves a link reference to its index (one RTM_GETLINK when given a name). @internal */
 export function* resolveIndex(op: string, ref: LinkRef): Op<number> {
   if (typeof ref === 'number') return u32(op, 'ifindex', ref, 1, 0x7fffffff);
@@ -100,7 +109,7 @@ export function* resolveIndex(op: string, ref: LinkRef): Op<number> {
     op,
     type: RTM_GETLINK,
     flags: 0,
-    body: [ifinfomsg({ family: AF_UNSPEC }), attrString(IFLA_IFNAME, name)],
+    body: [ifinfomsg({ family: AF_UNSPEC }), attrString(IFLA_IFNAME, name), SKIP_STATS],
     dump: false,
   };
   const m = reply.messages[0];

@@ -24,7 +24,16 @@ import {
 } from '../codec/link.js';
 import { invalidArgument, NetlinkError } from '../errors.js';
 import { parseMac } from '../ip.js';
-import { ifname, ip, type LinkRef, type NetnsTarget, resolveIndex, u32, withNsAttr } from './common.js';
+import {
+  ifname,
+  ip,
+  type LinkRef,
+  type NetnsTarget,
+  resolveIndex,
+  SKIP_STATS,
+  u32,
+  withNsAttr,
+} from './common.js';
 import { type DumpList, dumpList, type Op } from './driver.js';
 
 /** Attributes any new link can take. */
@@ -185,7 +194,7 @@ export function* linkList(o: LinkListOptions = {}): Op<DumpList<Link>> {
     op: 'link.list',
     type: RTM_GETLINK,
     flags: 0,
-    body: [ifinfomsg({ family: AF_UNSPEC })],
+    body: [ifinfomsg({ family: AF_UNSPEC }), SKIP_STATS],
     dump: true,
   };
   const links = reply.messages
@@ -201,8 +210,8 @@ export function* linkGet(ref: LinkRef): Op<Link> {
   const op = 'link.get';
   const body =
     typeof ref === 'number'
-      ? [ifinfomsg({ index: u32(op, 'ifindex', ref, 1, 0x7fffffff) })]
-      : [ifinfomsg({}), attrString(IFLA_IFNAME, ifname(op, ref))];
+      ? [ifinfomsg({ index: u32(op, 'ifindex', ref, 1, 0x7fffffff) }), SKIP_STATS]
+      : [ifinfomsg({}), attrString(IFLA_IFNAME, ifname(op, ref)), SKIP_STATS];
   const reply = yield { op, type: RTM_GETLINK, flags: 0, body, dump: false };
   const m = reply.messages[0];
   if (!m) throw new NetlinkError({ code: 'PROTOCOL_ERROR', op, detail: 'no RTM_NEWLINK in the reply' });
