@@ -8,9 +8,9 @@
 // machine that inflates whatever frame was running), and the profiler itself slows the daemon a little.
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
-//   node benchmarks/aws-node/profile.mjs         # --pairs N (default 40)
+//   node benchmarks/aws-node/profile.mjs         # --pairs N (default 40), --keep FILE (copy the .cpuprofile there)
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import {
@@ -28,6 +28,8 @@ import {
 } from './lib.mjs';
 
 const PAIRS = arg('--pairs', 40);
+const keepAt = process.argv.indexOf('--keep');
+const KEEP = keepAt > 0 ? process.argv[keepAt + 1] : undefined;
 const created = [];
 let cluster;
 let runId = '';
@@ -131,6 +133,7 @@ try {
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error('the daemon wrote no CPU profile');
   const prof = summarizeProfile(join(profDir, file));
+  if (KEEP !== undefined) copyFileSync(join(profDir, file), KEEP);
 
   console.log(
     `\n### Daemon CPU profile over ${PAIRS} ADD/DEL pairs (profile spans ${prof.totalMs.toFixed(0)} ms)\n`,
@@ -147,12 +150,18 @@ try {
   console.log('| function (inclusive) | ms | per ADD, DEL or pair ms |');
   console.log('| --- | --- | --- |');
   for (const [label, re, ops] of [
-    ['addNetwork', /^addNetwork /, PAIRS],
+    [
+      'addNetwork (its own segments; plumbing resumed after an await is counted below)',
+      /^addNetwork /,
+      PAIRS,
+    ],
+    ['setupPodNetwork (pod plumbing, all segments)', /^setupPodNetwork /, PAIRS],
+    ['teardownPodNetwork (DEL: host routes and rules)', /^teardownPodNetwork /, PAIRS],
     ['delNetwork', /^delNetwork /, PAIRS],
     ['fsyncSync (synchronous fsyncs, all callers)', /^fsyncSync /, 2 * PAIRS],
     ['writeDurably (checkpoint write, event-loop part)', /^writeDurably /, 2 * PAIRS],
     ['appendFileSync (log lines, all callers)', /^appendFileSync /, 2 * PAIRS],
-    ['runOnce (pool-loop ticks, woken by every DEL)', /^runOnce /, PAIRS],
+    ['runOnce (pool-loop ticks, woken by every DEL)', /^runOnce aws-node/, PAIRS],
   ]) {
     const [, ms] = pick(re);
     console.log(`| ${label} | ${ms.toFixed(1)} | ${(ms / ops).toFixed(2)} |`);

@@ -58,7 +58,9 @@ export async function openHost(): Promise<Host> {
   return {
     plumber: {
       async setup(pod) {
-        const plan = await setupPodNetwork({ host: podPort, namespaces, random }, pod);
+        // No host link dump per pod (its cost grows with the pods on the node): the MAC is random, as the
+        // reference's kernel-chosen one is, and a leftover veth is found by deleting it by name.
+        const plan = await setupPodNetwork({ host: podPort, namespaces, random, uniqueMac: false }, pod);
         return { hostVeth: plan.veth.name, hostMac: plan.veth.mac };
       },
       teardown: (pod) => teardownPodNetwork(podPort, pod),

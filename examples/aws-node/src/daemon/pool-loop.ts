@@ -27,6 +27,11 @@ export interface PoolLoopDeps {
   teardownEni: (eniId: string) => Promise<void>;
   /** The route table for a device number and network card (the reference's formula). */
   routeTableId: (deviceNumber: number, networkCard: number) => number;
+  /**
+   * How long a {@link PoolLoop.wake} waits, so that the wakes of a burst of pods leaving (or arriving to an
+   * empty pool) share one pass. @defaultValue `10`
+   */
+  wakeDelayMs?: number;
 }
 
 const SUBNET_FULL = new Set(['InsufficientFreeAddressesInSubnet', 'InsufficientCidrBlocks']);
@@ -42,8 +47,14 @@ export class PoolLoop {
   private lastInsufficientAt: number | undefined;
   private lastDecision: PoolDecision | undefined;
   private running: Promise<PoolDecision> | undefined;
+  /** The next pass, periodic or woken; `undefined` while a pass is due or running (or before start). */
   private timer: NodeJS.Timeout | undefined;
+  /** The pending timer is a woken pass (later wakes join it). */
+  private wakeScheduled = false;
+  /** A wake arrived since the current pass began: it must be followed by another. */
   private wakeRequested = false;
+  private inPass = false;
+  private intervalMs = 5000;
   private stopped = false;
 
   constructor(private readonly deps: PoolLoopDeps) {}
@@ -82,40 +93,63 @@ export class PoolLoop {
 
   /** Ticks every `intervalMs` (the reference: about every 5 s) until {@link stop}. */
   start(intervalMs: number): void {
-    const loop = async () => {
-      if (this.stopped) return;
-      try {
-        // Keep acting while there is something to do, so a burst of pods is served quickly.
-        for (let i = 0; i < 10 && !this.stopped; i++) {
-          const d = await this.tick();
-          if (d.kind === 'none') break;
-        }
-      } catch (e) {
-        this.deps.log.error('pool loop tick failed', { error: String(e) });
-      }
-      if (this.stopped) return;
-      const delay = this.wakeRequested ? 0 : intervalMs;
-      this.wakeRequested = false;
-      this.timer = setTimeout(loop, delay);
-    };
-    this.timer = setTimeout(loop, 0);
+    this.intervalMs = intervalMs;
+    this.schedule(0, false);
   }
 
-  /** Asks for a tick as soon as possible (the pool just ran dry or a pod left). */
+  /**
+   * Runs the next pass after `delayMs`, and then only once the I/O callbacks already due have run (a pass
+   * is never urgent to the millisecond; an AddNetwork whose checkpoint just became durable is).
+   */
+  private schedule(delayMs: number, woken: boolean): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.wakeScheduled = woken;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wakeScheduled = false;
+      setImmediate(() => void this.pass());
+    }, delayMs);
+  }
+
+  /** Ticks until a decision is `none` (at most 10), then schedules the next pass. */
+  private async pass(): Promise<void> {
+    if (this.stopped || this.inPass) return;
+    this.inPass = true;
+    // This pass reads the datastore after every wake so far: they are served by it.
+    this.wakeRequested = false;
+    try {
+      // Keep acting while there is something to do, so a burst of pods is served quickly.
+      for (let i = 0; i < 10 && !this.stopped; i++) {
+        const d = await this.tick();
+        if (d.kind === 'none') break;
+      }
+    } catch (e) {
+      this.deps.log.error('pool loop tick failed', { error: String(e) });
+    } finally {
+      this.inPass = false;
+    }
+    if (this.stopped) return;
+    if (this.wakeRequested) this.schedule(this.deps.wakeDelayMs ?? 10, true);
+    else this.schedule(this.intervalMs, false);
+  }
+
+  /**
+   * Asks for a pass soon (the pool just ran dry or a pod left): after `wakeDelayMs`, sharing it with any
+   * other wake until then; a wake during a pass gets one more pass after it.
+   */
   wake(): void {
     if (this.stopped) return;
     this.wakeRequested = true;
-    if (this.running === undefined && this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.start(0);
-    }
+    // Not started, a pass due or running (it or the pass after it serves this wake), or a woken pass pending.
+    if (this.timer === undefined || this.wakeScheduled) return;
+    this.schedule(this.deps.wakeDelayMs ?? 10, true);
   }
 
   /** Stops ticking and waits for the tick in flight (no new EC2 mutations after this). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     await this.running?.catch(() => undefined);
   }
 

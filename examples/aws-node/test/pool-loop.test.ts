@@ -1,0 +1,104 @@
+import { Datastore } from '@vpc-cni-kit/datastore';
+import { InMemoryGroupCommitCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
+import type { EniManager } from '@vpc-cni-kit/eni-manager';
+import type { PoolDecision } from '@vpc-cni-kit/warm-pool';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../src/daemon/logger.js';
+import { PoolLoop } from '../src/daemon/pool-loop.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A pool loop over a real datastore whose pool is full and may not grow (one ENI of 8 addresses, one ENI
+ * allowed): every decision is `none`, so no EC2 call is ever made and each pass is exactly one tick.
+ */
+function setup(wakeDelayMs: number) {
+  const datastore = new Datastore({
+    clock: new ManualClock(),
+    checkpointer: new InMemoryGroupCommitCheckpointer(),
+    cooldownMs: 0,
+  });
+  datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+  for (let i = 0; i < 8; i++) datastore.addCidr('eni-0', `10.0.1.${10 + i}/32`);
+  const decisions: PoolDecision[] = [];
+  const noEc2 = new Proxy({} as EniManager, {
+    get: (_t, name) => () => {
+      throw new Error(`unexpected EC2 call ${String(name)}`);
+    },
+  });
+  const pool = new PoolLoop({
+    datastore,
+    eni: noEc2,
+    targets: {
+      warmEniTarget: 0,
+      warmIpTarget: 8,
+      minimumIpTarget: 0,
+      warmPrefixTarget: 0,
+      prefixDelegation: false,
+    },
+    limits: { maxEnis: 1, ipv4PerEni: 9, maxPods: 8 },
+    now: () => Date.now(),
+    log: silentLogger,
+    observer: { decision: (d) => decisions.push(d), actionFailed: () => {} },
+    setupEni: async () => {},
+    teardownEni: async () => {},
+    routeTableId: (n) => (n === 0 ? 254 : n + 1),
+    wakeDelayMs,
+  });
+  return { pool, decisions, datastore };
+}
+
+describe('PoolLoop scheduling', () => {
+  it('a started loop ticks once, then waits for its interval', async () => {
+    const { pool, decisions } = setup(5);
+    pool.start(60_000);
+    await sleep(40);
+    expect(decisions.map((d) => d.kind)).toEqual(['none']);
+    await pool.stop();
+  });
+
+  it('wakes close together share one pass, and a wake is served by one pass, not two', async () => {
+    const { pool, decisions } = setup(20);
+    pool.start(60_000);
+    await sleep(30);
+    expect(decisions).toHaveLength(1);
+    pool.wake();
+    pool.wake();
+    await sleep(5);
+    pool.wake();
+    await sleep(60);
+    expect(decisions).toHaveLength(2);
+    pool.wake();
+    await sleep(60);
+    expect(decisions).toHaveLength(3);
+    await pool.stop();
+  });
+
+  it('a wake while a pass is running gets exactly one more pass after it', async () => {
+    const { pool, decisions, datastore } = setup(5);
+    // Make the tick observe a wake made from inside it (as a DEL finishing mid-tick would).
+    const stats = datastore.stats.bind(datastore);
+    let wakeInside = 1;
+    datastore.stats = () => {
+      if (wakeInside-- > 0) pool.wake();
+      return stats();
+    };
+    pool.start(60_000);
+    await sleep(60);
+    expect(decisions).toHaveLength(2);
+    await pool.stop();
+  });
+
+  it('does not tick before start, and never after stop', async () => {
+    const { pool, decisions } = setup(5);
+    pool.wake();
+    await sleep(30);
+    expect(decisions).toHaveLength(0);
+    pool.start(60_000);
+    await sleep(30);
+    pool.wake();
+    await pool.stop();
+    await sleep(30);
+    expect(decisions).toHaveLength(1);
+  });
+});
