@@ -50,6 +50,22 @@ describePrivileged('netlink operations round-trip in fresh namespaces (sync hand
     expect(codeOf(() => h.linkGet('br1'))).toBe('ENODEV');
     expect(codeOf(() => h.linkGet('bv1'))).toBe('ENODEV');
     expect(codeOf(() => h.linkDel('br1'))).toBe('ENODEV');
+    // By name without a rename, the kernel finds the link itself: a missing one is ENODEV, nothing is made.
+    expect(codeOf(() => h.linkSet('br1', { up: true }))).toBe('ENODEV');
+    expect(codeOf(() => h.linkSet('br1', { mtu: 1300, name: 'br2' }))).toBe('ENODEV');
+    expect(h.linkList().map((l) => l.name)).toEqual(['lo']);
+  });
+
+  it('links: set by name changes only that link (mtu, mac, down/up), whatever its index', () => {
+    h.linkAdd({ kind: 'veth', name: 'sa0', peer: { name: 'sa1' } });
+    const before = h.linkGet('sa1');
+    h.linkSet('sa0', { mtu: 1280, address: '02:00:00:00:02:02', up: true });
+    expect(h.linkGet('sa0')).toMatchObject({ mtu: 1280, address: '02:00:00:00:02:02', up: true });
+    expect(h.linkGet('sa1')).toMatchObject({ mtu: before.mtu, address: before.address, up: false });
+    h.linkSet('sa0', { up: false });
+    expect(h.linkGet('sa0').up).toBe(false);
+    h.linkDel('sa0');
+    expect(codeOf(() => h.linkGet('sa1'))).toBe('ENODEV');
   });
 
   it('links: veth with the peer created directly in another namespace, then a move', () => {

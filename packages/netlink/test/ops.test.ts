@@ -85,6 +85,28 @@ describe('operations as request sequences', () => {
     ).toBe('eth0\0');
   });
 
+  it('sets a link given by name in one RTM_NEWLINK (IFLA_IFNAME, index 0); a rename resolves the index first', () => {
+    const seen: NlRequest[] = [];
+    const answer = (r: NlRequest) => {
+      seen.push(r);
+      return r.type === RTM_GETLINK ? reply([linkPayload(7, 'eth0')]) : reply([]);
+    };
+    runSync(link.linkSet('eth0', { up: true, mtu: 1400 }), answer);
+    expect(seen.map((r) => r.type)).toEqual([RTM_NEWLINK]);
+    const body = Buffer.concat(seen[0]!.body);
+    expect(body.readInt32LE(4)).toBe(0);
+    expect(parseAttrs(body, 16).get(IFLA_IFNAME)?.toString()).toBe('eth0\0');
+    seen.length = 0;
+    runSync(link.linkSet('eth0', { name: 'eth9' }), answer);
+    expect(seen.map((r) => r.type)).toEqual([RTM_GETLINK, RTM_NEWLINK]);
+    const renamed = Buffer.concat(seen[1]!.body);
+    expect(renamed.readInt32LE(4)).toBe(7);
+    expect(parseAttrs(renamed, 16).get(IFLA_IFNAME)?.toString()).toBe('eth9\0');
+    expect(() => runSync(link.linkSet('bad name', { up: true }), answer)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+
   it('decodes a link whatever other attributes come with it', () => {
     const payload = Buffer.concat([
       ifinfomsg({ index: 3 }),

@@ -2,6 +2,7 @@ import { closeSync } from 'node:fs';
 import { attrString, attrU32 } from '../codec/attrs.js';
 import {
   AF_UNSPEC,
+  IFINFOMSG_LEN,
   IFLA_EXT_MASK,
   IFLA_IFNAME,
   RT_SCOPE_HOST,
@@ -114,7 +115,9 @@ export function* resolveIndex(op: string, ref: LinkRef): Op<number> {
   };
   const m = reply.messages[0];
   if (!m) throw new NetlinkError({ code: 'PROTOCOL_ERROR', op, detail: `no RTM_NEWLINK for ${name}` });
-  return decodeLink(m.payload).index;
+  // Only the header's index is needed: no need to decode the link's attributes.
+  if (m.payload.length < IFINFOMSG_LEN) return decodeLink(m.payload).index; // throws DECODE_ERROR
+  return m.payload.readInt32LE(4);
 }
 
 /** Opens what a {@link NetnsTarget} names, runs `body` with the resolved attribute, closes what it opened. @internal */

@@ -307,12 +307,19 @@ export function* linkDel(ref: LinkRef): Op<void> {
   yield { op, type: RTM_DELLINK, flags: 0, body, dump: false };
 }
 
-/** `ip link set dev X …`: one RTM_NEWLINK carrying every change. @internal */
+/**
+ * `ip link set dev X …`: one RTM_NEWLINK carrying every change. A link given by name is looked up by the
+ * kernel from IFLA_IFNAME in that same request (`ENODEV` when absent), unless the change renames it: then its
+ * index is resolved first, since IFLA_IFNAME carries the new name.
+ * @internal
+ */
 export function* linkSet(ref: LinkRef, o: LinkSetOptions): Op<void> {
   const op = 'link.set';
   if (typeof o !== 'object' || o === null) throw invalidArgument(op, 'options must be an object');
   const attrs = plainAttrs(op, o);
-  const index = yield* resolveIndex(op, ref);
+  let index = 0;
+  if (typeof ref === 'string' && attrs.name === undefined) attrs.name = ifname(op, ref);
+  else index = yield* resolveIndex(op, ref);
   const extra: Uint8Array[] = [];
   if (o.master === null) extra.push(attrU32(IFLA_MASTER, 0));
   else if (o.master !== undefined) attrs.master = yield* resolveIndex(op, o.master);
