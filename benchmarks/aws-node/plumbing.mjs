@@ -8,7 +8,8 @@
 //     loaded and the plumbing done in the plugin process), with `node -e 0` and the bare module loads as floors.
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
-//   node benchmarks/aws-node/plumbing.mjs       # --runs N (default 30), --warmup N (default 3)
+//   node benchmarks/aws-node/plumbing.mjs       # --runs N (default 30), --warmup N (default 3),
+//     --host-pods N (A: pods already plumbed in the host first, default 0), --in-process-only (A alone)
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,12 +39,15 @@ import {
 
 const RUNS = arg('--runs', 30);
 const WARMUP = arg('--warmup', 3);
+const HOST_PODS = arg('--host-pods', 0);
+const IN_PROCESS_ONLY = process.argv.includes('--in-process-only');
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const created = [];
 let cluster;
 let runId = '';
 let bundleDir;
+let seq = 0;
 const { runner, scratch } = buildLibcniRunner();
 
 const mkPodNs = (label) => {
@@ -63,6 +67,11 @@ try {
   const syncHandle = openSync({ netns: host.path });
   const asyncHandle = await open({ netns: host.path });
   const kinds = {
+    'sync handle, uniqueMac: false (the daemon)': {
+      host: netlinkRoutingPort(syncHandle),
+      namespaces: netlinkPortFactory({ sync: true }),
+      uniqueMac: false,
+    },
     'sync handle (plugin-style)': {
       host: netlinkRoutingPort(syncHandle),
       namespaces: netlinkPortFactory({ sync: true }),
@@ -74,7 +83,23 @@ try {
   };
   const inSetup = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
   const inTeardown = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
-  let seq = 0;
+  // A loaded node: its pods' veths, routes and rules are what the host's dumps (if any) must read.
+  const hostPods = [];
+  for (let i = 0; i < HOST_PODS; i++) {
+    const pod = mkPodNs(`h${i}`);
+    hostPods.push(pod.name);
+    await setupPodNetwork(
+      { ...kinds['sync handle (plugin-style)'], random: (n) => randomBytes(n) },
+      {
+        podIp: `10.97.${i >> 8}.${i & 255 || 1}`,
+        hostVeth: `vh${tag}${String(i).padStart(4, '0')}`.slice(0, 15),
+        containerIf: 'eth0',
+        netnsPath: pod.path,
+        mtu: 9001,
+        eniTable: 2,
+      },
+    );
+  }
   for (let i = 0; i < WARMUP + RUNS; i++) {
     for (const [k, deps] of Object.entries(kinds)) {
       const pod = mkPodNs(`a${seq}`);
@@ -97,9 +122,37 @@ try {
   }
   syncHandle.close();
   asyncHandle.close();
+  for (const name of hostPods) dropNs(name);
   dropNs(host.name);
+  const fmt = (s) => `${s.median.toFixed(2)} (${s.p10.toFixed(2)}–${s.p90.toFixed(2)})`;
+  console.log(
+    `\n### A. In-process plumbing, warm, ${HOST_PODS} pods already on the host (${RUNS} runs, ${WARMUP} warm-up; ms, median (p10–p90))\n`,
+  );
+  console.log('| handle | setupPodNetwork | teardownPodNetwork |');
+  console.log('| --- | --- | --- |');
+  for (const k of Object.keys(kinds))
+    console.log(`| ${k} | ${fmt(stats(inSetup[k]))} | ${fmt(stats(inTeardown[k]))} |`);
 
   // ---- B. fresh plugin processes on a virtual-VPC node ----
+  if (!IN_PROCESS_ONLY) await plugins();
+} finally {
+  for (const ns of [...created]) {
+    try {
+      netnsDel(ns);
+    } catch {
+      // already gone
+    }
+  }
+  await cluster?.close();
+  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+  const leaked = leakedNetns([tag, runId]);
+  console.log(
+    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
+  );
+}
+
+async function plugins() {
   const esbuild = await import('esbuild');
   bundleDir = bundleScratch('plugin');
   const plumbsBundle = join(bundleDir, 'aws-cni-plumbs.cjs');
@@ -192,13 +245,6 @@ try {
     }
   }
 
-  const fmt = (s) => `${s.median.toFixed(2)} (${s.p10.toFixed(2)}–${s.p90.toFixed(2)})`;
-  console.log(`\n### A. In-process plumbing, warm (${RUNS} runs, ${WARMUP} warm-up; ms, median (p10–p90))\n`);
-  console.log('| handle | setupPodNetwork | teardownPodNetwork |');
-  console.log('| --- | --- | --- |');
-  for (const k of Object.keys(kinds))
-    console.log(`| ${k} | ${fmt(stats(inSetup[k]))} | ${fmt(stats(inTeardown[k]))} |`);
-
   const floor = stats(loadS[loads[0].name]).median;
   console.log(`\n### B. Fresh plugin process, direct exec in the instance namespace (${RUNS} runs)\n`);
   console.log('ADD:\n');
@@ -219,20 +265,5 @@ try {
   );
   console.log(
     `bundle sizes: aws-cni.cjs ${statSync(ourPlugin).size} B, reference-layout bundle ${statSync(plumbsBundle).size} B (+ koffi's native module)`,
-  );
-} finally {
-  for (const ns of [...created]) {
-    try {
-      netnsDel(ns);
-    } catch {
-      // already gone
-    }
-  }
-  await cluster?.close();
-  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
-  rmSync(scratch, { recursive: true, force: true });
-  const leaked = leakedNetns([tag, runId]);
-  console.log(
-    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
   );
 }
