@@ -30,6 +30,7 @@ function setup(addresses = 8) {
   for (let i = 0; i < addresses; i++) datastore.addCidr('eni-0', `10.0.1.${10 + i}/32`);
   const plumber = new RecordingPlumber();
   const outcomes: string[] = [];
+  const wakes: string[] = [];
   const backend = ipamBackend({
     datastore,
     plumber,
@@ -46,10 +47,10 @@ function setup(addresses = 8) {
     externalSnat: false,
     shuttingDown: () => false,
     poolCondition: () => ({ subnetExhausted: false, eniLimitReached: false }),
-    wakePool: () => {},
+    wakePool: () => void wakes.push(outcomes.at(-1) ?? ''),
     now: () => performance.now(),
   });
-  return { cp, datastore, plumber, backend, outcomes };
+  return { cp, datastore, plumber, backend, outcomes, wakes };
 }
 
 function add(n: number): AddNetworkRequest {
@@ -104,6 +105,22 @@ describe('ipam backend with a group-commit checkpoint', () => {
     cp.release();
     expect((await reply).Success).toBe(true);
     expect(stored(cp)).toEqual(['c-1']);
+  });
+
+  it('wakes the pool loop after every ADD that took an address and every DEL, not after a failed ADD', async () => {
+    const { backend, wakes } = setup(1);
+    expect((await backend.addNetwork(add(1))).Success).toBe(true);
+    expect(wakes).toEqual(['success']);
+    // Pool empty: the ADD fails and wakes the loop to grow the pool.
+    expect((await backend.addNetwork(add(2))).FailureCode).toBe('PoolEmpty');
+    expect(wakes).toHaveLength(2);
+    await backend.delNetwork(del(1));
+    expect(wakes).toHaveLength(3);
+
+    const failing = setup();
+    failing.cp.failWrites(1);
+    expect((await failing.backend.addNetwork(add(3))).Success).toBe(false);
+    expect(failing.wakes).toEqual([]);
   });
 
   it('shares writes between concurrent ADDs, each with its own address', async () => {

@@ -7,6 +7,8 @@ import {
   netlinkRoutingPort,
   planEni,
   type RoutingPlan,
+  type RoutingPort,
+  type RoutingPortFactory,
   reconcileRouting,
   setupPodNetwork,
   teardownPodNetwork,
@@ -31,6 +33,62 @@ export interface Host {
   close(): void;
 }
 
+/** One turn of the event loop: the I/O callbacks already due run first. */
+const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Pod plumbing over sync handles never leaves the event loop on its own, so the checkpoint write that an
+ * AddNetwork waits for (a chain of thread-pool steps: the flushed write, the rename, the directory fsync, each
+ * dispatched from a callback) would stand still until the plumbing ends. These ports give the loop a turn at
+ * three points (after the veth is made, once the pod namespace is open, before the host route), so the
+ * chain advances while the pod is plumbed. Exported for tests.
+ */
+export function yieldingPorts(host: RoutingPort, namespaces: RoutingPortFactory) {
+  return {
+    host: {
+      list: (kind, family) => host.list(kind, family),
+      add: (object) => host.add(object),
+      remove: (object) => host.remove(object),
+      links: () => host.links(),
+      setLink: (name, change) => host.setLink(name, change),
+      setSysctl: (key, value) => host.setSysctl(key, value),
+      async addVeth(spec) {
+        await host.addVeth(spec);
+        await loopTurn();
+      },
+      async replace(object) {
+        await loopTurn();
+        await host.replace(object);
+      },
+    } satisfies RoutingPort,
+    namespaces: {
+      async open(path) {
+        const port = await namespaces.open(path);
+        await loopTurn();
+        return port;
+      },
+    } satisfies RoutingPortFactory,
+  };
+}
+
+/**
+ * Runs work for one key after the work already queued for it (pod plumbing yields mid-way, so two requests
+ * for the same host veth, a retried ADD say, must not interleave). Keys leave the map when idle. Exported for
+ * tests.
+ */
+export function keyedQueue() {
+  const tails = new Map<string, Promise<unknown>>();
+  return <T>(key: string, work: () => Promise<T>): Promise<T> => {
+    const run = (tails.get(key) ?? Promise.resolve()).then(work, work);
+    const tail = run.catch(() => undefined);
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return run;
+  };
+}
+
 /**
  * Opens the daemon's host. Two handles: an async one for ENI work and link deletes (17–35 ms in the kernel,
  * kept off the event loop), and a sync one for pod plumbing, whose operations are all sub-millisecond (the veth
@@ -42,8 +100,9 @@ export async function openHost(): Promise<Host> {
   const port = netlinkRoutingPort(handle);
   const podHandle: NetlinkHandleSync = openSync();
   const podPort = netlinkRoutingPort(podHandle);
-  const namespaces = netlinkPortFactory({ sync: true });
+  const plumbing = yieldingPorts(podPort, netlinkPortFactory({ sync: true }));
   const random = (n: number) => randomBytes(n);
+  const perVeth = keyedQueue();
 
   async function linkByMac(mac: string, timeoutMs = 10_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
@@ -60,10 +119,12 @@ export async function openHost(): Promise<Host> {
       async setup(pod) {
         // No host link dump per pod (its cost grows with the pods on the node): the MAC is random, as the
         // reference's kernel-chosen one is, and a leftover veth is found by deleting it by name.
-        const plan = await setupPodNetwork({ host: podPort, namespaces, random, uniqueMac: false }, pod);
+        const plan = await perVeth(pod.hostVeth, () =>
+          setupPodNetwork({ ...plumbing, random, uniqueMac: false }, pod),
+        );
         return { hostVeth: plan.veth.name, hostMac: plan.veth.mac };
       },
-      teardown: (pod) => teardownPodNetwork(podPort, pod),
+      teardown: (pod) => perVeth(pod.hostVeth, () => teardownPodNetwork(podPort, pod)),
       hostVethName: (prefix, namespace, name) => hostVethName(prefix, namespace, name),
     },
     linkByMac,

@@ -66,7 +66,10 @@ export interface IpamBackendDeps {
   externalSnat: boolean;
   shuttingDown: () => boolean;
   poolCondition: () => PoolCondition;
-  /** Asks the pool loop to run now (the pool just ran dry). */
+  /**
+   * Asks the pool loop for a pass soon: the pool just ran dry, an address was taken (the warm pool may
+   * need topping up) or one was released (it may need shrinking).
+   */
   wakePool: () => void;
   /** Monotonic milliseconds, for latency. */
   now: () => number;
@@ -203,6 +206,9 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       address: assigned.address,
       eni: assigned.eniId,
     });
+    // A warm address was used: top the pool up now rather than at the next periodic pass (the pass runs
+    // after the pool loop's wake delay, off this reply's path).
+    deps.wakePool();
     return reply;
   }
 
