@@ -133,7 +133,8 @@ export interface PodNetworkDeps {
    * Check the random host veth MAC against every link on the host (one link dump, whose cost grows with
    * the pods on the node). `false` skips the dump: the MAC is then random and locally administered (46
    * random bits) without the check, as the reference's kernel-chosen veth MAC is, and a leftover veth of
-   * the same name is found by deleting it by name (one request when absent). A clash would be harmless
+   * the same name is found when creating the pair fails with `EXISTS`: it is then deleted (its peer with it)
+   * and the pair created again, so the common case costs no extra request. A clash would be harmless
    * anyway: every host veth is its own point-to-point segment and its MAC appears only in its own pod's
    * gateway neighbour entry. @defaultValue `true`
    */
@@ -157,9 +158,23 @@ async function ignoreMissing(action: Promise<void>): Promise<void> {
  */
 export async function setupPodNetwork(deps: PodNetworkDeps, input: PodNetworkInput): Promise<PodNetworkPlan> {
   let plan: PodNetworkPlan;
+  const veth = (p: PodNetworkPlan) => ({
+    name: p.veth.name,
+    mac: p.veth.mac,
+    mtu: p.veth.mtu,
+    peerName: p.veth.peerName,
+    peerNetnsPath: p.veth.netnsPath,
+  });
   if (deps.uniqueMac === false) {
     plan = planPodNetwork(input, generateHostMac(deps.random, []));
-    await ignoreMissing(deps.host.setLink(plan.veth.name, { remove: true }));
+    try {
+      await deps.host.addVeth(veth(plan));
+    } catch (error) {
+      // A leftover veth of that name (a retried ADD): delete it (its peer goes with it) and create again.
+      if (!isRoutingError(error, 'EXISTS')) throw error;
+      await ignoreMissing(deps.host.setLink(plan.veth.name, { remove: true }));
+      await deps.host.addVeth(veth(plan));
+    }
   } else {
     const links = await deps.host.links();
     const mac = generateHostMac(
@@ -169,14 +184,8 @@ export async function setupPodNetwork(deps: PodNetworkDeps, input: PodNetworkInp
     plan = planPodNetwork(input, mac);
     if (links.some((l) => l.name === plan.veth.name))
       await ignoreMissing(deps.host.setLink(plan.veth.name, { remove: true }));
+    await deps.host.addVeth(veth(plan));
   }
-  await deps.host.addVeth({
-    name: plan.veth.name,
-    mac: plan.veth.mac,
-    mtu: plan.veth.mtu,
-    peerName: plan.veth.peerName,
-    peerNetnsPath: plan.veth.netnsPath,
-  });
   for (const [key, value] of plan.hostSysctls) await ignoreMissing(deps.host.setSysctl(key, value));
   await deps.host.setLink(plan.veth.name, { up: true });
 

@@ -204,6 +204,12 @@ group('setupPodNetwork with the fake', () => {
       reads.push(`list ${kind}`);
       return list(kind, family);
     }) as typeof host.list;
+    const removed: string[] = [];
+    const setLink = host.setLink.bind(host);
+    host.setLink = async (name, change) => {
+      if (change.remove) removed.push(name);
+      return setLink(name, change);
+    };
     // A stale main-table route for the address through another veth, and one of the pod's rules already there.
     await host.add({ kind: 'route', family: 4, table: 254, dst: '10.0.1.30/32', dev: 'eth0', scope: 'link' });
     await host.add({ kind: 'rule', family: 4, priority: 512, table: 254, to: '10.0.1.30/32' });
@@ -218,6 +224,7 @@ group('setupPodNetwork with the fake', () => {
     const random = () => Uint8Array.from([0x00, 1, 2, 3, 4, 5]);
     const plan = await setupPodNetwork({ host, namespaces: net, random, uniqueMac: false }, input);
     expect(reads).toEqual([]);
+    expect(removed).toEqual([]); // no leftover: nothing deleted, no extra request
     expect(plan.veth.mac).toBe('02:01:02:03:04:05');
     expect(host.show('route')).toEqual(['route v4 10.0.1.30/32 dev enipod9 table main scope link']);
     expect(host.show('rule')).toEqual([
@@ -234,6 +241,7 @@ group('setupPodNetwork with the fake', () => {
       { ...input, containerIf: 'eth1' },
     );
     expect(reads).toEqual([]);
+    expect(removed).toEqual(['enipod9']); // creating the pair said EXISTS: the leftover was replaced
     expect((await links()).filter((l) => l.name === 'enipod9').map((l) => l.mac)).toEqual([again.veth.mac]);
     expect(host.show('rule')).toHaveLength(2);
     await verifyRouting(host, again.host, true);

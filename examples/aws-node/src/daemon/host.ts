@@ -118,7 +118,7 @@ export async function openHost(): Promise<Host> {
     plumber: {
       async setup(pod) {
         // No host link dump per pod (its cost grows with the pods on the node): the MAC is random, as the
-        // reference's kernel-chosen one is, and a leftover veth is found by deleting it by name.
+        // reference's kernel-chosen one is, and a leftover veth is replaced when creating the pair says EEXIST.
         const plan = await perVeth(pod.hostVeth, () =>
           setupPodNetwork({ ...plumbing, random, uniqueMac: false }, pod),
         );
