@@ -161,7 +161,7 @@ try {
     ['fsyncSync (synchronous fsyncs, all callers)', /^fsyncSync /, 2 * PAIRS],
     ['writeDurably (checkpoint write, event-loop part)', /^writeDurably /, 2 * PAIRS],
     ['appendFileSync (log lines, all callers)', /^appendFileSync /, 2 * PAIRS],
-    ['runOnce (pool-loop ticks, woken by every DEL)', /^runOnce aws-node/, PAIRS],
+    ['runOnce (pool-loop ticks, woken by ADDs and DELs)', /^runOnce aws-node/, PAIRS],
   ]) {
     const [, ms] = pick(re);
     console.log(`| ${label} | ${ms.toFixed(1)} | ${(ms / ops).toFixed(2)} |`);
