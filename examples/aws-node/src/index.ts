@@ -11,6 +11,7 @@ export {
   GrpcStatus,
   isGrpcCallError,
   type UnaryCall,
+  type UnixTransport,
   unaryCall,
   unframe,
 } from './rpc/grpc-client.js';

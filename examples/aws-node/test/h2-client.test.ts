@@ -60,9 +60,6 @@ function ok(stream: ServerHttp2Stream, message: Uint8Array, extraHeaders: Record
   stream.end(frame(message));
 }
 
-const call = (socket: string, request: Uint8Array = Buffer.from('hi'), timeoutMs = 2000) =>
-  unaryCall({ socketPath: socket, method: '/test.Svc/Echo', request, timeoutMs });
-
 async function callError(p: Promise<unknown>): Promise<{ grpcStatus: number; message: string }> {
   const e = await p.then(
     () => undefined,
@@ -221,117 +218,123 @@ async function rawExchange(
   });
 }
 
-describe('unaryCall against node:http2 (nghttp2)', () => {
-  it('makes a call and sends what a gRPC server expects', async () => {
-    let seen: { body: Buffer; headers: Record<string, unknown> } | undefined;
-    const socket = await h2Server((stream, body, headers) => {
-      seen = { body, headers };
-      ok(stream, Buffer.from('pong'));
+describe.each(['pipe-handle', 'net'] as const)(
+  'unaryCall over %s against node:http2 (nghttp2)',
+  (transport) => {
+    const call = (socket: string, request: Uint8Array = Buffer.from('hi'), timeoutMs = 2000) =>
+      unaryCall({ socketPath: socket, method: '/test.Svc/Echo', request, timeoutMs, transport });
+
+    it('makes a call and sends what a gRPC server expects', async () => {
+      let seen: { body: Buffer; headers: Record<string, unknown> } | undefined;
+      const socket = await h2Server((stream, body, headers) => {
+        seen = { body, headers };
+        ok(stream, Buffer.from('pong'));
+      });
+      const reply = await call(socket, Buffer.from('ping'), 1500);
+      expect(Buffer.from(reply).toString()).toBe('pong');
+      expect(seen?.body.equals(frame(Buffer.from('ping')))).toBe(true);
+      expect(seen?.headers).toMatchObject({
+        ':method': 'POST',
+        ':path': '/test.Svc/Echo',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'grpc-timeout': '1500m',
+      });
     });
-    const reply = await call(socket, Buffer.from('ping'), 1500);
-    expect(Buffer.from(reply).toString()).toBe('pong');
-    expect(seen?.body.equals(frame(Buffer.from('ping')))).toBe(true);
-    expect(seen?.headers).toMatchObject({
-      ':method': 'POST',
-      ':path': '/test.Svc/Echo',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      'grpc-timeout': '1500m',
+
+    it('reads responses larger than a frame and than the default flow-control window', async () => {
+      const big = Buffer.alloc(300_000, 7);
+      const socket = await h2Server((stream) => ok(stream, big));
+      expect(Buffer.from(await call(socket)).equals(big)).toBe(true);
     });
-  });
 
-  it('reads responses larger than a frame and than the default flow-control window', async () => {
-    const big = Buffer.alloc(300_000, 7);
-    const socket = await h2Server((stream) => ok(stream, big));
-    expect(Buffer.from(await call(socket)).equals(big)).toBe(true);
-  });
-
-  it('reads padded frames and header blocks split into CONTINUATION frames', async () => {
-    const socket = await h2Server(
-      (stream) => ok(stream, Buffer.from('padded'), { 'x-large': 'v'.repeat(40_000) }),
-      { paddingStrategy: h2.PADDING_STRATEGY_MAX, maxSendHeaderBlockLength: 100_000 },
-    );
-    expect(Buffer.from(await call(socket)).toString()).toBe('padded');
-  });
-
-  it('carries a trailers-only error status and its percent-encoded message', async () => {
-    const socket = await h2Server((stream) =>
-      stream.respond(
-        {
-          ':status': 200,
-          'content-type': 'application/grpc',
-          'grpc-status': String(GrpcStatus.RESOURCE_EXHAUSTED),
-          'grpc-message': encodeURIComponent('no free IP address – try later'),
-        },
-        { endStream: true },
-      ),
-    );
-    expect(await callError(call(socket))).toEqual({
-      grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED,
-      message: 'no free IP address – try later',
+    it('reads padded frames and header blocks split into CONTINUATION frames', async () => {
+      const socket = await h2Server(
+        (stream) => ok(stream, Buffer.from('padded'), { 'x-large': 'v'.repeat(40_000) }),
+        { paddingStrategy: h2.PADDING_STRATEGY_MAX, maxSendHeaderBlockLength: 100_000 },
+      );
+      expect(Buffer.from(await call(socket)).toString()).toBe('padded');
     });
-  });
 
-  it('maps HTTP statuses the gRPC way', async () => {
-    for (const [http, grpc] of [
-      [404, GrpcStatus.UNIMPLEMENTED],
-      [503, GrpcStatus.UNAVAILABLE],
-      [418, GrpcStatus.UNKNOWN],
-    ] as const) {
-      const socket = await h2Server((stream) => stream.respond({ ':status': http }, { endStream: true }));
-      expect((await callError(call(socket))).grpcStatus).toBe(grpc);
-    }
-  });
-
-  it('fails with INTERNAL on a response without grpc-status or with a broken message frame', async () => {
-    const noStatus = await h2Server((stream) => {
-      stream.respond({ ':status': 200 }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'x-other': '1' }));
-      stream.end(frame(Buffer.from('x')));
+    it('carries a trailers-only error status and its percent-encoded message', async () => {
+      const socket = await h2Server((stream) =>
+        stream.respond(
+          {
+            ':status': 200,
+            'content-type': 'application/grpc',
+            'grpc-status': String(GrpcStatus.RESOURCE_EXHAUSTED),
+            'grpc-message': encodeURIComponent('no free IP address – try later'),
+          },
+          { endStream: true },
+        ),
+      );
+      expect(await callError(call(socket))).toEqual({
+        grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED,
+        message: 'no free IP address – try later',
+      });
     });
-    expect(await callError(call(noStatus))).toMatchObject({ grpcStatus: GrpcStatus.INTERNAL });
-    const short = await h2Server((stream) => {
-      stream.respond({ ':status': 200 }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-      stream.end(Buffer.from([0, 0, 0, 0, 9, 1]));
+
+    it('maps HTTP statuses the gRPC way', async () => {
+      for (const [http, grpc] of [
+        [404, GrpcStatus.UNIMPLEMENTED],
+        [503, GrpcStatus.UNAVAILABLE],
+        [418, GrpcStatus.UNKNOWN],
+      ] as const) {
+        const socket = await h2Server((stream) => stream.respond({ ':status': http }, { endStream: true }));
+        expect((await callError(call(socket))).grpcStatus).toBe(grpc);
+      }
     });
-    expect(await callError(call(short))).toMatchObject({ grpcStatus: GrpcStatus.INTERNAL });
-  });
 
-  it('maps a reset stream: REFUSED_STREAM is UNAVAILABLE, CANCEL is CANCELLED', async () => {
-    const refused = await h2Server((stream) => stream.close(h2.NGHTTP2_REFUSED_STREAM));
-    expect((await callError(call(refused))).grpcStatus).toBe(GrpcStatus.UNAVAILABLE);
-    const cancelled = await h2Server((stream) => stream.close(h2.NGHTTP2_CANCEL));
-    expect((await callError(call(cancelled))).grpcStatus).toBe(GrpcStatus.CANCELLED);
-  });
-
-  it('is UNAVAILABLE when the server goes away before answering', async () => {
-    const socket = await h2Server((stream) => stream.session?.destroy());
-    expect((await callError(call(socket))).grpcStatus).toBe(GrpcStatus.UNAVAILABLE);
-    // A listener that is not HTTP/2 at all and hangs up.
-    const path = socketPath();
-    const plain = createNetServer((c) => {
-      sessions.add(c);
-      c.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    it('fails with INTERNAL on a response without grpc-status or with a broken message frame', async () => {
+      const noStatus = await h2Server((stream) => {
+        stream.respond({ ':status': 200 }, { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'x-other': '1' }));
+        stream.end(frame(Buffer.from('x')));
+      });
+      expect(await callError(call(noStatus))).toMatchObject({ grpcStatus: GrpcStatus.INTERNAL });
+      const short = await h2Server((stream) => {
+        stream.respond({ ':status': 200 }, { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+        stream.end(Buffer.from([0, 0, 0, 0, 9, 1]));
+      });
+      expect(await callError(call(short))).toMatchObject({ grpcStatus: GrpcStatus.INTERNAL });
     });
-    await new Promise<void>((r) => plain.listen(path, r));
-    servers.push(plain);
-    const e = await callError(call(path));
-    expect([GrpcStatus.UNAVAILABLE, GrpcStatus.INTERNAL]).toContain(e.grpcStatus);
-  });
 
-  it('times out with DEADLINE_EXCEEDED when the server never answers', async () => {
-    const socket = await h2Server(() => {
-      // Never respond.
+    it('maps a reset stream: REFUSED_STREAM is UNAVAILABLE, CANCEL is CANCELLED', async () => {
+      const refused = await h2Server((stream) => stream.close(h2.NGHTTP2_REFUSED_STREAM));
+      expect((await callError(call(refused))).grpcStatus).toBe(GrpcStatus.UNAVAILABLE);
+      const cancelled = await h2Server((stream) => stream.close(h2.NGHTTP2_CANCEL));
+      expect((await callError(call(cancelled))).grpcStatus).toBe(GrpcStatus.CANCELLED);
     });
-    expect((await callError(call(socket, Buffer.from('x'), 150))).grpcStatus).toBe(
-      GrpcStatus.DEADLINE_EXCEEDED,
-    );
-  });
 
-  it('refuses a request it cannot send in one flow-control window, without connecting', async () => {
-    const e = await callError(call(join(dir.path, 'nobody.sock'), Buffer.alloc(70_000)));
-    expect(e.grpcStatus).toBe(GrpcStatus.INTERNAL);
-    expect(e.message).toMatch(/exceeds/);
-  });
-});
+    it('is UNAVAILABLE when the server goes away before answering', async () => {
+      const socket = await h2Server((stream) => stream.session?.destroy());
+      expect((await callError(call(socket))).grpcStatus).toBe(GrpcStatus.UNAVAILABLE);
+      // A listener that is not HTTP/2 at all and hangs up.
+      const path = socketPath();
+      const plain = createNetServer((c) => {
+        sessions.add(c);
+        c.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+      });
+      await new Promise<void>((r) => plain.listen(path, r));
+      servers.push(plain);
+      const e = await callError(call(path));
+      expect([GrpcStatus.UNAVAILABLE, GrpcStatus.INTERNAL]).toContain(e.grpcStatus);
+    });
+
+    it('times out with DEADLINE_EXCEEDED when the server never answers', async () => {
+      const socket = await h2Server(() => {
+        // Never respond.
+      });
+      expect((await callError(call(socket, Buffer.from('x'), 150))).grpcStatus).toBe(
+        GrpcStatus.DEADLINE_EXCEEDED,
+      );
+    });
+
+    it('refuses a request it cannot send in one flow-control window, without connecting', async () => {
+      const e = await callError(call(join(dir.path, 'nobody.sock'), Buffer.alloc(70_000)));
+      expect(e.grpcStatus).toBe(GrpcStatus.INTERNAL);
+      expect(e.message).toMatch(/exceeds/);
+    });
+  },
+);

@@ -294,6 +294,22 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
     expect(readdirSync(binDir).filter((f) => f.includes('.tmp-'))).toEqual([]);
   });
 
+  it('loads neither node:net, node:v8 nor the stream module they bring (ADR 0004): only vm beyond bootstrap', async () => {
+    const hook = join(dir.path, 'modules-hook.cjs');
+    const report = join(dir.path, 'modules.json');
+    writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList)));`,
+    );
+    const r = await add({ ...process.env, NODE_OPTIONS: `--require ${hook}` });
+    expect(r.result).toEqual(expectedResult);
+    const loaded = JSON.parse(readFileSync(report, 'utf8')) as string[];
+    expect(loaded).toContain('NativeModule vm');
+    for (const m of ['stream', 'net', 'v8', 'http2', 'internal/streams/duplex']) {
+      expect(loaded).not.toContain(`NativeModule ${m}`);
+    }
+  });
+
   it('ignores and replaces a damaged cache (V8 would abort on it), and one made for another build', async () => {
     const good = readFileSync(cache);
     const damaged = Buffer.from(good);

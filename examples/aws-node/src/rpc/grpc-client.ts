@@ -1,14 +1,15 @@
 /**
- * A unary gRPC client speaking HTTP/2 itself over one `node:net` unix-socket connection: what the CNI plugin
- * needs to call the daemon. It loads neither `@grpc/grpc-js` (~100 ms per plugin exec on these machines) nor
- * `node:http2` (+12 ms: it pulls in TLS, crypto and the fs promises API); `node:net` costs ≈3 ms.
+ * A unary gRPC client speaking HTTP/2 itself over one unix-socket connection: what the CNI plugin needs to
+ * call the daemon. It loads neither `@grpc/grpc-js` (~100 ms per plugin exec on these machines) nor
+ * `node:http2` (+12 ms: it pulls in TLS, crypto and the fs promises API), and by default not `node:net`
+ * either (+7 ms with the public stream module it loads): the connection is libuv's pipe handle, driven
+ * directly (./unix-socket.ts).
  *
  * One call is one connection with one stream (id 1): the preface, SETTINGS, a connection WINDOW_UPDATE,
  * HEADERS and DATA go out in a single write, before the server's SETTINGS arrive (RFC 9113 §3.4 allows it).
  * The request must fit the default 65,535-octet flow-control window; the response may be up to
  * {@link MAX_RESPONSE_BYTES}.
  */
-import { connect as netConnect } from 'node:net';
 import { GrpcCallError, GrpcStatus, statusForHttp } from './grpc-status.js';
 import {
   CLIENT_PREFACE,
@@ -24,8 +25,10 @@ import {
   u32Payload,
 } from './h2/frames.js';
 import { encodeHeaders, type HeaderField, HpackDecoder } from './h2/hpack.js';
+import { connectUnix, type UnixSocket, type UnixTransport } from './unix-socket.js';
 
 export { GrpcCallError, GrpcStatus, isGrpcCallError } from './grpc-status.js';
+export type { UnixTransport } from './unix-socket.js';
 
 /** One unary call. */
 export interface UnaryCall {
@@ -37,6 +40,11 @@ export interface UnaryCall {
   request: Uint8Array;
   /** Deadline for the whole call (sent as `grpc-timeout` too). */
   timeoutMs: number;
+  /**
+   * How the socket is reached: libuv's pipe handle (the default; `node:net` where this Node does not serve
+   * it) or `node:net`.
+   */
+  transport?: UnixTransport;
 }
 
 /** The largest response body (framed message) the client accepts; a larger one fails the call with INTERNAL. */
@@ -68,7 +76,8 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       reject(e);
       return;
     }
-    const socket = netConnect(call.socketPath);
+    // Connected last, once every handler below exists; its events all come from the event loop.
+    let socket: UnixSocket | undefined;
     const reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE);
     const hpack = new HpackDecoder();
     let connected = false;
@@ -84,7 +93,7 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket.destroy();
+      socket?.close();
       if (err) reject(err);
       else resolve(value as Uint8Array);
     };
@@ -214,11 +223,11 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
             protocolError('SETTINGS payload not a multiple of 6');
             return;
           }
-          socket.write(encodeFrame(FrameType.SETTINGS, Flag.ACK, 0, Buffer.alloc(0)));
+          socket?.write(encodeFrame(FrameType.SETTINGS, Flag.ACK, 0, Buffer.alloc(0)));
           return;
         case FrameType.PING:
           if (!(frame.flags & Flag.ACK))
-            socket.write(encodeFrame(FrameType.PING, Flag.ACK, 0, frame.payload));
+            socket?.write(encodeFrame(FrameType.PING, Flag.ACK, 0, frame.payload));
           return;
         case FrameType.GOAWAY: {
           const lastStream = frame.payload.length >= 8 ? frame.payload.readUInt32BE(0) & 0x7fffffff : 0;
@@ -239,10 +248,7 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       }
     };
 
-    socket.on('connect', () => {
-      connected = true;
-    });
-    socket.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       try {
         for (const frame of reader.push(chunk)) {
           if (settled) return;
@@ -261,20 +267,30 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       } catch (e) {
         protocolError(e instanceof Error ? e.message : String(e));
       }
-    });
-    socket.on('error', (e) =>
-      finish(
-        new GrpcCallError(
-          GrpcStatus.UNAVAILABLE,
-          connected
-            ? `${method}: the connection to the server was lost: ${e.message}`
-            : `cannot reach ${call.socketPath}: ${e.message}`,
-          { cause: e },
-        ),
-      ),
-    );
-    socket.on('close', () =>
-      finish(new GrpcCallError(GrpcStatus.UNAVAILABLE, `${method}: the connection to the server was lost`)),
+    };
+    socket = connectUnix(
+      call.socketPath,
+      {
+        connect: () => {
+          connected = true;
+        },
+        data: onData,
+        error: (e) =>
+          finish(
+            new GrpcCallError(
+              GrpcStatus.UNAVAILABLE,
+              connected
+                ? `${method}: the connection to the server was lost: ${e.message}`
+                : `cannot reach ${call.socketPath}: ${e.message}`,
+              { cause: e },
+            ),
+          ),
+        end: () =>
+          finish(
+            new GrpcCallError(GrpcStatus.UNAVAILABLE, `${method}: the connection to the server was lost`),
+          ),
+      },
+      call.transport,
     );
     socket.write(request);
   });
