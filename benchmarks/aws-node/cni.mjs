@@ -12,7 +12,13 @@
 //   Default /dev/shm: a tmpfs, as the reference's default /var/run/aws-node is on the EKS AMIs (/var/run is /run,
 //   a tmpfs), so the durable write is what it costs on a node. --checkpoint-on-disk keeps it in the cluster's
 //   scratch directory on this machine's disk instead, whose flush latency then adds to AddNetwork.
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//   --daemon-log <file>: copy the daemon's JSON log there before tearing down (each AddNetwork line carries its
+//   durationMs, to see what the slow ones coincide with).
+//   --gap-ms <n>: pause n ms after each pod's DEL and namespace deletion (the kernel tears a network namespace
+//   down in the background, holding RTNL, which every netlink request of the next pod's plumbing waits for);
+//   with a gap, the daemon-side latency is the daemon's alone.
+//   --daemon-node-options '<flags>': start the daemon with NODE_OPTIONS (the plugins run without them).
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import {
@@ -27,6 +33,7 @@ import {
   ratioTable,
   runnerOutcome,
   stats,
+  strArg,
   tag,
   timed,
 } from './lib.mjs';
@@ -38,7 +45,15 @@ const BASELINE_PLUGIN = baselineAt > 0 ? process.argv[baselineAt + 1] : undefine
 const checkpointAt = process.argv.indexOf('--checkpoint-dir');
 const CHECKPOINT_DIR = process.argv.includes('--checkpoint-on-disk')
   ? undefined
-  : join(checkpointAt > 0 ? (process.argv[checkpointAt + 1] ?? '') : '/dev/shm', `vckbench-${tag}-checkpoint`);
+  : join(
+      checkpointAt > 0 ? (process.argv[checkpointAt + 1] ?? '') : '/dev/shm',
+      `vckbench-${tag}-checkpoint`,
+    );
+
+const GAP_MS = arg('--gap-ms', 0);
+const DAEMON_NODE_OPTIONS = strArg('--daemon-node-options', '');
+const daemonLogAt = process.argv.indexOf('--daemon-log');
+const DAEMON_LOG = daemonLogAt > 0 ? process.argv[daemonLogAt + 1] : undefined;
 
 const { runner, scratch } = buildLibcniRunner();
 const created = [];
@@ -61,12 +76,16 @@ try {
       IP_COOLDOWN_PERIOD: '0',
       AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
       ...(CHECKPOINT_DIR ? { AWS_VPC_K8S_CNI_BACKING_STORE: join(CHECKPOINT_DIR, 'ipam.json') } : {}),
+      ...(DAEMON_NODE_OPTIONS ? { NODE_OPTIONS: DAEMON_NODE_OPTIONS } : {}),
     },
   });
   runId = cluster.vpc.runId;
   console.error(`cluster up in ${(performance.now() - t0).toFixed(0)} ms (run ${runId})`);
   const node = cluster.nodes[0];
   const instanceNs = node.instance.netnsPath;
+  // The daemon's NODE_OPTIONS (if any) are not the plugin's.
+  const pluginEnv = { ...node.env };
+  delete pluginEnv.NODE_OPTIONS;
 
   // Conflists: the daemon's (aws-cni + portmap), aws-cni alone, ptp + host-local alone and with portmap.
   const daemonConflist = join(node.confDir, '10-aws.conflist');
@@ -130,9 +149,9 @@ try {
       conflist: daemonConflist,
       host: instanceNs,
       binDirs: [node.cniBinDir, '/usr/lib/cni'],
-      env: node.env,
+      env: pluginEnv,
     },
-    { name: 'aws-cni alone', conflist: awsOnly, host: instanceNs, binDirs: [node.cniBinDir], env: node.env },
+    { name: 'aws-cni alone', conflist: awsOnly, host: instanceNs, binDirs: [node.cniBinDir], env: pluginEnv },
     {
       name: 'no-op Node plugin (Node floor through libcni)',
       conflist: noopOnly,
@@ -161,7 +180,7 @@ try {
       conflist: awsOnly,
       host: instanceNs,
       binDirs: [baselineBin],
-      env: node.env,
+      env: pluginEnv,
     });
   }
   const add = Object.fromEntries(variants.map((v) => [v.name, []]));
@@ -196,6 +215,7 @@ try {
       if (!dout.ok) throw new Error(`${v.name} DEL failed: ${JSON.stringify(dout.error)}`);
       netnsDel(podNs);
       created.splice(created.indexOf(podNs), 1);
+      if (GAP_MS > 0) await new Promise((r) => setTimeout(r, GAP_MS));
       if (i >= WARMUP) {
         add[v.name].push(a.ms);
         del[v.name].push(d.ms);
@@ -210,6 +230,7 @@ try {
     }
   }
   const metricsAfter = await cluster.metrics(0);
+  if (DAEMON_LOG) copyFileSync(node.logFile, DAEMON_LOG);
 
   const floorS = stats(floor);
   const rows = (m) => [

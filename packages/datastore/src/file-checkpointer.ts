@@ -1,8 +1,8 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { CheckpointContents, Checkpointer } from './checkpoint.js';
 import { DatastoreError } from './errors.js';
-import { errnoOf as errno, tempPathFor } from './internal/temp-name.js';
+import { errnoOf as errno } from './internal/temp-name.js';
+import { writeFileDurablySync } from './internal/write-sync.js';
 
 /** Options for {@link createFileCheckpointer}. */
 export interface FileCheckpointerOptions {
@@ -26,7 +26,6 @@ export interface FileCheckpointerOptions {
  */
 export function createFileCheckpointer(path: string, options: FileCheckpointerOptions = {}): Checkpointer {
   const mode = options.mode ?? 0o600;
-  const dir = dirname(path);
   return {
     read(): string | undefined {
       try {
@@ -37,38 +36,7 @@ export function createFileCheckpointer(path: string, options: FileCheckpointerOp
       }
     },
     write(contents: CheckpointContents): void {
-      const text = contents.serialize();
-      const tmp = tempPathFor(path);
-      let fd: number | undefined;
-      try {
-        fd = openSync(tmp, 'wx', mode);
-        const buf = Buffer.from(text, 'utf8');
-        let off = 0;
-        while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-        fsyncSync(fd);
-        closeSync(fd);
-        fd = undefined;
-        renameSync(tmp, path);
-      } catch (cause) {
-        if (fd !== undefined) {
-          try {
-            closeSync(fd);
-          } catch {}
-        }
-        try {
-          unlinkSync(tmp);
-        } catch {}
-        throw new DatastoreError('CheckpointWriteFailed', `cannot write checkpoint ${path}`, { cause });
-      }
-      let dfd: number | undefined;
-      try {
-        dfd = openSync(dir, 'r');
-        fsyncSync(dfd);
-      } catch (cause) {
-        throw new DatastoreError('CheckpointWriteFailed', `cannot fsync directory ${dir}`, { cause });
-      } finally {
-        if (dfd !== undefined) closeSync(dfd);
-      }
+      writeFileDurablySync(path, contents.serialize(), mode);
     },
   };
 }

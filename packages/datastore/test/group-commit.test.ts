@@ -1,10 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   createFileCheckpointer,
   createGroupCommitFileCheckpointer,
   Datastore,
   type DatastoreError,
+  type GroupCommitFileCheckpointerOptions,
   isDatastoreError,
   parseCheckpoint,
 } from '@vpc-cni-kit/datastore';
@@ -195,7 +196,12 @@ describe('group commit (in-memory checkpointer)', () => {
   });
 });
 
-describe('group-commit file checkpointer', () => {
+describe.each([false, true])('group-commit file checkpointer (inline: %s)', (inline) => {
+  const checkpointer = (path: string, options: GroupCommitFileCheckpointerOptions = {}) => {
+    const cp = createGroupCommitFileCheckpointer(path, { inline, ...options });
+    expect(cp.inline).toBe(inline);
+    return cp;
+  };
   const dirs: { path: string; remove: () => void }[] = [];
   afterEach(() => {
     for (const d of dirs.splice(0)) d.remove();
@@ -208,7 +214,7 @@ describe('group-commit file checkpointer', () => {
 
   it('makes 50 concurrent assigns durable in far fewer writes, mode 0600, no temp files', async () => {
     const path = join(dir(), 'ipam.json');
-    const cp = createGroupCommitFileCheckpointer(path);
+    const cp = checkpointer(path);
     const { ds } = node(cp);
     const changes = Array.from({ length: 50 }, (_, i) =>
       ds.assignPending(pod(i), { namespace: 'ns', name: `p${i}` }),
@@ -232,7 +238,7 @@ describe('group-commit file checkpointer', () => {
     const sub = join(base, 'state');
     mkdirSync(sub);
     const path = join(sub, 'ipam.json');
-    const cp = createGroupCommitFileCheckpointer(path);
+    const cp = checkpointer(path);
     const { ds } = node(cp);
     await ds.assignPending(pod(1)).durable;
     rmSync(sub, { recursive: true });
@@ -251,21 +257,21 @@ describe('group-commit file checkpointer', () => {
 
   it("durability 'process-crash' writes the same atomic file without flushing; bad values are refused", async () => {
     const path = join(dir(), 'ipam.json');
-    const cp = createGroupCommitFileCheckpointer(path, { durability: 'process-crash' });
+    const cp = checkpointer(path, { durability: 'process-crash' });
     const { ds } = node(cp);
     await Promise.all([1, 2, 3].map((i) => ds.assignPending(pod(i)).durable));
     expect(storedPods(readFileSync(path, 'utf8'))).toEqual(memoryPods(ds));
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readdirSync(dirname(path))).toEqual(['ipam.json']);
-    expect(() =>
-      createGroupCommitFileCheckpointer(path, { durability: 'sometimes' as 'power-loss' }),
-    ).toThrowError(expect.objectContaining({ code: 'InvalidArgument' }));
+    expect(() => checkpointer(path, { durability: 'sometimes' as 'power-loss' })).toThrowError(
+      expect.objectContaining({ code: 'InvalidArgument' }),
+    );
   });
 
   it('fails cleanly when the path is under a regular file (ENOTDIR), changing nothing', async () => {
     const base = dir();
     writeFileSync(join(base, 'file'), 'x');
-    const { ds } = node(createGroupCommitFileCheckpointer(join(base, 'file', 'ipam.json')));
+    const { ds } = node(checkpointer(join(base, 'file', 'ipam.json')));
     const c = ds.assignPending(pod(1));
     const e = await rejection(c.durable);
     expect(e.code).toBe('CheckpointWriteFailed');
@@ -275,7 +281,7 @@ describe('group-commit file checkpointer', () => {
 
   it('under churn, the file always parses, matches an acknowledged state, and no temp file is left', async () => {
     const path = join(dir(), 'ipam.json');
-    const cp = createGroupCommitFileCheckpointer(path);
+    const cp = checkpointer(path);
     const { ds, clock } = node(cp, 40);
     let reads = 0;
     let stop = false;
@@ -310,6 +316,8 @@ describe('group-commit file checkpointer', () => {
       }
       await Promise.all(batch);
       expect(storedPods(readFileSync(path, 'utf8'))).toEqual(memoryPods(ds));
+      // Let the reader in between rounds (inline writes complete without a turn of the event loop).
+      await new Promise((r) => setImmediate(r));
     }
     stop = true;
     await reader;
@@ -317,6 +325,48 @@ describe('group-commit file checkpointer', () => {
     expect(reads).toBeGreaterThan(0);
     expect(cp.stats().writes).toBeLessThan(cp.stats().commits);
     expect(readdirSync(dirname(path))).toEqual(['ipam.json']);
+  });
+});
+
+describe('group-commit file checkpointer: where it writes from', () => {
+  /** The file-system type of the mount holding `path`, from /proc/mounts (longest mount-point prefix). */
+  function fsTypeOf(path: string): string | undefined {
+    let best: { at: string; type: string } | undefined;
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [, at, type] = line.split(' ');
+      if (at === undefined || type === undefined) continue;
+      const prefix = at === '/' ? '/' : `${at}/`;
+      if ((path === at || path.startsWith(prefix)) && (best === undefined || at.length >= best.at.length)) {
+        best = { at, type };
+      }
+    }
+    return best?.type;
+  }
+
+  it('writes in the call on tmpfs/ramfs and on the thread pool elsewhere, unless told', async () => {
+    const here = process.cwd();
+    const memory = ['tmpfs', 'ramfs'];
+    expect(createGroupCommitFileCheckpointer(join(here, 'ipam.json')).inline).toBe(
+      memory.includes(fsTypeOf(here) ?? ''),
+    );
+    expect(createGroupCommitFileCheckpointer(join(here, 'ipam.json'), { inline: true }).inline).toBe(true);
+    // A directory that does not exist cannot be told: the thread pool (the write will fail with ENOENT).
+    expect(createGroupCommitFileCheckpointer('/nonexistent/vck/ipam.json').inline).toBe(false);
+    if (fsTypeOf('/dev/shm') !== 'tmpfs') return;
+    const shm = mkdtempSync('/dev/shm/vck-dsgc-');
+    try {
+      const cp = createGroupCommitFileCheckpointer(join(shm, 'ipam.json'));
+      expect(cp.inline).toBe(true);
+      expect(createGroupCommitFileCheckpointer(join(shm, 'ipam.json'), { inline: false }).inline).toBe(false);
+      const { ds } = node(cp);
+      const change = ds.assignPending(pod(1), { namespace: 'ns', name: 'p1' });
+      // Written in the call: on the file before durable is even awaited.
+      expect(storedPods(readFileSync(join(shm, 'ipam.json'), 'utf8'))).toEqual(['c-1=10.0.1.10']);
+      await change.durable;
+      expect(cp.stats()).toMatchObject({ commits: 1, writes: 1, failedWrites: 0 });
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
   });
 });
 

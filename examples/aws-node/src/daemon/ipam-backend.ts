@@ -199,12 +199,14 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
         `the IPAM checkpoint could not be written: ${e instanceof Error ? e.message : String(e)}`,
       );
     }
-    deps.observer.addNetwork(deps.now() - started, 'success');
+    const durationMs = deps.now() - started;
+    deps.observer.addNetwork(durationMs, 'success');
     log.info('AddNetwork', {
       containerID: req.ContainerID,
       pod: `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`,
       address: assigned.address,
       eni: assigned.eniId,
+      durationMs: Math.round(durationMs * 1000) / 1000,
     });
     // A warm address was used: top the pool up now rather than at the next periodic pass (the pass runs
     // after the pool loop's wake delay, off this reply's path).
