@@ -53,35 +53,47 @@ describePrivileged('aws-node scenarios', () => {
     expect((err as PodError).message).toMatch(/no room for another ENI/);
   }, 240_000);
 
-  it('loses no allocation and never hands out an address twice across a SIGKILL mid-churn', async () => {
-    const c = await start({ env: { WARM_IP_TARGET: '3' } });
-    const pods: ClusterPod[] = [];
-    for (let i = 0; i < 4; i++) pods.push(await c.addPod(0));
-    // A burst of ADDs, and the daemon killed while they run; the runtime (harness) retries code 11.
-    const burst = Array.from({ length: 6 }, () => c.addPod(0, { retryForMs: 60_000 }));
-    const settled = Promise.allSettled(burst);
-    await new Promise((r) => setTimeout(r, 150));
-    await c.stopDaemon(0, 'SIGKILL');
-    await c.startDaemon(0).catch(async (e: unknown) => {
-      await settled;
-      throw e;
-    });
-    const outcomes = await settled;
-    for (const o of outcomes) {
-      if (o.status === 'rejected') throw o.reason;
-      pods.push(o.value);
-    }
-    const addresses = pods.map((p) => p.address);
-    expect(new Set(addresses).size).toBe(pods.length);
-    const doc = await enis(c);
-    expect(doc.AssignedIPs).toBe(pods.length);
-    const checkpoint = JSON.parse(readFileSync(c.nodes[0]!.checkpoint, 'utf8')) as {
-      version: string;
-      allocations: { ipv4: string }[];
-    };
-    expect(checkpoint.version).toBe('vpc-cni-ipam/1');
-    expect(checkpoint.allocations.map((a) => a.ipv4).sort()).toEqual([...addresses].sort());
-  }, 180_000);
+  // On disk the checkpoint is written on the thread pool; on tmpfs (where /var/run is on a node) in the call.
+  it.each([
+    ['disk', {}],
+    ['tmpfs', { runDir: '/dev/shm' }],
+  ] as const)(
+    'loses no allocation and never hands out an address twice across a SIGKILL mid-churn (checkpoint on %s)',
+    async (where, placement) => {
+      const c = await start({ env: { WARM_IP_TARGET: '3' }, ...placement });
+      const pods: ClusterPod[] = [];
+      for (let i = 0; i < 4; i++) pods.push(await c.addPod(0));
+      // A burst of ADDs, and the daemon killed while they run; the runtime (harness) retries code 11.
+      const burst = Array.from({ length: 6 }, () => c.addPod(0, { retryForMs: 60_000 }));
+      const settled = Promise.allSettled(burst);
+      await new Promise((r) => setTimeout(r, 150));
+      await c.stopDaemon(0, 'SIGKILL');
+      await c.startDaemon(0).catch(async (e: unknown) => {
+        await settled;
+        throw e;
+      });
+      const outcomes = await settled;
+      for (const o of outcomes) {
+        if (o.status === 'rejected') throw o.reason;
+        pods.push(o.value);
+      }
+      const addresses = pods.map((p) => p.address);
+      expect(new Set(addresses).size).toBe(pods.length);
+      const doc = await enis(c);
+      expect(doc.AssignedIPs).toBe(pods.length);
+      const checkpoint = JSON.parse(readFileSync(c.nodes[0]!.checkpoint, 'utf8')) as {
+        version: string;
+        allocations: { ipv4: string }[];
+      };
+      expect(checkpoint.version).toBe('vpc-cni-ipam/1');
+      expect(checkpoint.allocations.map((a) => a.ipv4).sort()).toEqual([...addresses].sort());
+      if (where === 'tmpfs') {
+        const log = readFileSync(c.nodes[0]!.logFile, 'utf8');
+        expect(log).toContain('"writes":"inline (memory-backed file system)"');
+      }
+    },
+    180_000,
+  );
 
   it('shrinks the pool back to WARM_IP_TARGET when pods go', async () => {
     const c = await start({ env: { WARM_IP_TARGET: '2', IP_COOLDOWN_PERIOD: '0' } });

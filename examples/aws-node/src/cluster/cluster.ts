@@ -30,6 +30,11 @@ export interface ClusterOptions {
   simulator?: Parameters<typeof startVirtualVpc>[0]['simulator'];
   /** Where node directories go (default: /tmp/vck-cluster-<run>). */
   workDir?: string;
+  /**
+   * A directory for every node's run directory (gRPC socket and checkpoint: what `/var/run/aws-node` holds on
+   * a node), e.g. `/dev/shm` to run on a tmpfs as nodes do. Default: `run/` inside each node directory.
+   */
+  runDir?: string;
 }
 
 /** One node: its instance and everything its daemon uses. */
@@ -81,6 +86,7 @@ export class Cluster {
     readonly nodes: ClusterNode[],
     private readonly options: ClusterOptions,
     readonly workDir: string,
+    private readonly runBase: string | undefined,
   ) {}
 
   /** Brings up the VPC, installs the plugin and starts a daemon on every node; resolves when all are healthy. */
@@ -101,15 +107,18 @@ export class Cluster {
       ...(options.simulator ? { simulator: options.simulator } : {}),
     });
     const workDir = options.workDir ?? join('/tmp', `vck-cluster-${vpc.runId}`);
+    const runBase =
+      options.runDir === undefined ? undefined : join(options.runDir, `vck-cluster-${vpc.runId}`);
     const described = vpc.describe();
     const nodes: ClusterNode[] = described.instances.map((instance, index) => {
       const dir = join(workDir, `node${index}`);
+      const run = runBase === undefined ? join(dir, 'run') : join(runBase, `node${index}`);
       const node: ClusterNode = {
         index,
         instance,
         dir,
-        socket: join(dir, 'run/ipamd.sock'),
-        checkpoint: join(dir, 'run/ipam.json'),
+        socket: join(run, 'ipamd.sock'),
+        checkpoint: join(run, 'ipam.json'),
         confDir: join(dir, 'net.d'),
         cniBinDir: join(dir, 'bin'),
         cacheDir: join(dir, 'cache'),
@@ -135,10 +144,10 @@ export class Cluster {
         AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
         ...options.env,
       };
-      mkdirSync(join(dir, 'run'), { recursive: true });
+      mkdirSync(run, { recursive: true });
       return node;
     });
-    const cluster = new Cluster(vpc, nodes, options, workDir);
+    const cluster = new Cluster(vpc, nodes, options, workDir, runBase);
     try {
       await Promise.all(nodes.map((n) => cluster.initNode(n)));
       await Promise.all(nodes.map((n) => cluster.startDaemon(n.index)));
@@ -326,7 +335,7 @@ export class Cluster {
     );
   }
 
-  /** Stops every daemon, deletes every pod namespace, removes the VPC and the work directory. Idempotent. */
+  /** Stops every daemon, deletes every pod namespace, removes the VPC and the work and run directories. Idempotent. */
   async close(): Promise<void> {
     for (const pod of [...this.pods]) {
       try {
@@ -339,6 +348,7 @@ export class Cluster {
     await Promise.all(this.nodes.map((n) => this.stopDaemon(n.index, 'SIGTERM')));
     await this.vpc.close();
     rmSync(this.workDir, { recursive: true, force: true });
+    if (this.runBase !== undefined) rmSync(this.runBase, { recursive: true, force: true });
   }
 }
 

@@ -113,11 +113,13 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   );
 
   // 4. ENIs and the datastore.
+  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
+  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
+  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed.
+  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
   const datastore = new Datastore({
     clock: systemClock,
-    // Group commit: checkpoint writes run on the thread pool, shared by concurrent ADDs/DELs, each of
-    // which replies only once its change is durable (see ipam-backend.ts).
-    checkpointer: createGroupCommitFileCheckpointer(config.backingStorePath),
+    checkpointer,
     prefixDelegation: config.prefixDelegation,
     cooldownMs: config.ipCooldownSeconds * 1000,
   });
@@ -185,9 +187,11 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   // The restore rewrites the checkpoint; make that durable before serving.
   await datastore.flush().catch((e: unknown) => log.warn('checkpoint rewrite failed', { error: String(e) }));
   log.info('checkpoint restored', {
+    path: config.backingStorePath,
     found: report.found,
     restored: report.restored,
     dropped: report.dropped.length,
+    writes: checkpointer.inline ? 'inline (memory-backed file system)' : 'thread pool',
   });
 
   // Node-level routing as one desired state: ENIs, every restored pod, the fwmark rule and external service
