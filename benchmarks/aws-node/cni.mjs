@@ -18,13 +18,14 @@
 //   down in the background, holding RTNL, which every netlink request of the next pod's plumbing waits for);
 //   with a gap, the daemon-side latency is the daemon's alone.
 //   --daemon-node-options '<flags>': start the daemon with NODE_OPTIONS (the plugins run without them).
+//   --bin-dir <dir>: run the daemon, init and plugin of another build's dist/bin (an A/B across runs).
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import {
   arg,
-  binDir,
   buildLibcniRunner,
+  binDir as builtBinDir,
   cleanEnv,
   histogram,
   leakedNetns,
@@ -50,6 +51,7 @@ const CHECKPOINT_DIR = process.argv.includes('--checkpoint-on-disk')
       `vckbench-${tag}-checkpoint`,
     );
 
+const binDir = strArg('--bin-dir', builtBinDir);
 const GAP_MS = arg('--gap-ms', 0);
 const DAEMON_NODE_OPTIONS = strArg('--daemon-node-options', '');
 const daemonLogAt = process.argv.indexOf('--daemon-log');

@@ -88,8 +88,14 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   const podsMax = maxPods(limits, { prefixDelegation: config.prefixDelegation });
   metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
 
+  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
+  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
+  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed; pod plumbing
+  // then need not give the event loop turns for the write to advance.
+  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
+
   // 3. Host network.
-  const host: Host = await openHost();
+  const host: Host = await openHost({ yieldDuringPlumbing: !checkpointer.inline });
   const primaryIf = await host.linkByMac(node.primaryMac);
   await host.setMtu(primaryIf, config.eniMtu);
   const vpcCidrs = [...node.primaryEni.vpcIpv4Cidrs];
@@ -113,10 +119,6 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   );
 
   // 4. ENIs and the datastore.
-  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
-  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
-  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed.
-  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
   const datastore = new Datastore({
     clock: systemClock,
     checkpointer,

@@ -89,18 +89,32 @@ export function keyedQueue() {
   };
 }
 
+/** Options for {@link openHost}. */
+export interface HostOptions {
+  /**
+   * Give the event loop turns during pod plumbing ({@link yieldingPorts}): needed when the checkpoint an
+   * AddNetwork waits for is written on the thread pool, useless (other work only lengthens the ADD) when it
+   * is written in the call. Default `true`.
+   */
+  yieldDuringPlumbing?: boolean;
+}
+
 /**
  * Opens the daemon's host. Two handles: an async one for ENI work and link deletes (17–35 ms in the kernel,
  * kept off the event loop), and a sync one for pod plumbing, whose operations are all sub-millisecond (the veth
  * peer is created directly in the pod namespace, never moved): measured 1.9 ms per pod over the sync handle
  * against 4.3 ms over the async one (docs/benchmarks.md). Pod namespaces are opened with sync handles too.
  */
-export async function openHost(): Promise<Host> {
+export async function openHost(options: HostOptions = {}): Promise<Host> {
   const handle: NetlinkHandle = await open();
   const port = netlinkRoutingPort(handle);
   const podHandle: NetlinkHandleSync = openSync();
   const podPort = netlinkRoutingPort(podHandle);
-  const plumbing = yieldingPorts(podPort, netlinkPortFactory({ sync: true }));
+  const podNamespaces = netlinkPortFactory({ sync: true });
+  const plumbing =
+    options.yieldDuringPlumbing === false
+      ? { host: podPort, namespaces: podNamespaces }
+      : yieldingPorts(podPort, podNamespaces);
   const random = (n: number) => randomBytes(n);
   const perVeth = keyedQueue();
 
