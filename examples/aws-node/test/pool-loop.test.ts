@@ -1,6 +1,6 @@
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryGroupCommitCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
-import type { EniManager } from '@vpc-cni-kit/eni-manager';
+import { type EniManager, eniError } from '@vpc-cni-kit/eni-manager';
 import type { PoolDecision } from '@vpc-cni-kit/warm-pool';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/daemon/logger.js';
@@ -100,5 +100,58 @@ describe('PoolLoop scheduling', () => {
     await pool.stop();
     await sleep(30);
     expect(decisions).toHaveLength(1);
+  });
+});
+
+describe('PoolLoop under EC2 throttling', () => {
+  it('a pool action whose EC2 call ran out of retries is reported, changes nothing, and the next pass redoes it', async () => {
+    const datastore = new Datastore({
+      clock: new ManualClock(),
+      checkpointer: new InMemoryGroupCommitCheckpointer(),
+      cooldownMs: 0,
+    });
+    datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+    // What eni-manager throws once a storm outlasts one call's retries (its own tests cover those retries).
+    let throttledCalls = 1;
+    const assigned: number[] = [];
+    const eni = {
+      async assignIpv4(_eniId: string, request: { ipv4Count?: number }) {
+        if (throttledCalls-- > 0) {
+          throw eniError('RequestLimitExceeded', 'AssignPrivateIpAddresses: throttled', {
+            action: 'AssignPrivateIpAddresses',
+            attempts: 10,
+          });
+        }
+        const n = request.ipv4Count ?? 0;
+        assigned.push(n);
+        return { ipv4Addresses: Array.from({ length: n }, (_, i) => `10.0.1.${10 + i}`), ipv4Prefixes: [] };
+      },
+    } as unknown as EniManager;
+    const failures: string[] = [];
+    const pool = new PoolLoop({
+      datastore,
+      eni,
+      targets: {
+        warmEniTarget: 0,
+        warmIpTarget: 3,
+        minimumIpTarget: 0,
+        warmPrefixTarget: 0,
+        prefixDelegation: false,
+      },
+      limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 9 },
+      now: () => Date.now(),
+      log: silentLogger,
+      observer: { decision: () => {}, actionFailed: (kind, code) => failures.push(`${kind} ${code}`) },
+      setupEni: async () => {},
+      teardownEni: async () => {},
+      routeTableId: (n) => (n === 0 ? 254 : n + 1),
+    });
+    expect((await pool.tick()).kind).toBe('assign');
+    expect(failures).toEqual(['assign RequestLimitExceeded']);
+    expect(datastore.stats().totalIPs).toBe(0);
+    expect((await pool.tick()).kind).toBe('assign');
+    expect(assigned).toEqual([3]);
+    expect(datastore.stats().totalIPs).toBe(3);
+    expect((await pool.tick()).kind).toBe('none');
   });
 });
