@@ -229,6 +229,48 @@ describe('the bundled aws-cni binary', () => {
     },
   );
 
+  it('logs to pluginLogFile at pluginLogLevel, or to stderr when the file is empty', async () => {
+    const logFile = join(dir.path, 'log', 'plugin.log');
+    const run = (extra: object, containerId: string) =>
+      invokePlugin({
+        pluginPath: plugin,
+        command: 'ADD',
+        config: conf(extra),
+        containerId,
+        netns: '/run/netns/pod1',
+        ifname: 'eth0',
+        args: env.CNI_ARGS,
+        cniPath: ['/opt/cni/bin'],
+      });
+    await run({ pluginLogFile: logFile, pluginLogLevel: 'Debug' }, 'logged1');
+    nextAdd = { Success: false, FailureCode: 'PoolEmpty' };
+    await run({ pluginLogFile: logFile, pluginLogLevel: 'Debug' }, 'logged2').catch(() => undefined);
+    const entries = readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries.map((e) => `${e['level']} ${e['msg']}`)).toEqual([
+      'info Received CNI add request',
+      'debug AddNetwork reply',
+      'info add done',
+      'info Received CNI add request',
+      'debug AddNetwork reply',
+      'error add failed',
+    ]);
+    expect(entries[0]).toMatchObject({ containerID: 'logged1', pod: 'default/web-0', ifName: 'eth0' });
+    expect(entries[2]).toMatchObject({ address: '10.0.1.23/32', hostVeth: 'eni1a2b3c4d5e6' });
+    expect(typeof entries[2]?.['durationMs']).toBe('number');
+    expect(entries[5]).toMatchObject({ containerID: 'logged2', code: CniErrorCode.TryAgainLater });
+
+    nextAdd = plumbed;
+    const quiet = await run({ pluginLogFile: '', pluginLogLevel: 'Info' }, 'logged3');
+    const stderrLines = quiet.stderr.trim().split('\n');
+    expect(stderrLines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([
+      'Received CNI add request',
+      'add done',
+    ]);
+  });
+
   it('reports daemon-side failure codes through a real process', async () => {
     nextAdd = { Success: false, FailureCode: 'PoolEmpty' };
     const e = await invokePlugin({

@@ -1,22 +1,7 @@
 import { createWriteStream } from 'node:fs';
+import { formatLogLine, type Logger, type LogLevel, levelRank } from '../log/logger.js';
 
-/** Log levels, in the reference's names. */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-
-/** Structured JSON logs: one object per line with `ts`, `level`, `msg` and fields. */
-export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
-
-/** Parses `AWS_VPC_K8S_CNI_LOGLEVEL` values (DEBUG, Info, warn, …); unknown → debug. */
-export function parseLogLevel(s: string): LogLevel {
-  const l = s.toLowerCase();
-  return l === 'info' || l === 'warn' || l === 'error' ? l : l === 'warning' ? 'warn' : 'debug';
-}
+export { type Logger, type LogLevel, parseLogLevel, silentLogger } from '../log/logger.js';
 
 /**
  * A logger writing to `stdout`, `stderr` or a file path (appended, through a stream so a log line never
@@ -38,11 +23,8 @@ export function createLogger(destination: string, level: LogLevel, now: () => nu
   const log =
     (l: LogLevel) =>
     (msg: string, fields: Record<string, unknown> = {}) => {
-      if (rank[l] < rank[level]) return;
-      write(`${JSON.stringify({ ts: new Date(now()).toISOString(), level: l, msg, ...fields })}\n`);
+      if (levelRank[l] < levelRank[level]) return;
+      write(formatLogLine(now(), l, msg, fields));
     };
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
-
-/** A logger that drops everything. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

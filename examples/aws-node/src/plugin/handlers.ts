@@ -5,10 +5,11 @@ import {
   type PluginHandlers,
   type Result,
 } from '@vpc-cni-kit/cni-spec';
+import { type Logger, silentLogger } from '../log/logger.js';
 import { GrpcStatus, isGrpcCallError } from '../rpc/grpc-client.js';
 import { AddFailureCode, ServingStatus } from '../rpc/messages.js';
 import type { DaemonClient } from './daemon-client.js';
-import { readAwsCniConf } from './net-conf.js';
+import { type AwsCniConf, readAwsCniConf } from './net-conf.js';
 import { buildAddResult, type PrevResultPod, readPrevResult } from './result.js';
 
 /** What the plugin's handlers need from the outside world, injected for tests. */
@@ -21,6 +22,13 @@ export interface PluginDeps {
   verify: (pod: PrevResultPod) => Promise<void>;
   /** The plugin's version, compared by the daemon (the reference's `ClientVersion`). */
   version: string;
+  /**
+   * Opens the plugin log named by the conflist (`pluginLogFile`, `pluginLogLevel`): {@link openPluginLog} in
+   * the executable. Default: no log.
+   */
+  openLog?: (file: string, level: string) => Logger;
+  /** Wall-clock milliseconds, for the durations logged. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** Network name the reference uses when the conflist's name is absent. */
@@ -85,97 +93,76 @@ function addFailure(code: string, message: string): CniError {
   }
 }
 
+/** What identifies a request in the plugin log. */
+function requestFields(ctx: CommandContext): Record<string, unknown> {
+  return {
+    containerID: ctx.env.containerId,
+    netns: ctx.env.netns,
+    ifName: ctx.env.ifname,
+    pod: `${ctx.env.args.podNamespace ?? ''}/${ctx.env.args.podName ?? ''}`,
+  };
+}
+
+/** Runs a command's body, logging how it ended (the failure's CNI code and message) and how long it took. */
+async function logged<T>(
+  log: Logger,
+  what: string,
+  ctx: CommandContext,
+  now: () => number,
+  body: () => Promise<T>,
+  done: (value: T) => Record<string, unknown> = () => ({}),
+): Promise<T> {
+  const started = now();
+  try {
+    const value = await body();
+    log.info(`${what} done`, {
+      containerID: ctx.env.containerId,
+      ...done(value),
+      durationMs: now() - started,
+    });
+    return value;
+  } catch (e) {
+    log.error(`${what} failed`, {
+      containerID: ctx.env.containerId,
+      ...(e instanceof CniError ? { code: e.code, error: e.msg, details: e.details } : { error: String(e) }),
+      durationMs: now() - started,
+    });
+    throw e;
+  }
+}
+
 /** The `aws-cni` plugin's handlers. */
 export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
+  const now = deps.now ?? Date.now;
+  const openLog = (conf: { pluginLogFile: string; pluginLogLevel: string }): Logger =>
+    deps.openLog?.(conf.pluginLogFile, conf.pluginLogLevel) ?? silentLogger;
   return {
     async add(ctx): Promise<Result> {
       const conf = readAwsCniConf(ctx.config);
-      const daemon = deps.daemon(conf.ipamdSocket);
-      const common = {
-        ...podArgs(ctx),
-        IfName: ctx.env.ifname,
-        NetworkName: ctx.config.name || NETWORK_NAME,
-        ContainerID: ctx.env.containerId,
-        ClientVersion: deps.version,
-      };
-      let reply: Awaited<ReturnType<DaemonClient['addNetwork']>>;
-      try {
-        reply = await daemon.addNetwork({
-          ...common,
-          Netns: ctx.env.netns,
-          PodPlumbing: true,
-          Mtu: conf.mtu,
-          VethPrefix: conf.vethPrefix,
-        });
-      } catch (e) {
-        throw daemonCallError(e, 'add', conf.ipamdSocket);
-      }
-      if (!reply.Success) throw addFailure(reply.FailureCode, reply.FailureMessage);
-      const ip = reply.IPAllocationMetadata[0];
-      if (ip === undefined || ip.IPv4Addr === '' || !reply.PodPlumbed) {
-        // A daemon that allocated but did not plumb (the reference's ipamd): give the address back.
-        await daemon
-          .delNetwork({ ...common, Reason: 'SetupNSFailed', PodPlumbing: true })
-          .catch(() => undefined);
-        throw new CniError(
-          CniErrorCode.Internal,
-          'aws-node did not set up the pod network',
-          ip === undefined
-            ? 'no address in the reply'
-            : 'the daemon does not support daemon-side plumbing; run the matching aws-node',
-        );
-      }
-      return buildAddResult(ctx.config.cniVersion, ctx.env.netns, ctx.env.ifname, {
-        address: ip.IPv4Addr,
-        deviceNumber: ip.DeviceNumber,
-        routeTableId: ip.RouteTableId,
-        hostVethName: reply.HostVethName,
-        hostVethMac: reply.HostVethMac,
-        vethPrefix: conf.vethPrefix,
-      });
+      const log = openLog(conf);
+      log.info('Received CNI add request', { ...requestFields(ctx), cniVersion: ctx.config.cniVersion });
+      return logged(
+        log,
+        'add',
+        ctx,
+        now,
+        () => add(ctx, conf, log),
+        (result) => ({ address: result.ips?.[0]?.address, hostVeth: result.interfaces?.[0]?.name }),
+      );
     },
 
     async del(ctx) {
       const conf = readAwsCniConf(ctx.config);
-      const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
-      try {
-        const reply = await deps.daemon(conf.ipamdSocket).delNetwork({
-          ...podArgs(ctx),
-          K8S_POD_UID: ctx.env.args.podUid ?? '',
-          IfName: ctx.env.ifname,
-          NetworkName: ctx.config.name || NETWORK_NAME,
-          ContainerID: ctx.env.containerId,
-          ClientVersion: deps.version,
-          Reason: 'PodDeleted',
-          PodPlumbing: true,
-        });
-        if (!reply.Success)
-          throw new CniError(CniErrorCode.Internal, 'del cmd: failed to process delete request');
-      } catch (e) {
-        if (e instanceof CniError) throw e;
-        // The daemon is down or failing: never fail DEL for that. Undo the host side from what ADD recorded;
-        // the daemon reclaims the address when it is back (checkpoint restore drops pods without a veth).
-        ctx.log(
-          `del: aws-node unavailable (${e instanceof Error ? e.message : String(e)}); tearing down from prevResult`,
-        );
-        if (prev !== undefined) await deps.teardownWithoutDaemon(prev);
-      }
+      const log = openLog(conf);
+      log.info('Received CNI del request', requestFields(ctx));
+      await logged(log, 'del', ctx, now, () => del(ctx, conf, log));
     },
 
     async check(ctx) {
       const conf = readAwsCniConf(ctx.config);
-      const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
-      if (prev === undefined) {
-        throw new CniError(CniErrorCode.Internal, `check: prevResult has no address for ${ctx.env.ifname}`);
-      }
-      try {
-        const status = await deps.daemon(conf.ipamdSocket).health();
-        if (status !== ServingStatus.SERVING)
-          throw new CniError(CniErrorCode.Internal, 'check: aws-node is not serving');
-      } catch (e) {
-        throw e instanceof CniError ? e : daemonCallError(e, 'check', conf.ipamdSocket);
-      }
-      await deps.verify(prev);
+      const log = openLog(conf);
+      log.debug('Received CNI check request', requestFields(ctx));
+      await logged(log, 'check', ctx, now, () => check(ctx, conf));
     },
 
     async status(ctx) {
@@ -195,4 +182,102 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
     // GC: the daemon reconciles its own state (checkpoint restore and the pool loop); nothing to do here.
     gc() {},
   };
+
+  async function add(ctx: CommandContext, conf: AwsCniConf, log: Logger): Promise<Result> {
+    const daemon = deps.daemon(conf.ipamdSocket);
+    const common = {
+      ...podArgs(ctx),
+      IfName: ctx.env.ifname,
+      NetworkName: ctx.config.name || NETWORK_NAME,
+      ContainerID: ctx.env.containerId,
+      ClientVersion: deps.version,
+    };
+    let reply: Awaited<ReturnType<DaemonClient['addNetwork']>>;
+    try {
+      reply = await daemon.addNetwork({
+        ...common,
+        Netns: ctx.env.netns,
+        PodPlumbing: true,
+        Mtu: conf.mtu,
+        VethPrefix: conf.vethPrefix,
+      });
+    } catch (e) {
+      throw daemonCallError(e, 'add', conf.ipamdSocket);
+    }
+    log.debug('AddNetwork reply', {
+      success: reply.Success,
+      failureCode: reply.FailureCode,
+      ips: reply.IPAllocationMetadata,
+      hostVeth: reply.HostVethName,
+      podPlumbed: reply.PodPlumbed,
+    });
+    if (!reply.Success) throw addFailure(reply.FailureCode, reply.FailureMessage);
+    const ip = reply.IPAllocationMetadata[0];
+    if (ip === undefined || ip.IPv4Addr === '' || !reply.PodPlumbed) {
+      // A daemon that allocated but did not plumb (the reference's ipamd): give the address back.
+      await daemon
+        .delNetwork({ ...common, Reason: 'SetupNSFailed', PodPlumbing: true })
+        .catch(() => undefined);
+      throw new CniError(
+        CniErrorCode.Internal,
+        'aws-node did not set up the pod network',
+        ip === undefined
+          ? 'no address in the reply'
+          : 'the daemon does not support daemon-side plumbing; run the matching aws-node',
+      );
+    }
+    return buildAddResult(ctx.config.cniVersion, ctx.env.netns, ctx.env.ifname, {
+      address: ip.IPv4Addr,
+      deviceNumber: ip.DeviceNumber,
+      routeTableId: ip.RouteTableId,
+      hostVethName: reply.HostVethName,
+      hostVethMac: reply.HostVethMac,
+      vethPrefix: conf.vethPrefix,
+    });
+  }
+
+  async function del(ctx: CommandContext, conf: AwsCniConf, log: Logger): Promise<void> {
+    const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
+    try {
+      const reply = await deps.daemon(conf.ipamdSocket).delNetwork({
+        ...podArgs(ctx),
+        K8S_POD_UID: ctx.env.args.podUid ?? '',
+        IfName: ctx.env.ifname,
+        NetworkName: ctx.config.name || NETWORK_NAME,
+        ContainerID: ctx.env.containerId,
+        ClientVersion: deps.version,
+        Reason: 'PodDeleted',
+        PodPlumbing: true,
+      });
+      if (!reply.Success)
+        throw new CniError(CniErrorCode.Internal, 'del cmd: failed to process delete request');
+    } catch (e) {
+      if (e instanceof CniError) throw e;
+      // The daemon is down or failing: never fail DEL for that. Undo the host side from what ADD recorded;
+      // the daemon reclaims the address when it is back (checkpoint restore drops pods without a veth).
+      const why = e instanceof Error ? e.message : String(e);
+      log.warn('aws-node unavailable; tearing down from prevResult', {
+        containerID: ctx.env.containerId,
+        error: why,
+        prevResult: prev !== undefined,
+      });
+      ctx.log(`del: aws-node unavailable (${why}); tearing down from prevResult`);
+      if (prev !== undefined) await deps.teardownWithoutDaemon(prev);
+    }
+  }
+
+  async function check(ctx: CommandContext, conf: AwsCniConf): Promise<void> {
+    const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
+    if (prev === undefined) {
+      throw new CniError(CniErrorCode.Internal, `check: prevResult has no address for ${ctx.env.ifname}`);
+    }
+    try {
+      const status = await deps.daemon(conf.ipamdSocket).health();
+      if (status !== ServingStatus.SERVING)
+        throw new CniError(CniErrorCode.Internal, 'check: aws-node is not serving');
+    } catch (e) {
+      throw e instanceof CniError ? e : daemonCallError(e, 'check', conf.ipamdSocket);
+    }
+    await deps.verify(prev);
+  }
 }

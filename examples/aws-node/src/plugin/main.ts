@@ -6,6 +6,7 @@ import { pluginMain } from '@vpc-cni-kit/cni-spec';
 import { daemonClient } from './daemon-client.js';
 import { awsCniHandlers } from './handlers.js';
 import { teardownWithoutDaemon, verifyHost } from './host-fallback.js';
+import { openPluginLog } from './plugin-log.js';
 
 /** Replaced at bundle time with the package version. */
 declare const __AWS_CNI_VERSION__: string | undefined;
@@ -16,6 +17,7 @@ void pluginMain(
     teardownWithoutDaemon,
     verify: verifyHost,
     version: typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : '',
+    openLog: (file, level) => openPluginLog(file, level),
   }),
   { about: 'aws-cni: AWS VPC CNI plugin (vpc-cni-kit)' },
 );
