@@ -8,30 +8,31 @@ import { PoolLoop } from '../src/daemon/pool-loop.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * A pool loop over a real datastore whose pool is full and may not grow (one ENI of 8 addresses, one ENI
- * allowed): every decision is `none`, so no EC2 call is ever made and each pass is exactly one tick.
- */
-function setup(wakeDelayMs: number) {
+/** A datastore on one primary ENI holding `addresses` /32s. */
+function nodeDatastore(addresses: number): Datastore {
   const datastore = new Datastore({
     clock: new ManualClock(),
     checkpointer: new InMemoryGroupCommitCheckpointer(),
     cooldownMs: 0,
   });
   datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
-  for (let i = 0; i < 8; i++) datastore.addCidr('eni-0', `10.0.1.${10 + i}/32`);
-  const decisions: PoolDecision[] = [];
-  const noEc2 = new Proxy({} as EniManager, {
-    get: (_t, name) => () => {
-      throw new Error(`unexpected EC2 call ${String(name)}`);
-    },
-  });
-  const pool = new PoolLoop({
+  for (let i = 0; i < addresses; i++) datastore.addCidr('eni-0', `10.0.1.${10 + i}/32`);
+  return datastore;
+}
+
+/** A pool loop keeping `warmIpTarget` addresses warm on one ENI of 10, with no host side. */
+function poolLoop(
+  datastore: Datastore,
+  eni: EniManager,
+  warmIpTarget: number,
+  more: Partial<ConstructorParameters<typeof PoolLoop>[0]> = {},
+): PoolLoop {
+  return new PoolLoop({
     datastore,
-    eni: noEc2,
+    eni,
     targets: {
       warmEniTarget: 0,
-      warmIpTarget: 8,
+      warmIpTarget,
       minimumIpTarget: 0,
       warmPrefixTarget: 0,
       prefixDelegation: false,
@@ -39,10 +40,28 @@ function setup(wakeDelayMs: number) {
     limits: { maxEnis: 1, ipv4PerEni: 9, maxPods: 8 },
     now: () => Date.now(),
     log: silentLogger,
-    observer: { decision: (d) => decisions.push(d), actionFailed: () => {} },
+    observer: { decision: () => {}, actionFailed: () => {} },
     setupEni: async () => {},
     teardownEni: async () => {},
     routeTableId: (n) => (n === 0 ? 254 : n + 1),
+    ...more,
+  });
+}
+
+/**
+ * A pool loop over a real datastore whose pool is full and may not grow (one ENI of 8 addresses, one ENI
+ * allowed): every decision is `none`, so no EC2 call is ever made and each pass is exactly one tick.
+ */
+function setup(wakeDelayMs: number) {
+  const datastore = nodeDatastore(8);
+  const decisions: PoolDecision[] = [];
+  const noEc2 = new Proxy({} as EniManager, {
+    get: (_t, name) => () => {
+      throw new Error(`unexpected EC2 call ${String(name)}`);
+    },
+  });
+  const pool = poolLoop(datastore, noEc2, 8, {
+    observer: { decision: (d) => decisions.push(d), actionFailed: () => {} },
     wakeDelayMs,
   });
   return { pool, decisions, datastore };
@@ -105,12 +124,7 @@ describe('PoolLoop scheduling', () => {
 
 describe('PoolLoop under EC2 throttling', () => {
   it('a pool action whose EC2 call ran out of retries is reported, changes nothing, and the next pass redoes it', async () => {
-    const datastore = new Datastore({
-      clock: new ManualClock(),
-      checkpointer: new InMemoryGroupCommitCheckpointer(),
-      cooldownMs: 0,
-    });
-    datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+    const datastore = nodeDatastore(0);
     // What eni-manager throws once a storm outlasts one call's retries (its own tests cover those retries).
     let throttledCalls = 1;
     const assigned: number[] = [];
@@ -128,23 +142,8 @@ describe('PoolLoop under EC2 throttling', () => {
       },
     } as unknown as EniManager;
     const failures: string[] = [];
-    const pool = new PoolLoop({
-      datastore,
-      eni,
-      targets: {
-        warmEniTarget: 0,
-        warmIpTarget: 3,
-        minimumIpTarget: 0,
-        warmPrefixTarget: 0,
-        prefixDelegation: false,
-      },
-      limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 9 },
-      now: () => Date.now(),
-      log: silentLogger,
+    const pool = poolLoop(datastore, eni, 3, {
       observer: { decision: () => {}, actionFailed: (kind, code) => failures.push(`${kind} ${code}`) },
-      setupEni: async () => {},
-      teardownEni: async () => {},
-      routeTableId: (n) => (n === 0 ? 254 : n + 1),
     });
     expect((await pool.tick()).kind).toBe('assign');
     expect(failures).toEqual(['assign RequestLimitExceeded']);
