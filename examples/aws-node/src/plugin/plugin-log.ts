@@ -22,7 +22,14 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import { formatLogLine, type Logger, type LogLevel, levelRank, parseLogLevel } from '../log/logger.js';
+import {
+  formatLogLine,
+  isoTime,
+  type Logger,
+  type LogLevel,
+  levelRank,
+  parseLogLevel,
+} from '../log/logger.js';
 
 /** Rotation and clock, for tests. */
 export interface PluginLogOptions {
@@ -84,17 +91,20 @@ export function openPluginLog(destination: string, level: string, options: Plugi
 
 /** Opens `path` for appending (creating its directory), rotating it first when it is full. */
 function openRotated(path: string, maxBytes: number, backups: number, now: () => number): number | undefined {
-  let fd = openAppend(path);
+  const fd = openAppend(path);
   if (fd === undefined) return undefined;
   try {
     if (fstatSync(fd).size < maxBytes) return fd;
-    closeSync(fd);
+  } catch {
+    return fd;
+  }
+  closeSync(fd);
+  try {
     rotate(path, backups, now());
   } catch {
     // Another plugin rotated it first, or the directory cannot be listed: append to what is there now.
   }
-  fd = openAppend(path);
-  return fd;
+  return openAppend(path);
 }
 
 function openAppend(path: string): number | undefined {
@@ -119,7 +129,7 @@ function rotate(path: string, backups: number, at: number): void {
   const dir = dirname(path);
   const ext = extname(path);
   const stem = basename(path, ext);
-  const stamp = new Date(at).toISOString().replace(/:/g, '-').replace(/Z$/, '');
+  const stamp = isoTime(at).replace(/:/g, '-').replace(/Z$/, '');
   renameSync(path, join(dir, `${stem}-${stamp}${ext}`));
   const backupName = new RegExp(
     `^${escapeRegExp(stem)}-\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d\\.\\d{3}${escapeRegExp(ext)}$`,
