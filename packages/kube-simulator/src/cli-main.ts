@@ -3,13 +3,14 @@ import { parseArgs } from 'node:util';
 import { startKubeSimulator } from './simulator.js';
 
 /** Usage text of `kube-sim`. */
-export const USAGE = `usage: kube-sim serve --kubeconfig FILE [--host 127.0.0.1] [--port 0] [--tls]
+export const USAGE = `usage: kube-sim serve --kubeconfig FILE [--host 127.0.0.1] [--port 0] [--tls | --plain-http]
 
 Serves a Kubernetes API server subset until SIGTERM/SIGINT and writes an admin kubeconfig to FILE.
   --kubeconfig FILE  where to write the kubeconfig (kubectl --kubeconfig FILE …)
   --host ADDR        listen address (default 127.0.0.1)
   --port N           listen port (default 0: any free port)
-  --tls              serve https with a fresh self-signed certificate (needs openssl)
+  --tls              serve https with a fresh self-signed certificate (the default; needs openssl)
+  --plain-http       serve http instead (kubectl then sends no token: only for raw HTTP clients)
   --help             this text
   --version          the simulator's version`;
 
@@ -35,6 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     host?: string;
     port?: string;
     tls?: boolean;
+    'plain-http'?: boolean;
     help?: boolean;
     version?: boolean;
   };
@@ -49,6 +51,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         host: { type: 'string' },
         port: { type: 'string' },
         tls: { type: 'boolean' },
+        'plain-http': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -75,6 +78,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.err('kube-sim: --kubeconfig FILE is required (see kube-sim --help)');
     return 2;
   }
+  if (values.tls && values['plain-http']) {
+    io.err('kube-sim: --tls and --plain-http exclude each other (see kube-sim --help)');
+    return 2;
+  }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!/^\d+$/.test(values.port ?? '0') || port > 65535) {
     io.err(`kube-sim: --port ${values.port} is not a port number (0-65535)`);
@@ -82,7 +89,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   let sim: Awaited<ReturnType<typeof startKubeSimulator>>;
   try {
-    sim = await startKubeSimulator({ host: values.host ?? '127.0.0.1', port, tls: values.tls === true });
+    sim = await startKubeSimulator({
+      host: values.host ?? '127.0.0.1',
+      port,
+      tls: values['plain-http'] !== true,
+    });
     await writeFile(values.kubeconfig, sim.kubeconfig(), { mode: 0o600 });
   } catch (e) {
     io.err(`kube-sim: could not start: ${(e as Error).message}`);

@@ -45,6 +45,7 @@ export {
   type KubeSimOptions,
   type KubeSimSnapshot,
   type KubeSimulator,
+  type RequestRecord,
   startKubeSimulator,
 } from './simulator.js';
 export {

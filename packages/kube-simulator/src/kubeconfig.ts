@@ -6,6 +6,8 @@ export interface KubeconfigSpec {
   readonly token: string;
   /** PEM CA certificate for https servers. */
   readonly caPem?: string;
+  /** Plain http: marks the cluster `insecure-skip-tls-verify` (client-node refuses http otherwise). */
+  readonly insecure?: boolean;
   /** Cluster, user and context name. */
   readonly name?: string;
   /** Default namespace of the context. */
@@ -28,6 +30,7 @@ export function renderKubeconfig(spec: KubeconfigSpec): string {
     `    server: ${quote(spec.server)}`,
   ];
   if (spec.caPem) lines.push(`    certificate-authority-data: ${Buffer.from(spec.caPem).toString('base64')}`);
+  if (spec.insecure) lines.push('    insecure-skip-tls-verify: true');
   lines.push(
     'users:',
     `- name: ${quote(name)}`,

@@ -26,7 +26,11 @@ export interface KubeSimOptions {
   readonly host?: string;
   /** Port (default 0 = any free port). */
   readonly port?: number;
-  /** Serve https with this certificate, or `true` for a fresh self-signed one (needs `openssl`). */
+  /**
+   * https with this certificate, `true` (the default) for a fresh self-signed one (needs `openssl`), or `false`
+   * for plain http. kubectl sends bearer tokens only over https, and client-node talks plain http only when the
+   * kubeconfig says `insecure-skip-tls-verify` (which the simulator's http kubeconfig does).
+   */
   readonly tls?: boolean | TlsMaterial;
   /** State to start from (e.g. a snapshot taken before a restart). */
   readonly snapshot?: KubeSimSnapshot;
@@ -40,6 +44,16 @@ export interface KubeSimOptions {
   readonly now?: () => number;
   /** Timers for watch bookmarks and timeouts. */
   readonly timers?: WatchTimers;
+}
+
+/** One answered request. */
+export interface RequestRecord {
+  /** HTTP method. */
+  readonly method: string;
+  /** Path and query. */
+  readonly url: string;
+  /** HTTP status sent (200 for a watch, whatever its events). */
+  readonly status: number;
 }
 
 /** Faults a test can inject. */
@@ -60,6 +74,10 @@ export interface KubeSimulator {
   readonly port: number;
   /** PEM CA certificate clients must trust (https only). */
   readonly caPem: string | undefined;
+  /** The certificate and key served (https only): pass them as `tls` to restart with the same identity. */
+  readonly tls: TlsMaterial | undefined;
+  /** The last requests answered (at most 10 000), oldest first. */
+  readonly requests: readonly RequestRecord[];
   /** The administrator token (`system:masters`). */
   readonly adminToken: string;
   /** Direct access to the object semantics (no authentication), for seeding and assertions. */
@@ -97,6 +115,7 @@ export interface KubeSimObjects {
   delete(apiVersion: string, plural: string, name: string, namespace?: string): void;
 }
 
+const MAX_REQUEST_LOG = 10_000;
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 function splitApiVersion(apiVersion: string): [string, string] {
@@ -151,6 +170,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
       ? await selfSignedCertificate(options.host && options.host !== '127.0.0.1' ? [options.host] : [])
       : options.tls || undefined;
   let unavailable = false;
+  const requests: RequestRecord[] = [];
   const host = options.host ?? '127.0.0.1';
   let port = options.port ?? 0;
   const router = createRouter({
@@ -162,6 +182,10 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     serverAddress: () => `${host}:${port}`,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     unavailable: () => unavailable,
+    onRequest: (method, url, status) => {
+      requests.push({ method, url, status });
+      if (requests.length > MAX_REQUEST_LOG) requests.splice(0, requests.length - MAX_REQUEST_LOG);
+    },
   });
   const server: Server = tls
     ? createHttpsServer({ cert: tls.cert, key: tls.key }, router)
@@ -236,6 +260,8 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
       return port;
     },
     caPem: tls?.cert,
+    tls,
+    requests,
     adminToken: tokens.adminToken,
     objects,
     faults: {
@@ -249,7 +275,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
       return renderKubeconfig({
         server: sim.url,
         token: o.token ?? tokens.adminToken,
-        ...(tls ? { caPem: tls.cert } : {}),
+        ...(tls ? { caPem: tls.cert } : { insecure: true }),
         ...(o.namespace ? { namespace: o.namespace } : {}),
         ...(o.name ? { name: o.name } : {}),
       });
