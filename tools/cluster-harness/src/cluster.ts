@@ -10,6 +10,7 @@ import { daemonClient, ServingStatus } from '@vpc-cni-kit/aws-node';
 import { type DescribedInstance, startVirtualVpc, type VirtualVpc } from '@vpc-cni-kit/ec2-simulator';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { inNetns } from './exec.js';
+import { ClusterKubeApi } from './kube-api.js';
 
 /** Options for {@link Cluster.start}. */
 export interface ClusterOptions {
@@ -49,6 +50,10 @@ export interface ClusterNode {
   logFile: string;
   daemon: ChildProcess | undefined;
   env: Record<string, string>;
+  /** The instance's Node object name (`ip-10-0-0-5.us-west-2.compute.internal`). */
+  nodeName: string;
+  /** The aws-node pod's name (in kube-system). */
+  awsNodePod: string;
 }
 
 /** A pod created through libcni. */
@@ -82,6 +87,8 @@ export class Cluster {
 
   private constructor(
     readonly vpc: VirtualVpc,
+    /** The cluster's Kubernetes API (kube-simulator) with its Nodes, pods and aws-node's RBAC. */
+    readonly kube: ClusterKubeApi,
     readonly nodes: ClusterNode[],
     private readonly options: ClusterOptions,
     readonly workDir: string,
@@ -109,6 +116,13 @@ export class Cluster {
     const runBase =
       options.runDir === undefined ? undefined : join(options.runDir, `vck-cluster-${vpc.runId}`);
     const described = vpc.describe();
+    let kube: ClusterKubeApi;
+    try {
+      kube = await ClusterKubeApi.start(described);
+    } catch (e) {
+      await vpc.close();
+      throw e;
+    }
     const nodes: ClusterNode[] = described.instances.map((instance, index) => {
       const dir = join(workDir, `node${index}`);
       const run = runBase === undefined ? join(dir, 'run') : join(runBase, `node${index}`);
@@ -124,7 +138,12 @@ export class Cluster {
         logFile: join(dir, 'ipamd.log'),
         daemon: undefined,
         env: {},
+        nodeName: '',
+        awsNodePod: '',
       };
+      const access = kube.registerNode(instance, dir);
+      node.nodeName = access.nodeName;
+      node.awsNodePod = access.podName;
       node.env = {
         PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
         AWS_EC2_ENDPOINT: instance.ec2Endpoint,
@@ -141,12 +160,13 @@ export class Cluster {
         AWS_VPC_K8S_CNI_LOG_FILE: node.logFile,
         AWS_VPC_K8S_PLUGIN_LOG_FILE: join(dir, 'plugin.log'),
         AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
+        ...access.env,
         ...options.env,
       };
       mkdirSync(run, { recursive: true });
       return node;
     });
-    const cluster = new Cluster(vpc, nodes, options, workDir, runBase);
+    const cluster = new Cluster(vpc, kube, nodes, options, workDir, runBase);
     try {
       await Promise.all(nodes.map((n) => cluster.initNode(n)));
       await Promise.all(nodes.map((n) => cluster.startDaemon(n.index)));
@@ -276,6 +296,8 @@ export class Cluster {
       netnsPath,
       containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
     };
+    // As the scheduler and kubelet would: the Pod object exists, bound to the node, before its CNI ADD.
+    this.kube.createPod(pod.namespace, pod.name, node.nodeName);
     const deadline = Date.now() + (options.retryForMs ?? 30_000);
     for (;;) {
       const r = await this.libcni(node, 'add', pod, options.capabilityArgs);
@@ -291,6 +313,7 @@ export class Cluster {
         // A failed ADD is followed by DEL, as a runtime does; then the namespace goes.
         await this.libcni(node, 'del', pod);
         netnsDel(netns);
+        this.kube.deletePod(pod.namespace, pod.name);
         throw new PodError(out.error.code, out.error.msg, out.error.details);
       }
       await new Promise((r2) => setTimeout(r2, 500));
@@ -308,6 +331,7 @@ export class Cluster {
     if (!second.ok)
       throw new PodError(second.error.code, `second DEL failed: ${second.error.msg}`, second.error.details);
     netnsDel(pod.netns);
+    this.kube.deletePod(pod.namespace, pod.name);
     this.pods.splice(this.pods.indexOf(pod), 1);
   }
 
@@ -345,6 +369,7 @@ export class Cluster {
     }
     this.pods.length = 0;
     await Promise.all(this.nodes.map((n) => this.stopDaemon(n.index, 'SIGTERM')));
+    await this.kube.close();
     await this.vpc.close();
     rmSync(this.workDir, { recursive: true, force: true });
     if (this.runBase !== undefined) rmSync(this.runBase, { recursive: true, force: true });

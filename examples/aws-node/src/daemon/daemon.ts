@@ -13,6 +13,8 @@ import {
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
 import type { AwsNodeConfig } from '../config/config.js';
+import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
+import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { type Host, openHost } from './host.js';
@@ -33,6 +35,8 @@ export interface RunningDaemon {
   introspection: HttpEndpoint | undefined;
   metricsEndpoint: HttpEndpoint | undefined;
   conflistPath: string;
+  /** The Kubernetes side (CNINode, Events, pod annotations); never on the pod path. */
+  kube: KubeSide;
   /** Milliseconds from start to healthy (serving and conflist written). */
   startupMs: number;
   /** Graceful stop: no new EC2 mutations, in-flight work finishes, sockets closed. */
@@ -62,7 +66,14 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   const { log } = options;
   const metrics = new DaemonMetrics();
   metrics.buildInfo.set({ version: options.version, goversion: process.version }, 1);
-  const hooks = { onCall: metrics.onCall };
+  // Kubernetes side (src/kube): created now so EC2's UnauthorizedOperation reaches it, started once serving.
+  const kube = await createKubeSide(config.kube, log);
+  const hooks = {
+    onCall: (e: Parameters<typeof metrics.onCall>[0]) => {
+      metrics.onCall(e);
+      kube.onEc2Call(e);
+    },
+  };
 
   // 1. Who am I.
   const imds = new ImdsClient({ ...(config.imdsEndpoint ? { endpoint: config.imdsEndpoint } : {}), hooks });
@@ -234,21 +245,24 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   let terminating = false;
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
-    backend: ipamBackend({
-      datastore,
-      plumber: host.plumber,
-      log,
-      observer: metrics,
-      version: options.version,
-      vethPrefix: config.vethPrefix,
-      podMtu: config.podMtu,
-      vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
-      externalSnat: config.externalSnat,
-      shuttingDown: () => terminating,
-      poolCondition: () => pool.condition(),
-      wakePool: () => pool.wake(),
-      now: () => performance.now(),
-    }),
+    backend: reportPodsTo(
+      kube,
+      ipamBackend({
+        datastore,
+        plumber: host.plumber,
+        log,
+        observer: metrics,
+        version: options.version,
+        vethPrefix: config.vethPrefix,
+        podMtu: config.podMtu,
+        vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+        externalSnat: config.externalSnat,
+        shuttingDown: () => terminating,
+        poolCondition: () => pool.condition(),
+        wakePool: () => pool.wake(),
+        now: () => performance.now(),
+      }),
+    ),
   });
   const introspection = config.introspection.enabled
     ? await listen(introspectionServer(datastore, config, log), config.introspection.bindAddress)
@@ -306,6 +320,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     config.hostCniConfDirPath,
     renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
   );
+  kube.start();
   const startupMs = performance.now() - started;
   log.info('aws-node ready', {
     socket: config.socketPath,
@@ -322,6 +337,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     introspection,
     metricsEndpoint,
     conflistPath,
+    kube,
     startupMs,
     async stop() {
       terminating = true;
@@ -329,6 +345,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
       await pool.stop();
       await rpc.close(5000);
+      await kube.stop();
       await datastore
         .flush()
         .catch((e: unknown) => log.warn('final checkpoint write failed', { error: String(e) }));
