@@ -166,7 +166,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
   }
 
   const tls =
-    options.tls === true
+    (options.tls ?? true) === true
       ? await selfSignedCertificate(options.host && options.host !== '127.0.0.1' ? [options.host] : [])
       : options.tls || undefined;
   let unavailable = false;
