@@ -109,8 +109,15 @@ export interface KubeSimObjects {
   get(apiVersion: string, plural: string, name: string, namespace?: string): KubeObject | undefined;
   /** Lists objects (all namespaces when `namespace` is undefined). */
   list(apiVersion: string, plural: string, namespace?: string): KubeObject[];
-  /** Applies a JSON merge patch. */
-  patch(apiVersion: string, plural: string, name: string, patch: unknown, namespace?: string): KubeObject;
+  /** Applies a JSON merge patch to an object, or to its status (`subresource` = `status`). */
+  patch(
+    apiVersion: string,
+    plural: string,
+    name: string,
+    patch: unknown,
+    namespace?: string,
+    subresource?: '' | 'status',
+  ): KubeObject;
   /** Deletes an object. */
   delete(apiVersion: string, plural: string, name: string, namespace?: string): void;
 }
@@ -165,10 +172,13 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
         api.create(saType, ns, { metadata: { name: 'default' } });
   }
 
-  const tls =
-    (options.tls ?? true) === true
+  const tlsOption = options.tls ?? true;
+  const tls: TlsMaterial | undefined =
+    tlsOption === true
       ? await selfSignedCertificate(options.host && options.host !== '127.0.0.1' ? [options.host] : [])
-      : options.tls || undefined;
+      : tlsOption === false
+        ? undefined
+        : tlsOption;
   let unavailable = false;
   const requests: RequestRecord[] = [];
   const host = options.host ?? '127.0.0.1';
@@ -244,8 +254,8 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
       const t = typeFor(apiVersion, plural);
       return api.list(t, namespace, {}).items as KubeObject[];
     },
-    patch: (apiVersion, plural, name, patch, namespace = '') =>
-      api.patch(typeFor(apiVersion, plural), namespace, name, 'merge', patch, '').object,
+    patch: (apiVersion, plural, name, patch, namespace = '', subresource = '') =>
+      api.patch(typeFor(apiVersion, plural), namespace, name, 'merge', patch, subresource).object,
     delete: (apiVersion, plural, name, namespace = '') => {
       api.delete(typeFor(apiVersion, plural), namespace, name, undefined);
     },

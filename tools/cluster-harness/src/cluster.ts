@@ -306,6 +306,7 @@ export class Cluster {
         const result = out.result as { ips?: { address: string }[] };
         const address = result.ips?.[0]?.address.split('/')[0] ?? '';
         const created: ClusterPod = { ...pod, node: i, address, result: out.result };
+        this.kube.podRunning(pod.namespace, pod.name, address, node.instance.privateIp);
         this.pods.push(created);
         return created;
       }

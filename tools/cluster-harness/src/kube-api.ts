@@ -9,7 +9,6 @@ import { createRequire } from 'node:module';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadAllYaml } from '@kubernetes/client-node';
 import type { DescribedInstance, VirtualVpcDescription } from '@vpc-cni-kit/ec2-simulator';
 import {
   type KubeObject,
@@ -18,6 +17,7 @@ import {
   startKubeSimulator,
 } from '@vpc-cni-kit/kube-simulator';
 import { withNetnsSync } from '@vpc-cni-kit/netlink';
+import { loadAll } from 'js-yaml';
 
 /** Where the API server listens inside the VPC's internet namespace. */
 export const KUBE_API_PORT = 443;
@@ -25,7 +25,7 @@ export const KUBE_API_PORT = 443;
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 function manifest(path: string): KubeObject[] {
-  return (loadAllYaml(readFileSync(path, 'utf8')) as KubeObject[]).filter(Boolean);
+  return (loadAll(readFileSync(path, 'utf8')) as KubeObject[]).filter(Boolean);
 }
 
 /** aws-node's RBAC manifest (ServiceAccount, ClusterRole, ClusterRoleBinding), from the aws-node package. */
@@ -164,6 +164,18 @@ export class ClusterKubeApi {
       metadata: { name, namespace },
       spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }] },
     });
+  }
+
+  /** Records a pod as running with its address (what the kubelet reports after a successful CNI ADD). */
+  podRunning(namespace: string, name: string, ip: string, hostIp: string): void {
+    this.sim.objects.patch(
+      'v1',
+      'pods',
+      name,
+      { status: { phase: 'Running', hostIP: hostIp, podIP: ip, podIPs: [{ ip }] } },
+      namespace,
+      'status',
+    );
   }
 
   /** Deletes a pod object (after its CNI DEL); a missing one is fine. */

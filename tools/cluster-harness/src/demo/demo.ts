@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
 import { awsNodeBinDir } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
-import { connectivityMatrix, podTable, poolState } from './report.js';
+import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
 
@@ -61,7 +61,13 @@ async function bringUp(
   const runner = process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../libcni-runner/bin/libcni-runner');
   if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
   print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
-  const cluster = await Cluster.start({ nodes: args.nodes, binDir, libcniRunner: runner, bandwidth: true });
+  const cluster = await Cluster.start({
+    nodes: args.nodes,
+    binDir,
+    libcniRunner: runner,
+    bandwidth: true,
+    env: { ANNOTATE_POD_IP: 'true' },
+  });
   print(
     `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
   );
@@ -72,6 +78,9 @@ async function bringUp(
   const matrix = await connectivityMatrix(cluster);
   print(`Connectivity (ping)\n${matrix.text}\n`);
   print(`Warm pool\n${await poolState(cluster)}\n`);
+  print(
+    `Kubernetes (the cluster's API: Nodes, CNINodes and pods as aws-node and the kubelet left them)\n${kubernetesView(cluster)}\n`,
+  );
   const described = cluster.vpc.describe();
   const description = {
     runId: cluster.vpc.runId,
@@ -98,6 +107,7 @@ async function bringUp(
       address: p.address,
     })),
     internetHost: described.internet.host,
+    kubernetes: { server: `https://${cluster.kube.address}:443`, kubeconfigFromHost: cluster.kube.sim.url },
     connectivityOk: matrix.ok,
     down: `${selfCommand()} --down ${cluster.vpc.runId}`,
   };
