@@ -16,7 +16,11 @@ import { CNINODE, ensureCniNode } from '../src/kube/cni-node.js';
 import { type InClusterTarget, resolveInCluster } from '../src/kube/in-cluster.js';
 import { type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
 import { KubeSide } from '../src/kube/kube-side.js';
-import { POD_IPS_ANNOTATION, setPodIpAnnotation } from '../src/kube/pod-ip-annotation.js';
+import {
+  clearPodIpAnnotation,
+  POD_IPS_ANNOTATION,
+  setPodIpAnnotation,
+} from '../src/kube/pod-ip-annotation.js';
 import type { Logger } from '../src/log/logger.js';
 
 const dir = scratchDir('vck-aws-node-kube-');
@@ -215,7 +219,7 @@ describe('CNINode', () => {
 });
 
 describe('pod IP annotation', () => {
-  it('sets the annotation, skips an equal one, and clears it only while it names the released address', async () => {
+  it('sets the annotation in one idempotent patch, and clears it only while it names the released address', async () => {
     sim.objects.create('v1', 'pods', {
       metadata: { name: 'web', namespace: 'default' },
       spec: { nodeName: NODE, containers: [{ name: 'c', image: 'x' }] },
@@ -226,13 +230,17 @@ describe('pod IP annotation', () => {
           | Record<string, string>
           | undefined
       )?.[POD_IPS_ANNOTATION];
-    expect(await setPodIpAnnotation(api, { namespace: 'default', name: 'web' }, '10.0.0.20')).toBe(true);
+    const web = { namespace: 'default', name: 'web' };
+    expect(await setPodIpAnnotation(api, web, '10.0.0.20')).toBe(true);
     expect(read()).toBe('10.0.0.20');
-    expect(await setPodIpAnnotation(api, { namespace: 'default', name: 'web' }, '10.0.0.20')).toBe(false);
-    expect(await setPodIpAnnotation(api, { namespace: 'default', name: 'web' }, '', '10.0.0.99')).toBe(false);
+    const rv = sim.objects.get('v1', 'pods', 'web', 'default')!.metadata!.resourceVersion;
+    expect(await setPodIpAnnotation(api, web, '10.0.0.20')).toBe(true);
+    expect(sim.objects.get('v1', 'pods', 'web', 'default')!.metadata!.resourceVersion).toBe(rv);
+    expect(await clearPodIpAnnotation(api, web, '10.0.0.99')).toBe(false);
     expect(read()).toBe('10.0.0.20');
-    expect(await setPodIpAnnotation(api, { namespace: 'default', name: 'web' }, '', '10.0.0.20')).toBe(true);
+    expect(await clearPodIpAnnotation(api, web, '10.0.0.20')).toBe(true);
     expect(read()).toBe('');
+    expect(await clearPodIpAnnotation(api, { namespace: 'default', name: 'gone' }, '10.0.0.20')).toBe(false);
     expect(await setPodIpAnnotation(api, { namespace: 'default', name: 'gone' }, '10.0.0.21')).toBe(false);
   });
 });
@@ -312,6 +320,7 @@ describe('KubeSide', () => {
     } finally {
       await sim.resume();
     }
+    const resumedAt = Date.now();
     await until(
       'annotation',
       () =>
@@ -320,7 +329,9 @@ describe('KubeSide', () => {
             | Record<string, string>
             | undefined
         )?.[POD_IPS_ANNOTATION] === '10.0.0.30',
+      18_000,
     );
+    expect(Date.now() - resumedAt).toBeLessThan(5000);
     expect(log.lines.some((l) => l.startsWith('info Kubernetes API reachable again'))).toBe(true);
     expect(k.status()).toMatchObject({ state: 'connected', cniNodeReady: true });
     await k.stop();

@@ -82,6 +82,7 @@ export function clientNodeApi(target: InClusterTarget, timeoutMs: number): KubeA
   };
   const timed = { middleware: [timeout], middlewareMergeStrategy: 'append' as const };
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, timed);
+  const json = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, timed);
   return {
     getNode: (name) => call(() => core.readNode({ name }, timed)),
     getPod: (namespace, name) => call(() => core.readNamespacedPod({ namespace, name }, timed)),
@@ -90,6 +91,8 @@ export function clientNodeApi(target: InClusterTarget, timeoutMs: number): KubeA
     createClusterObject: (r, body) => call(() => custom.createClusterCustomObject({ ...r, body }, timed)),
     mergePatchClusterObject: (r, name, patch) =>
       call(() => custom.patchClusterCustomObject({ ...r, name, body: patch as object }, merge)),
+    jsonPatchPod: (namespace, name, ops) =>
+      call(() => core.patchNamespacedPod({ namespace, name, body: ops as object }, json)),
     mergePatchPod: (namespace, name, patch) =>
       call(() => core.patchNamespacedPod({ namespace, name, body: patch as object }, merge)),
     createEvent: (namespace, body) =>

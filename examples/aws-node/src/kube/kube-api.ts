@@ -79,6 +79,8 @@ export interface KubeApi {
   mergePatchClusterObject(r: CustomResource, name: string, patch: unknown): Promise<KubeObject>;
   /** JSON merge patch of a Pod (a `metadata.resourceVersion` in it makes it conditional). */
   mergePatchPod(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
+  /** RFC 6902 JSON patch of a Pod (a failing `test` operation is a 422 Invalid). */
+  jsonPatchPod(namespace: string, name: string, ops: readonly unknown[]): Promise<KubeObject>;
   /** GET a Pod. */
   getPod(namespace: string, name: string): Promise<KubeObject>;
   /** POST an events.k8s.io/v1 Event. */

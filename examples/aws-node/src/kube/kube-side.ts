@@ -10,7 +10,7 @@ import { type CniNodeFeature, ensureCniNode } from './cni-node.js';
 import { missingIamPermissionsEvent } from './iam-event.js';
 import type { InClusterTarget, NotInCluster } from './in-cluster.js';
 import { isKubeCallError, type KubeApi } from './kube-api.js';
-import { setPodIpAnnotation } from './pod-ip-annotation.js';
+import { clearPodIpAnnotation, setPodIpAnnotation } from './pod-ip-annotation.js';
 
 /** Reconnect policy when the API is unreachable: 0.5 s → 5 s (the reference polls every 5 s), ×2, jitter 0.2. */
 export const KUBE_RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5000, factor: 2, jitter: 0.2 };
@@ -154,11 +154,16 @@ export class KubeSide {
     this.#wake?.();
   }
 
-  /** Stops reconnecting and drops what is queued. */
+  /**
+   * Stops reconnecting and drops what is queued. Waits at most a second for a call in flight (a daemon's stop
+   * must not hang on an API server that stopped answering).
+   */
   async stop(): Promise<void> {
     this.#stop.abort();
     this.#kick();
-    await this.#loop;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#loop, new Promise<void>((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
   }
 
   async #run(target: InClusterTarget): Promise<void> {
@@ -173,7 +178,9 @@ export class KubeSide {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
           signal.addEventListener('abort', () => resolve(), { once: true });
-          if (this.#annotations.size + this.#events.length > 0 || !this.#cniNodeReady) resolve();
+          // Work queued (or stop asked) while draining: no wake-up will come for it, go round again now.
+          if (signal.aborted || this.#annotations.size + this.#events.length > 0 || !this.#cniNodeReady)
+            resolve();
         });
         this.#wake = undefined;
         if (!this.#cniNodeReady && this.#state === 'connected') await this.deps.sleep(5000, signal);
@@ -278,7 +285,8 @@ export class KubeSide {
     }
     for (const [key, job] of [...this.#annotations]) {
       try {
-        await setPodIpAnnotation(api, job.pod, job.ip, job.released);
+        if (job.released === undefined) await setPodIpAnnotation(api, job.pod, job.ip);
+        else await clearPodIpAnnotation(api, job.pod, job.released);
       } catch (e) {
         if (isKubeCallError(e, 'Unreachable')) throw e;
         log.warn('pod IP annotation not written', { pod: key, error: String((e as Error).message) });

@@ -3,35 +3,45 @@ import { isKubeCallError, type KubeApi } from './kube-api.js';
 /** The annotation the reference writes with `ANNOTATE_POD_IP=true`. */
 export const POD_IPS_ANNOTATION = 'vpc.amazonaws.com/pod-ips';
 
+const POINTER = `/metadata/annotations/${POD_IPS_ANNOTATION.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+
 /**
- * Sets `vpc.amazonaws.com/pod-ips` on a pod after ADD (`ip`), or clears it after DEL (`''`, only while it still
- * names `releasedIp`), as the reference does: skipped when already equal, a merge patch conditional on the
- * resourceVersion read, retried on 409. A pod that no longer exists is not an error. Returns whether it wrote.
+ * Writes `vpc.amazonaws.com/pod-ips = ip` on a pod after its ADD: one merge patch touching only that key, so no
+ * read and no conflict is possible. A pod that no longer exists is not an error. Returns whether it wrote.
  */
 export async function setPodIpAnnotation(
   api: KubeApi,
   pod: { namespace: string; name: string },
   ip: string,
-  releasedIp?: string,
-  attempts = 5,
 ): Promise<boolean> {
-  for (let i = 0; ; i++) {
-    try {
-      const current = await api.getPod(pod.namespace, pod.name);
-      const now = current.metadata?.annotations?.[POD_IPS_ANNOTATION];
-      if (now === ip) return false;
-      if (releasedIp !== undefined && now !== releasedIp) return false;
-      await api.mergePatchPod(pod.namespace, pod.name, {
-        metadata: {
-          resourceVersion: current.metadata?.resourceVersion,
-          annotations: { [POD_IPS_ANNOTATION]: ip },
-        },
-      });
-      return true;
-    } catch (e) {
-      if (isKubeCallError(e, 'NotFound')) return false;
-      if (isKubeCallError(e, 'Conflict') && i + 1 < attempts) continue;
-      throw e;
-    }
+  try {
+    await api.mergePatchPod(pod.namespace, pod.name, {
+      metadata: { annotations: { [POD_IPS_ANNOTATION]: ip } },
+    });
+    return true;
+  } catch (e) {
+    if (isKubeCallError(e, 'NotFound')) return false;
+    throw e;
+  }
+}
+
+/**
+ * Clears the annotation after a DEL, only while it still names `releasedIp` (as the reference does): one JSON
+ * patch whose `test` makes the server refuse it (422) when the value changed meanwhile. Returns whether it wrote.
+ */
+export async function clearPodIpAnnotation(
+  api: KubeApi,
+  pod: { namespace: string; name: string },
+  releasedIp: string,
+): Promise<boolean> {
+  try {
+    await api.jsonPatchPod(pod.namespace, pod.name, [
+      { op: 'test', path: POINTER, value: releasedIp },
+      { op: 'replace', path: POINTER, value: '' },
+    ]);
+    return true;
+  } catch (e) {
+    if (isKubeCallError(e, 'NotFound', 'Invalid')) return false;
+    throw e;
   }
 }
