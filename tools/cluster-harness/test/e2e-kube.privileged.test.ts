@@ -3,22 +3,12 @@
  * https as the aws-node ServiceAccount, authorized by the project's own RBAC manifest.
  */
 import { existsSync } from 'node:fs';
-import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
+import { buildLibcniRunner, describePrivileged, eventually } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod } from '../src/cluster.js';
 
 const binDir = awsNodeBinDir();
-
-async function until<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describePrivileged('aws-node and the Kubernetes API', () => {
   let cluster: Cluster;
@@ -41,7 +31,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
 
   it('creates its CNINode, named after its Node, through RBAC', async () => {
     const node = cluster.nodes[0]!;
-    const cniNode = await until('the CNINode', () =>
+    const cniNode = await eventually('the CNINode', () =>
       cluster.kube.sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', node.nodeName),
     );
     expect(cniNode.spec).toEqual({ features: [] });
@@ -55,40 +45,12 @@ describePrivileged('aws-node and the Kubernetes API', () => {
 
   it('annotates pods with their IP after ADD (ANNOTATE_POD_IP)', async () => {
     const pod = await cluster.addPod(0, { name: 'annotated' });
-    const annotation = await until('the pod-ips annotation', () => {
+    const annotation = await eventually('the pod-ips annotation', () => {
       const p = cluster.kube.sim.objects.get('v1', 'pods', 'annotated', 'default');
       return (p?.metadata?.annotations as Record<string, string> | undefined)?.['vpc.amazonaws.com/pod-ips'];
     });
     expect(annotation).toBe(pod.address);
     await cluster.delPod(pod);
-  });
-
-  it('emits a MissingIAMPermissions Warning Event when EC2 answers UnauthorizedOperation', async () => {
-    const node = cluster.nodes[0]!;
-    cluster.vpc.simulator.faults.deny('AssignPrivateIpAddresses', 'CreateNetworkInterface');
-    try {
-      // Take the warm addresses so the pool must ask EC2 for more.
-      const pods: ClusterPod[] = [];
-      for (let i = 0; i < 4; i++)
-        pods.push(await cluster.addPod(0, { retryForMs: 2000 }).catch(() => undefined as never));
-      const event = await until('the Event', () =>
-        cluster.kube.sim.objects
-          .list('events.k8s.io/v1', 'events', 'kube-system')
-          .find((e) => e.reason === 'MissingIAMPermissions'),
-      );
-      expect(event).toMatchObject({
-        type: 'Warning',
-        action: expect.stringMatching(/^ec2:(AssignPrivateIpAddresses|CreateNetworkInterface)$/),
-        reportingController: 'aws-node',
-        regarding: { kind: 'Pod', namespace: 'kube-system', name: node.awsNodePod },
-      });
-      expect(String(event.note)).toBe(
-        `Unauthorized operation: failed to call ${String(event.action)} due to missing permissions. Please refer https://github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/iam-policy.md to attach relevant policy to IAM role`,
-      );
-      for (const p of pods.filter(Boolean)) await cluster.delPod(p);
-    } finally {
-      cluster.vpc.simulator.faults.clear();
-    }
   });
 
   it('keeps ADD and DEL working while the Kubernetes API is down, and catches up afterwards', async () => {
@@ -105,7 +67,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     }
     for (const p of pods)
       expect(
-        await until(
+        await eventually(
           `annotation of ${p.name}`,
           () => {
             const obj = cluster.kube.sim.objects.get('v1', 'pods', p.name, p.namespace);
@@ -120,4 +82,35 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     expect(cluster.logTail(0, 200)).toContain('Kubernetes API reachable again');
     for (const p of pods) await cluster.delPod(p);
   }, 120_000);
+
+  it('emits a MissingIAMPermissions Warning Event when EC2 answers UnauthorizedOperation', async () => {
+    const node = cluster.nodes[0]!;
+    cluster.vpc.simulator.faults.deny('AssignPrivateIpAddresses', 'CreateNetworkInterface');
+    try {
+      // Take the warm addresses so the pool must ask EC2 for more.
+      const pods: ClusterPod[] = [];
+      for (let i = 0; i < 4; i++)
+        pods.push(await cluster.addPod(0, { retryForMs: 2000 }).catch(() => undefined as never));
+      const event = await eventually(
+        'the Event',
+        () =>
+          cluster.kube.sim.objects
+            .list('events.k8s.io/v1', 'events', 'kube-system')
+            .find((e) => e.reason === 'MissingIAMPermissions'),
+        20_000,
+      );
+      expect(event).toMatchObject({
+        type: 'Warning',
+        action: expect.stringMatching(/^ec2:(AssignPrivateIpAddresses|CreateNetworkInterface)$/),
+        reportingController: 'aws-node',
+        regarding: { kind: 'Pod', namespace: 'kube-system', name: node.awsNodePod },
+      });
+      expect(String(event.note)).toBe(
+        `Unauthorized operation: failed to call ${String(event.action)} due to missing permissions. Please refer https://github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/iam-policy.md to attach relevant policy to IAM role`,
+      );
+      for (const p of pods.filter(Boolean)) await cluster.delPod(p);
+    } finally {
+      cluster.vpc.simulator.faults.clear();
+    }
+  });
 });
