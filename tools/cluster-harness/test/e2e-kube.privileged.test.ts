@@ -21,7 +21,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
       binDir,
       libcniRunner: await buildLibcniRunner(),
       simulator: { rateLimits: false },
-      env: { ANNOTATE_POD_IP: 'true', WARM_IP_TARGET: '3' },
+      env: { ANNOTATE_POD_IP: 'true' },
     });
   }, 180_000);
 
@@ -58,7 +58,9 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     const pods: ClusterPod[] = [];
     try {
       for (let round = 0; round < 3; round++) {
-        for (let i = 0; i < 3; i++) pods.push(await cluster.addPod(0, { name: `churn-${round}-${i}` }));
+        for (let i = 0; i < 3; i++) {
+          pods.push(await cluster.addPod(0, { name: `churn-${round}-${i}` }));
+        }
         await cluster.delPod(pods.shift()!);
       }
       expect(pods.every((p) => /^10\.0\.\d+\.\d+$/.test(p.address))).toBe(true);
@@ -87,10 +89,10 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     const node = cluster.nodes[0]!;
     cluster.vpc.simulator.faults.deny('AssignPrivateIpAddresses', 'CreateNetworkInterface');
     try {
-      // Take the warm addresses so the pool must ask EC2 for more.
-      const pods: ClusterPod[] = [];
-      for (let i = 0; i < 4; i++)
-        pods.push(await cluster.addPod(0, { retryForMs: 2000 }).catch(() => undefined as never));
+      // A restarted daemon asked for more warm addresses than it has pre-scales: its EC2 calls are refused.
+      await cluster.stopDaemon(0);
+      node.env = { ...node.env, WARM_IP_TARGET: '25' };
+      await cluster.startDaemon(0);
       const event = await eventually(
         'the Event',
         () =>
@@ -103,12 +105,12 @@ describePrivileged('aws-node and the Kubernetes API', () => {
         type: 'Warning',
         action: expect.stringMatching(/^ec2:(AssignPrivateIpAddresses|CreateNetworkInterface)$/),
         reportingController: 'aws-node',
+        reportingInstance: node.nodeName,
         regarding: { kind: 'Pod', namespace: 'kube-system', name: node.awsNodePod },
       });
       expect(String(event.note)).toBe(
         `Unauthorized operation: failed to call ${String(event.action)} due to missing permissions. Please refer https://github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/iam-policy.md to attach relevant policy to IAM role`,
       );
-      for (const p of pods.filter(Boolean)) await cluster.delPod(p);
     } finally {
       cluster.vpc.simulator.faults.clear();
     }
