@@ -1,0 +1,80 @@
+import { DEFAULT_TARGETS, decideAdaptive, initialAdaptiveState } from '@vpc-cni-kit/warm-pool';
+import { describe, expect, it } from 'vitest';
+import { mkEni, stats } from './model.js';
+
+const limits = { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 };
+const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number }> = {}) => ({
+  arrivals: 0,
+  departures: 0,
+  waiting: 0,
+  ...o,
+});
+
+describe('decideAdaptive', () => {
+  it('keeps minWarm on a quiet node and says why', () => {
+    const r = decideAdaptive({
+      stats: stats([mkEni(0, 9, { assigned: 3 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs(),
+      state: initialAdaptiveState,
+    });
+    expect(r.why.code).toBe('min-warm');
+    expect(r.targets.warm).toBe(2);
+    // 6 usable > high 3: release down to the aim (3 + 0 cooling).
+    expect(r.decision.kind).toBe('release');
+    expect(r.decision.kind === 'release' && r.decision.cidrs.length).toBe(3);
+    expect(r.decision.reason.message).toContain('adaptive warm 2');
+  });
+
+  it('raises the target at once for a burst and for waiting pods, then forgets the burst gradually', () => {
+    const enis = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 1)];
+    const first = decideAdaptive({
+      stats: stats(enis),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs({ arrivals: 6, waiting: 3 }),
+      state: initialAdaptiveState,
+    });
+    expect(first.why.code).toBe('pods-waiting');
+    expect(first.targets.warm).toBe(9);
+    expect(first.decision).toMatchObject({ kind: 'assign', eniId: 'eni-1', count: 8 });
+    const later = decideAdaptive({
+      stats: stats(enis),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 + 600_000 },
+      observation: obs(),
+      state: first.state,
+    });
+    expect(later.why.code).toBe('peak-demand');
+    expect(later.targets.warm).toBe(3); // peak 6 halved after one half-life (10 min)
+  });
+
+  it('caps the target by its share of a scarce subnet', () => {
+    const r = decideAdaptive({
+      stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: { ...obs({ arrivals: 8 }), subnetFreeAddresses: 8 },
+      state: initialAdaptiveState,
+    });
+    expect(r.why.code).toBe('subnet-scarce');
+    expect(r.targets.warm).toBe(4);
+  });
+
+  it('attaches a headroom ENI with one address when attached ENIs have no free slots for a burst', () => {
+    const r = decideAdaptive({
+      stats: stats([mkEni(0, 9, { assigned: 5 })]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs(),
+      state: initialAdaptiveState,
+    });
+    expect(r.decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
+  });
+});
