@@ -81,3 +81,46 @@ export function formatTrace(events, comment) {
       '\n',
     )}\ntime_s,event,pod\n${rows.map((e) => `${e.time.toFixed(3)},${e.event},${e.pod}`).join('\n')}\n`;
 }
+
+/** A binary-heap event queue on a virtual clock: pops by time, ties in insertion order. */
+export class Queue {
+  items = [];
+  seq = 0;
+  push(at, kind, data) {
+    const item = { at, seq: this.seq++, kind, data };
+    const a = this.items;
+    a.push(item);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (a[p].at < item.at || (a[p].at === item.at && a[p].seq < item.seq)) break;
+      a[i] = a[p];
+      i = p;
+    }
+    a[i] = item;
+  }
+  pop() {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0) {
+      const less = (x, y) => x.at < y.at || (x.at === y.at && x.seq < y.seq);
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && less(a[l], m === i ? last : a[m])) m = l;
+        if (r < a.length && less(a[r], m === i ? last : a[m])) m = r;
+        if (m === i) break;
+        a[i] = a[m];
+        i = m;
+      }
+      a[i] = last;
+    }
+    return top;
+  }
+  get size() {
+    return this.items.length;
+  }
+}

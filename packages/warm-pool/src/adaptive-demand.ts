@@ -2,6 +2,7 @@ import type {
   AdaptiveObservation,
   AdaptiveSettings,
   AdaptiveState,
+  ArrivalSample,
   ResolvedAdaptiveSettings,
 } from './adaptive-types.js';
 import { WarmPoolError } from './errors.js';
@@ -17,6 +18,11 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   band: 0.5,
   subnetShare: 0.5,
   eniHeadroom: true,
+  burstMin: 5,
+  prewarmMs: 60_000,
+  batchWindowMs: 30_000,
+  rateWindowMs: 300_000,
+  startupHalfLifeMs: 120_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -27,6 +33,25 @@ export const initialAdaptiveState: AdaptiveState = {
   arrivals: 0,
   departures: 0,
 };
+
+/** A burst's size is counted over this long after it starts. */
+const BURST_SPAN_MS = 60_000;
+/** Bursts remembered for recurrence. */
+const MAX_BURSTS = 4;
+
+/**
+ * The next burst, when the last three came at an even period (intervals within 10 % or 30 s of each other):
+ * its expected start and size (the larger of the last two); undefined otherwise.
+ */
+export function nextRecurringBurst(state: AdaptiveState): { at: number; size: number } | undefined {
+  const b = state.bursts ?? [];
+  if (b.length < 3) return undefined;
+  const [x, y, z] = b.slice(-3) as [ArrivalSample, ArrivalSample, ArrivalSample];
+  const i1 = y.at - x.at;
+  const i2 = z.at - y.at;
+  if (Math.abs(i1 - i2) > Math.max(0.1 * Math.max(i1, i2), 30_000)) return undefined;
+  return { at: z.at + (i1 + i2) / 2, size: Math.max(y.count, z.count) };
+}
 
 /** The most arrival samples kept; older ones are merged (bounds the state whatever the call rate). */
 const MAX_SAMPLES = 256;
@@ -58,6 +83,12 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   positive(s.leadTimeWeight, 'settings.leadTimeWeight', 1);
   positive(s.band, 'settings.band');
   positive(s.subnetShare, 'settings.subnetShare', 1);
+  count(s.burstMin, 'settings.burstMin', 2);
+  positive(s.batchWindowMs, 'settings.batchWindowMs');
+  positive(s.rateWindowMs, 'settings.rateWindowMs');
+  positive(s.startupHalfLifeMs, 'settings.startupHalfLifeMs');
+  if (typeof s.prewarmMs !== 'number' || !Number.isFinite(s.prewarmMs) || s.prewarmMs < 0)
+    fail('settings.prewarmMs', 'must be a number ≥ 0');
   if (typeof s.eniHeadroom !== 'boolean') fail('settings.eniHeadroom', 'must be a boolean');
   return s;
 }
@@ -88,6 +119,22 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
 export function decayedPeak(state: AdaptiveState, now: number, halfLifeMs: number): number {
   const age = Math.max(0, now - state.peakAt);
   return state.peak * 2 ** (-age / halfLifeMs);
+}
+
+/** Arrivals per second, from the exponential average. */
+export function arrivalRate(state: AdaptiveState, s: ResolvedAdaptiveSettings): number {
+  return (state.rateCount ?? 0) / (s.rateWindowMs / 1000);
+}
+
+/** The start-up prior at `now`: `maxWarm` halved every `startupHalfLifeMs` since the first observation. */
+export function startupPrior(
+  state: AdaptiveState,
+  now: number,
+  maxWarm: number,
+  s: ResolvedAdaptiveSettings,
+): number {
+  if (state.bootAt === undefined) return maxWarm;
+  return maxWarm * 2 ** (-Math.max(0, now - state.bootAt) / s.startupHalfLifeMs);
 }
 
 /** The horizon a warm pool must cover: the loop's reaction time plus the smoothed lead time. */
@@ -121,8 +168,22 @@ export function observe(
   for (const r of recent) inWindow += r.count;
   const decayed = decayedPeak(withLead, now, s.peakHalfLifeMs);
   const peakMoves = inWindow >= decayed && inWindow > 0;
+  // Bursts: a new one starts when a horizon holds burstMin arrivals and the last one began over a minute ago;
+  // while it lasts (one minute) its size is the most arrivals seen within one horizon.
+  let bursts = [...(withLead.bursts ?? [])];
+  const last = bursts.at(-1);
+  if (last !== undefined && now - last.at <= BURST_SPAN_MS) {
+    if (inWindow > last.count) bursts[bursts.length - 1] = { at: last.at, count: inWindow };
+  } else if (inWindow >= s.burstMin) {
+    bursts = [...bursts, { at: now, count: inWindow }].slice(-MAX_BURSTS);
+  }
+  const dt = withLead.lastAt === undefined ? 0 : Math.max(0, now - withLead.lastAt);
+  const rateCount = (withLead.rateCount ?? 0) * Math.exp(-dt / s.rateWindowMs) + observation.arrivals;
   return {
     ...withLead,
+    bootAt: withLead.bootAt ?? now,
+    rateCount,
+    bursts,
     lastAt: now,
     recent,
     peak: peakMoves ? inWindow : withLead.peak,

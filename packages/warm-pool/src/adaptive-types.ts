@@ -30,6 +30,25 @@ export interface AdaptiveSettings {
    * are fewer: a burst then needs an `AssignPrivateIpAddresses` (≈ 0.5 s), not a create + attach (1–10 s).
    */
   readonly eniHeadroom?: boolean;
+  /**
+   * A burst is this many arrivals within one horizon. Three bursts at an even period (a CronJob) make the pool
+   * warm up for the next one ahead of time.
+   */
+  readonly burstMin?: number;
+  /** How long before a predicted recurring burst the pool warms up for it, ms. */
+  readonly prewarmMs?: number;
+  /**
+   * Grow and shrink in batches of the arrivals expected over this long (or ten lead times, if longer), ms: fewer,
+   * larger EC2 calls when pods come fast or EC2 is slow (throttled), single addresses when they come slowly.
+   */
+  readonly batchWindowMs?: number;
+  /** Time constant of the arrival-rate average, ms. */
+  readonly rateWindowMs?: number;
+  /**
+   * A node with no history starts as if it had just seen a burst of `maxWarm` arrivals, forgotten with this
+   * half-life (ms): a new node that pods are about to land on is warm, one that stays quiet sheds it fast.
+   */
+  readonly startupHalfLifeMs?: number;
   /** Keep at most this fraction of the subnet's free addresses warm on this node, in (0, 1]. */
   readonly subnetShare?: number;
 }
@@ -84,6 +103,12 @@ export interface AdaptiveState {
   readonly arrivals: number;
   /** Total departures observed. */
   readonly departures: number;
+  /** Arrivals, exponentially averaged over `rateWindowMs` (arrivals per rate window). */
+  readonly rateCount?: number;
+  /** The first observation's time, ms (start-up prior). */
+  readonly bootAt?: number;
+  /** The last few bursts (start time and size), oldest first, for recurring-burst prediction. */
+  readonly bursts?: readonly ArrivalSample[];
 }
 
 /**
@@ -92,9 +117,18 @@ export interface AdaptiveState {
  * - `peak-demand`: the remembered peak of pod arrivals within one lead time sets the target.
  * - `min-warm`: demand is below the operator's minimum warm; the minimum applies.
  * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
+ * - `recurring-burst`: bursts have come at an even period; the pool is warm for the next one, due soon.
+ * - `startup`: a node with little history keeps the start-up prior (decaying from `maxWarm`).
  * - `subnet-scarce`: the subnet's free addresses cap the target (this node keeps only its share).
  */
-export type AdaptiveReasonCode = 'pods-waiting' | 'peak-demand' | 'min-warm' | 'max-warm' | 'subnet-scarce';
+export type AdaptiveReasonCode =
+  | 'pods-waiting'
+  | 'peak-demand'
+  | 'min-warm'
+  | 'max-warm'
+  | 'recurring-burst'
+  | 'startup'
+  | 'subnet-scarce';
 
 /** Why the warm target is what it is. */
 export interface AdaptiveReason {
@@ -108,10 +142,12 @@ export interface AdaptiveReason {
 export interface AdaptiveTargets {
   /** Usable free addresses wanted now (the pool grows below it). */
   readonly warm: number;
-  /** Usable free addresses above which the pool shrinks (warm + band). */
+  /** Usable free addresses above which the pool shrinks (aim + band). */
   readonly high: number;
-  /** Free addresses a grow or shrink aims for (between `warm` and `high`). */
+  /** Free addresses a grow or shrink aims for (warm + batch − 1). */
   readonly aim: number;
+  /** Addresses per grow: the arrivals expected over the batch window. */
+  readonly batch: number;
   /** Addresses cooling down now: they count as available in the pool maths but cannot be used yet. */
   readonly cooling: number;
   /** `MINIMUM_IP_TARGET`, passed through. */

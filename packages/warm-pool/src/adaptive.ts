@@ -1,8 +1,11 @@
 import {
+  arrivalRate,
   decayedPeak,
   horizonMs,
+  nextRecurringBurst,
   observe,
   resolveAdaptiveSettings,
+  startupPrior,
   validateAdaptive,
 } from './adaptive-demand.js';
 import type {
@@ -18,6 +21,9 @@ import { decide } from './decide.js';
 import { inMode, poolFigures } from './figures.js';
 import type { PoolDecision, PoolInput } from './types.js';
 import { validateInput } from './validate.js';
+
+/** A predicted burst keeps the pool warm until this long after its expected start. */
+const BURST_WINDOW_MS = 60_000;
 
 function coolingAddresses(input: PoolInput): number {
   let n = 0;
@@ -117,7 +123,9 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const f = poolFigures(input);
   const maxWarm = s.maxWarm === 0 ? Math.max(f.maxIpsPerEni, s.minWarm) : s.maxWarm;
   const peak = decayedPeak(state, now, s.peakHalfLifeMs);
-  const demand = Math.ceil(peak - 1e-9);
+  const horizon = horizonMs(state, s);
+  const prior = startupPrior(state, now, maxWarm, s);
+  const demand = Math.ceil(Math.max(peak, prior) - 1e-9);
 
   let code: AdaptiveReasonCode;
   let warm: number;
@@ -129,7 +137,15 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     code = 'max-warm';
   } else {
     warm = demand;
-    code = 'peak-demand';
+    code = prior > peak ? 'startup' : 'peak-demand';
+  }
+  const next = nextRecurringBurst(state);
+  if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
+    const size = Math.min(next.size, maxWarm);
+    if (size > warm) {
+      warm = size;
+      code = 'recurring-burst';
+    }
   }
   if (obs.waiting > 0) {
     warm += obs.waiting;
@@ -145,13 +161,14 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'subnet-scarce';
     }
   }
-  const band = Math.max(1, Math.ceil(warm * s.band));
-  const high = warm + band;
-  const aim = warm + Math.ceil(band / 2);
+  const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
+  const expected = arrivalRate(state, s) * (Math.max(s.batchWindowMs, 10 * lead) / 1000);
+  const batch = Math.min(Math.max(1, Math.ceil(expected - 1e-9)), maxWarm);
+  const aim = warm + batch - 1;
+  const high = aim + Math.max(1, Math.ceil(warm * s.band));
   const cooling = coolingAddresses(input);
   const usable = f.available - cooling;
 
-  const horizon = horizonMs(state, s);
   const why: AdaptiveReason = {
     code,
     message: reasonText(code, {
@@ -173,6 +190,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     warm,
     high,
     aim,
+    batch,
     cooling,
     minimum: input.targets.minimumIpTarget,
     peak,
@@ -204,6 +222,10 @@ function reasonText(
       return `${peak} is below minWarm ${v.minWarm}: warm ${v.warm}`;
     case 'max-warm':
       return `${peak} is above maxWarm ${v.maxWarm}: warm ${v.warm}`;
+    case 'recurring-burst':
+      return `bursts recur at an even period; the next is due soon: warm ${v.warm}`;
+    case 'startup':
+      return `little history yet: start-up prior above ${peak}: warm ${v.warm}`;
     case 'subnet-scarce':
       return `subnet has ${v.subnetFree} free addresses: warm capped at ${v.warm}`;
   }

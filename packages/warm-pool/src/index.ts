@@ -1,11 +1,14 @@
 export { decideAdaptive } from './adaptive.js';
 export {
   ADAPTIVE_DEFAULTS,
+  arrivalRate,
   decayedPeak,
   horizonMs,
   initialAdaptiveState,
+  nextRecurringBurst,
   observe,
   resolveAdaptiveSettings,
+  startupPrior,
 } from './adaptive-demand.js';
 export type {
   AdaptiveDecision,

@@ -159,7 +159,9 @@ describe('adaptive warm pool: invariants', () => {
 
   it('with no new pods, the warm target never rises and the pool never grows after shrinking (no oscillation)', () => {
     fc.assert(
-      fc.property(node, fc.array(step, { maxLength: 20 }), (n, history) => {
+      fc.property(node, fc.array(step, { maxLength: 20 }), (n0, history) => {
+        // No recurring-burst prediction here (it warms up once for a predicted burst: the next property).
+        const n = { ...n0, settings: { ...n0.settings, burstMin: 1000 } };
         const enis: ModelEni[] = [mkEni(0, 0, { pd: n.pd })];
         const limits = { maxEnis: n.maxEnis, ipv4PerEni: n.ipv4PerEni, maxPods: n.maxPods };
         let state: AdaptiveState = initialAdaptiveState;
@@ -203,6 +205,49 @@ describe('adaptive warm pool: invariants', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('with no new pods, a predicted recurring burst turns the pool around at most twice (up once, then down)', () => {
+    fc.assert(
+      fc.property(node, fc.array(step, { maxLength: 20 }), (n, history) => {
+        const enis: ModelEni[] = [mkEni(0, 0, { pd: n.pd })];
+        const limits = { maxEnis: n.maxEnis, ipv4PerEni: n.ipv4PerEni, maxPods: n.maxPods };
+        let state: AdaptiveState = initialAdaptiveState;
+        let now = 1_000_000;
+        let lastShrinkAt: number | undefined;
+        const run = (arrivals: number, departures: number) => {
+          const r = decideAdaptive({
+            stats: stats(enis),
+            targets: targetsOf(n),
+            limits,
+            timing: lastShrinkAt === undefined ? { now } : { now, lastShrinkAt },
+            observation: { arrivals, departures, waiting: 0 },
+            state,
+            settings: n.settings,
+          });
+          apply(enis, r.decision, now, { maxEni: n.maxEnis, slots: n.ipv4PerEni - 1 });
+          if (r.decision.kind === 'release') lastShrinkAt = now;
+          state = r.state;
+          return r;
+        };
+        for (const st of history) {
+          now += st.dtMs;
+          const departures = leave(enis, st.leave);
+          run(st.arrive - arrive(enis, st.arrive), departures);
+        }
+        for (const e of enis) for (const c of e.cidrs) c.cooldown = 0;
+        const dirs: string[] = [];
+        for (let tick = 0; tick < 300; tick++) {
+          now += 5_000;
+          const d = run(0, 0).decision;
+          const dir = isGrow(d) ? 'up' : d.kind === 'release' || d.kind === 'free-eni' ? 'down' : undefined;
+          if (dir !== undefined && dirs.at(-1) !== dir) dirs.push(dir);
+        }
+        // At most: down (shedding), up (warming for the predicted burst), down (shedding it again).
+        expect(dirs.join(' ').replace(/^up /, '').split(' ').length, dirs.join(' ')).toBeLessThanOrEqual(3);
+      }),
+      { numRuns: 150 },
     );
   });
 

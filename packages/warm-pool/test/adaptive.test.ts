@@ -2,6 +2,9 @@ import { DEFAULT_TARGETS, decideAdaptive, initialAdaptiveState } from '@vpc-cni-
 import { describe, expect, it } from 'vitest';
 import { mkEni, stats } from './model.js';
 
+/** A node up for a while: the start-up prior has decayed. */
+const settled = { ...initialAdaptiveState, bootAt: 0 };
+
 const limits = { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 };
 const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number }> = {}) => ({
   arrivals: 0,
@@ -18,13 +21,13 @@ describe('decideAdaptive', () => {
       limits,
       timing: { now: 1_000_000 },
       observation: obs(),
-      state: initialAdaptiveState,
+      state: settled,
     });
     expect(r.why.code).toBe('min-warm');
     expect(r.targets.warm).toBe(2);
-    // 6 usable > high 3: release down to the aim (3 + 0 cooling).
+    // 6 usable > high 3: release down to the aim (warm 2 + batch 1 − 1, no cooling).
     expect(r.decision.kind).toBe('release');
-    expect(r.decision.kind === 'release' && r.decision.cidrs.length).toBe(3);
+    expect(r.decision.kind === 'release' && r.decision.cidrs.length).toBe(4);
     expect(r.decision.reason.message).toContain('adaptive warm 2');
   });
 
@@ -36,7 +39,7 @@ describe('decideAdaptive', () => {
       limits,
       timing: { now: 1_000_000 },
       observation: obs({ arrivals: 6, waiting: 3 }),
-      state: initialAdaptiveState,
+      state: settled,
     });
     expect(first.why.code).toBe('pods-waiting');
     expect(first.targets.warm).toBe(9);
@@ -60,10 +63,26 @@ describe('decideAdaptive', () => {
       limits,
       timing: { now: 1_000_000 },
       observation: { ...obs({ arrivals: 8 }), subnetFreeAddresses: 8 },
-      state: initialAdaptiveState,
+      state: settled,
     });
     expect(r.why.code).toBe('subnet-scarce');
     expect(r.targets.warm).toBe(4);
+  });
+
+  it('starts a new node warm (start-up prior) and sheds it with its half-life', () => {
+    const at = (now: number, state = initialAdaptiveState) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 9, { assigned: 0 })]),
+        targets: DEFAULT_TARGETS,
+        limits,
+        timing: { now },
+        observation: obs(),
+        state,
+      });
+    const boot = at(1_000_000);
+    expect(boot.why.code).toBe('startup');
+    expect(boot.targets.warm).toBe(9);
+    expect(at(1_000_000 + 240_000, boot.state).targets.warm).toBe(3); // 9 / 4, rounded up
   });
 
   it('attaches a headroom ENI with one address when attached ENIs have no free slots for a burst', () => {
@@ -73,7 +92,7 @@ describe('decideAdaptive', () => {
       limits,
       timing: { now: 1_000_000 },
       observation: obs(),
-      state: initialAdaptiveState,
+      state: settled,
     });
     expect(r.decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
   });
