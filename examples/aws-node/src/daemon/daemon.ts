@@ -150,6 +150,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       warmPrefixTarget: config.warmPrefixTarget,
       prefixDelegation: config.prefixDelegation,
     },
+    policy: config.warmPoolPolicy,
     limits: {
       maxEnis: limits.maxEnis,
       ipv4PerEni: limits.ipv4PerEni,
@@ -238,7 +239,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       datastore,
       plumber: host.plumber,
       log,
-      observer: metrics,
+      observer: pool.observing(metrics),
       version: options.version,
       vethPrefix: config.vethPrefix,
       podMtu: config.podMtu,
