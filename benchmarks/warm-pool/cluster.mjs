@@ -77,7 +77,7 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
   const q = new Queue();
   const limits = CLUSTER_INSTANCE;
   const between = ([lo, hi]) => lo + (hi - lo) * rand();
-  const counts = { calls: 0, throttled: 0, failedActions: 0 };
+  const counts = { calls: 0, throttled: 0, failedActions: 0, byAction: {} };
   const waits = [];
   let cold = 0;
   let pods = 0;
@@ -160,8 +160,10 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
     const wait = n.buckets.get(actionFamily(action)).tryTake();
     if (wait > 0) return q.push(now + wait, 'call', { n, steps, done, i, attempt });
     counts.calls += 1;
+    counts.byAction[action] = (counts.byAction[action] ?? 0) + 1;
     if (!account.take(ACCOUNT_FAMILY[action])) {
       counts.throttled += 1;
+      n.driver.seen.throttled += 1;
       n.buckets.get(actionFamily(action)).drain();
       if (attempt + 1 >= MAX_ATTEMPTS) return done(false);
       const delay = backoffDelay(ec2RetryBackoff, attempt, rand);
@@ -180,7 +182,10 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
             for (let k = 0; k < d.count; k++) n.ds.addCidr(d.eniId, ip());
             lead();
             drain(n);
-          } else counts.failedActions += 1;
+          } else {
+            counts.failedActions += 1;
+            lead();
+          }
           passDone(n, ok);
         });
       case 'create-eni':
@@ -192,7 +197,10 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
             for (let k = 0; k < d.count; k++) n.ds.addCidr(id, ip());
             lead();
             drain(n);
-          } else counts.failedActions += 1;
+          } else {
+            counts.failedActions += 1;
+            lead();
+          }
           passDone(n, ok);
         });
       case 'release': {
@@ -285,6 +293,7 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
     throttled: counts.throttled,
     failedActions: counts.failedActions,
     callsPerPod: counts.calls / Math.max(pods, 1),
+    byAction: counts.byAction,
     idleAtEnd: idle,
   };
 }

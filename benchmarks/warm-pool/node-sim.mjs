@@ -44,12 +44,13 @@ export function latencyModel(rand) {
 
 /**
  * Calls a policy the way a pool loop does: the static `decide`, or `decideAdaptive` with its state and what the
- * node observed since the last call (`seen`: arrivals, departures, lead times; the caller adds to it).
+ * node observed since the last call (`seen`: arrivals, departures, lead times, throttled calls; the caller
+ * adds to it).
  */
 export function policyDriver(policy, limits) {
   let state = initialAdaptiveState;
   const driver = {
-    seen: { arrivals: 0, departures: 0, leadTimesMs: [] },
+    seen: { arrivals: 0, departures: 0, leadTimesMs: [], throttled: 0 },
     reasons: {},
     decide(stats, timing, waiting) {
       if (!policy.adaptive) return decide({ stats, targets: policy.targets, limits, timing });
@@ -63,7 +64,7 @@ export function policyDriver(policy, limits) {
         settings: policy.adaptive,
       });
       state = r.state;
-      driver.seen = { arrivals: 0, departures: 0, leadTimesMs: [] };
+      driver.seen = { arrivals: 0, departures: 0, leadTimesMs: [], throttled: 0 };
       driver.reasons[r.why.code] = (driver.reasons[r.why.code] ?? 0) + 1;
       return r.decision;
     },

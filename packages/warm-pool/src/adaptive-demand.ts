@@ -23,6 +23,8 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   batchWindowMs: 30_000,
   rateWindowMs: 300_000,
   startupHalfLifeMs: 120_000,
+  pressureMs: 300_000,
+  releaseDelayMs: 120_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -87,6 +89,10 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   positive(s.batchWindowMs, 'settings.batchWindowMs');
   positive(s.rateWindowMs, 'settings.rateWindowMs');
   positive(s.startupHalfLifeMs, 'settings.startupHalfLifeMs');
+  if (typeof s.pressureMs !== 'number' || !Number.isFinite(s.pressureMs) || s.pressureMs < 0)
+    fail('settings.pressureMs', 'must be a number ≥ 0');
+  if (typeof s.releaseDelayMs !== 'number' || !Number.isFinite(s.releaseDelayMs) || s.releaseDelayMs < 0)
+    fail('settings.releaseDelayMs', 'must be a number ≥ 0');
   if (typeof s.prewarmMs !== 'number' || !Number.isFinite(s.prewarmMs) || s.prewarmMs < 0)
     fail('settings.prewarmMs', 'must be a number ≥ 0');
   if (typeof s.eniHeadroom !== 'boolean') fail('settings.eniHeadroom', 'must be a boolean');
@@ -108,6 +114,7 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   }
   if (observation.subnetFreeAddresses !== undefined)
     count(observation.subnetFreeAddresses, 'observation.subnetFreeAddresses');
+  if (observation.throttled !== undefined) count(observation.throttled, 'observation.throttled');
   if (typeof state !== 'object' || state === null || !Array.isArray(state.recent))
     fail('state', 'must be an AdaptiveState (start with initialAdaptiveState)');
   if (typeof state.peak !== 'number' || !(state.peak >= 0)) fail('state.peak', 'must be a number ≥ 0');
@@ -182,6 +189,7 @@ export function observe(
   return {
     ...withLead,
     bootAt: withLead.bootAt ?? now,
+    ...((observation.throttled ?? 0) > 0 ? { throttledAt: now } : {}),
     rateCount,
     bursts,
     lastAt: now,

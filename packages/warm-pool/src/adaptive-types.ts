@@ -49,6 +49,13 @@ export interface AdaptiveSettings {
    * half-life (ms): a new node that pods are about to land on is warm, one that stays quiet sheds it fast.
    */
   readonly startupHalfLifeMs?: number;
+  /**
+   * For this long after EC2 throttled a call, ms, the pool saves the account's request budget: it grows in
+   * batches of at least half of `maxWarm` and releases nothing (a release is one more call).
+   */
+  readonly pressureMs?: number;
+  /** Nothing is released for this long after a grow, ms: a burst's addresses are not returned mid-burst. */
+  readonly releaseDelayMs?: number;
   /** Keep at most this fraction of the subnet's free addresses warm on this node, in (0, 1]. */
   readonly subnetShare?: number;
 }
@@ -74,6 +81,8 @@ export interface AdaptiveObservation {
   readonly leadTimesMs?: readonly number[];
   /** Free addresses left in the subnet new addresses come from, when known. */
   readonly subnetFreeAddresses?: number;
+  /** EC2 calls answered `RequestLimitExceeded` since the previous call (the account's budget is spent). */
+  readonly throttled?: number;
 }
 
 /** One slot of the arrival history: arrivals counted at one observation. */
@@ -105,6 +114,10 @@ export interface AdaptiveState {
   readonly departures: number;
   /** Arrivals, exponentially averaged over `rateWindowMs` (arrivals per rate window). */
   readonly rateCount?: number;
+  /** When this policy last decided to grow, ms. */
+  readonly grewAt?: number;
+  /** When EC2 last throttled this node, ms. */
+  readonly throttledAt?: number;
   /** The first observation's time, ms (start-up prior). */
   readonly bootAt?: number;
   /** The last few bursts (start time and size), oldest first, for recurring-burst prediction. */
@@ -148,6 +161,8 @@ export interface AdaptiveTargets {
   readonly aim: number;
   /** Addresses per grow: the arrivals expected over the batch window. */
   readonly batch: number;
+  /** EC2 throttled this node within `pressureMs`: big batches, no releases. */
+  readonly pressured: boolean;
   /** Addresses cooling down now: they count as available in the pool maths but cannot be used yet. */
   readonly cooling: number;
   /** `MINIMUM_IP_TARGET`, passed through. */

@@ -163,7 +163,9 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   }
   const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
   const expected = arrivalRate(state, s) * (Math.max(s.batchWindowMs, 10 * lead) / 1000);
-  const batch = Math.min(Math.max(1, Math.ceil(expected - 1e-9)), maxWarm);
+  const pressured = state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs;
+  const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
+  const batch = Math.min(wanted, maxWarm);
   const aim = warm + batch - 1;
   const high = aim + Math.max(1, Math.ceil(warm * s.band));
   const cooling = coolingAddresses(input);
@@ -183,21 +185,51 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   };
   // Outside the band, step towards `aim`; inside it, a target equal to what is there (nothing to grow or
   // release, but MINIMUM_IP_TARGET and extra-ENI cleanup still apply).
-  const stepWarm = usable < warm || usable > high ? aim + cooling : Math.max(f.available, 1);
+  const settling = state.grewAt !== undefined && now - state.grewAt < s.releaseDelayMs;
+  const holding = pressured || settling;
+  const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
-  const decision = s.eniHeadroom ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  const step = s.eniHeadroom ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
+  const decision: PoolDecision =
+    holding && (step.kind === 'release' || step.kind === 'free-eni')
+      ? {
+          kind: 'none',
+          reason: {
+            code: 'within-targets',
+            message: pressured
+              ? 'EC2 throttled recently: nothing released'
+              : 'grew recently: nothing released yet',
+          },
+        }
+      : step;
   const targets: AdaptiveTargets = {
     warm,
     high,
     aim,
     batch,
+    pressured,
     cooling,
     minimum: input.targets.minimumIpTarget,
     peak,
     horizonMs: horizon,
   };
-  const label = `adaptive warm ${warm} (usable ${usable}, band ${warm}–${high})`;
-  return { decision: withPrefix(decision, label), targets, why, state };
+  const held =
+    holding && usable > high
+      ? pressured
+        ? ', EC2 throttled recently: nothing released'
+        : ', grew recently: nothing released yet'
+      : pressured
+        ? ', EC2 throttled'
+        : '';
+  const label = `adaptive warm ${warm} (usable ${usable}, band ${warm}–${high}${held})`;
+  const grew = decision.kind === 'assign' || decision.kind === 'create-eni';
+  return {
+    decision: withPrefix(decision, label),
+    targets,
+    why,
+    state: grew ? { ...state, grewAt: now } : state,
+  };
 }
 
 function reasonText(

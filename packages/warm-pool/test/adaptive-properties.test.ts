@@ -46,6 +46,7 @@ const step = fc.record({
   leave: fc.nat(12),
   dtMs: fc.integer({ min: 10, max: 60_000 }),
   leadMs: fc.option(fc.integer({ min: 100, max: 12_000 }), { nil: undefined }),
+  throttled: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(3)),
 });
 
 function targetsOf(n: Node): PoolTargets {
@@ -123,6 +124,7 @@ describe('adaptive warm pool: invariants', () => {
               arrivals: after - before,
               departures,
               waiting,
+              throttled: st.throttled,
               ...(st.leadMs !== undefined ? { leadTimesMs: [st.leadMs] } : {}),
             },
             state,

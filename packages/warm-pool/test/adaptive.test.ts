@@ -85,6 +85,28 @@ describe('decideAdaptive', () => {
     expect(at(1_000_000 + 240_000, boot.state).targets.warm).toBe(3); // 9 / 4, rounded up
   });
 
+  it('under EC2 throttling grows in big batches and releases nothing; after a grow it waits before releasing', () => {
+    const run = (observation: ReturnType<typeof obs> & { throttled?: number }, state = settled) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 9, { assigned: 3 }), mkEni(1, 0)]),
+        targets: DEFAULT_TARGETS,
+        limits,
+        timing: { now: 1_000_000 },
+        observation,
+        state,
+      });
+    const calm = run(obs());
+    expect(calm.decision.kind).toBe('release');
+    const throttled = run({ ...obs(), throttled: 2 });
+    expect(throttled.targets.pressured).toBe(true);
+    expect(throttled.targets.batch).toBe(5); // half of maxWarm 9, rounded up
+    expect(throttled.decision.kind).toBe('none');
+    expect(throttled.decision.reason.message).toContain('EC2 throttled');
+    const justGrew = run(obs(), { ...settled, grewAt: 1_000_000 - 60_000 });
+    expect(justGrew.decision.kind).toBe('none');
+    expect(justGrew.decision.reason.message).toContain('grew recently');
+  });
+
   it('attaches a headroom ENI with one address when attached ENIs have no free slots for a burst', () => {
     const r = decideAdaptive({
       stats: stats([mkEni(0, 9, { assigned: 5 })]),

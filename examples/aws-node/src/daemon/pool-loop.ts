@@ -79,7 +79,7 @@ export class PoolLoop {
   private stopped = false;
   // Adaptive policy: its state, and what the node saw since its last decision.
   private adaptiveState: AdaptiveState = initialAdaptiveState;
-  private seen = { arrivals: 0, departures: 0, misses: 0, leadTimesMs: [] as number[] };
+  private seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] as number[] };
 
   constructor(private readonly deps: PoolLoopDeps) {}
 
@@ -214,12 +214,15 @@ export class PoolLoop {
     if (decision.kind !== 'none')
       log.info('pool decision', { decision: decision.kind, reason: decision.reason.message });
     for (const [k, at] of this.recentlyReleased) if (now - at > 120_000) this.recentlyReleased.delete(k);
+    const grows = decision.kind === 'assign' || decision.kind === 'create-eni';
     try {
       await this.act(decision);
-      if (decision.kind === 'assign' || decision.kind === 'create-eni')
-        this.seen.leadTimesMs.push(this.deps.now() - now);
+      if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
     } catch (e) {
       const code = isEniManagerError(e) ? e.code : 'Internal';
+      // A failed grow still measured how slow EC2 is; a throttled one says the account's budget is spent.
+      if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
+      if (code === 'RequestLimitExceeded') this.seen.throttled += 1;
       if (SUBNET_FULL.has(code)) this.lastInsufficientAt = this.deps.now();
       this.deps.observer.actionFailed(decision.kind, code);
       log.warn('pool action failed', {
@@ -235,14 +238,14 @@ export class PoolLoop {
   private decideNow(timing: PoolTiming): PoolDecision {
     const { datastore, targets, limits } = this.deps;
     if (this.deps.policy !== 'adaptive') return decide({ stats: datastore.stats(), targets, limits, timing });
-    const { arrivals, departures, misses, leadTimesMs } = this.seen;
-    this.seen = { arrivals: 0, departures: 0, misses: 0, leadTimesMs: [] };
+    const { arrivals, departures, misses, throttled, leadTimesMs } = this.seen;
+    this.seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] };
     const r = decideAdaptive({
       stats: datastore.stats(),
       targets,
       limits,
       timing,
-      observation: { arrivals, departures, waiting: misses, leadTimesMs },
+      observation: { arrivals, departures, waiting: misses, throttled, leadTimesMs },
       state: this.adaptiveState,
       ...(this.deps.adaptiveSettings ? { settings: this.deps.adaptiveSettings } : {}),
     });
