@@ -24,7 +24,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   rateWindowMs: 300_000,
   startupHalfLifeMs: 120_000,
   pressureMs: 300_000,
-  releaseDelayMs: 120_000,
+  releaseDelayMs: 0,
 };
 
 /** The state to start from: nothing observed yet. */

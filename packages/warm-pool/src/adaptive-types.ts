@@ -54,7 +54,10 @@ export interface AdaptiveSettings {
    * batches of at least half of `maxWarm` and releases nothing (a release is one more call).
    */
   readonly pressureMs?: number;
-  /** Nothing is released for this long after a grow, ms: a burst's addresses are not returned mid-burst. */
+  /**
+   * Nothing is released for this long after a grow, ms (default 0: off; it saves calls at the price of idle
+   * addresses after each burst).
+   */
   readonly releaseDelayMs?: number;
   /** Keep at most this fraction of the subnet's free addresses warm on this node, in (0, 1]. */
   readonly subnetShare?: number;

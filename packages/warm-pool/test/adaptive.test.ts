@@ -88,6 +88,7 @@ describe('decideAdaptive', () => {
   it('under EC2 throttling grows in big batches and releases nothing; after a grow it waits before releasing', () => {
     const run = (observation: ReturnType<typeof obs> & { throttled?: number }, state = settled) =>
       decideAdaptive({
+        settings: { releaseDelayMs: 120_000 },
         stats: stats([mkEni(0, 9, { assigned: 3 }), mkEni(1, 0)]),
         targets: DEFAULT_TARGETS,
         limits,
