@@ -17,7 +17,7 @@ import {
   TokenBucket,
 } from '@vpc-cni-kit/eni-manager';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
-import { prng, Queue } from './lib.mjs';
+import { formatTable, prng, Queue } from './lib.mjs';
 import { policyDriver } from './node-sim.mjs';
 
 /** m5.4xlarge: 8 ENIs × 30 IPv4 addresses; EKS max pods 110 (the ≤ 30 vCPU cap). */
@@ -174,35 +174,35 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
   };
 
   const act = (n, d, decidedAt) => {
-    const lead = () => n.driver.seen.leadTimesMs.push(now - decidedAt);
+    /** After a grow's calls: on success add its addresses and serve waiting pods; either way record the lead. */
+    const grown = (addAddresses) => (ok) => {
+      n.driver.seen.leadTimesMs.push(now - decidedAt);
+      if (ok) {
+        addAddresses();
+        drain(n);
+      } else counts.failedActions += 1;
+      passDone(n, ok);
+    };
     switch (d.kind) {
       case 'assign':
-        return call(n, ['AssignPrivateIpAddresses'], (ok) => {
-          if (ok) {
+        return call(
+          n,
+          ['AssignPrivateIpAddresses'],
+          grown(() => {
             for (let k = 0; k < d.count; k++) n.ds.addCidr(d.eniId, ip());
-            lead();
-            drain(n);
-          } else {
-            counts.failedActions += 1;
-            lead();
-          }
-          passDone(n, ok);
-        });
+          }),
+        );
       case 'create-eni':
-        return call(n, ['CreateNetworkInterface', 'AttachNetworkInterface'], (ok) => {
-          if (ok) {
+        return call(
+          n,
+          ['CreateNetworkInterface', 'AttachNetworkInterface'],
+          grown(() => {
             const id = `eni-${n.i}-${n.nextDevice}`;
             n.ds.addEni({ id, deviceNumber: n.nextDevice, routeTableId: n.nextDevice + 1, subnetId: 's' });
             n.nextDevice += 1;
             for (let k = 0; k < d.count; k++) n.ds.addCidr(id, ip());
-            lead();
-            drain(n);
-          } else {
-            counts.failedActions += 1;
-            lead();
-          }
-          passDone(n, ok);
-        });
+          }),
+        );
       case 'release': {
         for (const c of d.cidrs) n.ds.removeCidr(c.eniId, c.cidr);
         n.lastShrinkAt = now;
@@ -322,18 +322,6 @@ export function scaleUpScenario(nodes, policy, seed) {
   });
 }
 
-function table(rows, markdown) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  if (markdown)
-    return [
-      `| ${rows[0].join(' | ')} |`,
-      `|${rows[0].map(() => '---').join('|')}|`,
-      ...rows.slice(1).map((r) => `| ${r.join(' | ')} |`),
-    ].join('\n');
-  const line = (r) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ');
-  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
-}
-
 /** The cluster-scale table: fill at 10 → 100 → 1,000 nodes and a 200-node scale-up, for both policies. */
 export function clusterReport({ markdown = false, quick = false } = {}) {
   const rows = [
@@ -374,7 +362,7 @@ export function clusterReport({ markdown = false, quick = false } = {}) {
       ]);
     }
   }
-  return table(rows, markdown);
+  return formatTable(rows, markdown);
 }
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;

@@ -124,3 +124,17 @@ export class Queue {
     return this.items.length;
   }
 }
+
+/** Rows (the first is the header) as a Markdown table, or as aligned plain text. */
+export function formatTable(rows, markdown) {
+  if (markdown) {
+    return [
+      `| ${rows[0].join(' | ')} |`,
+      `|${rows[0].map(() => '---').join('|')}|`,
+      ...rows.slice(1).map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n');
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ');
+  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}

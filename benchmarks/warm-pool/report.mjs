@@ -7,23 +7,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dominates, paretoFront, RAW_GRID, staticGrid } from './grid.mjs';
-import { parseTrace } from './lib.mjs';
+import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';
 import { HELD_OUT_SEEDS, SHAPES, SHIPPED, TUNING_SEEDS } from './shapes.mjs';
 import { paretoSvg, timelineSvg } from './svg.mjs';
-
-function fmt(rows, markdown) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  if (markdown) {
-    return [
-      `| ${rows[0].join(' | ')} |`,
-      `|${rows[0].map(() => '---').join('|')}|`,
-      ...rows.slice(1).map((r) => `| ${r.join(' | ')} |`),
-    ].join('\n');
-  }
-  const line = (r) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ');
-  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
-}
 
 /** Every trace of the report: { id, set: 'shipped'|'tuning'|'held-out', shape, seed, events }. */
 export function traces() {
@@ -100,7 +87,7 @@ if (isMain) {
       for (const f of r.front) rows.push(row(`front: ${f.name}`, f.m));
       rows.push(row(r.def.name, r.def.m));
       rows.push(row('ADAPTIVE', r.adaptive.m));
-      console.log(fmt(rows, markdown));
+      console.log(formatTable(rows, markdown));
       console.log('');
     }
   }
@@ -132,7 +119,7 @@ if (isMain) {
   console.log(
     '## Adaptive vs the grid and the default (goal: on the front, ≤ 50% of default idle, ≤ default cold)',
   );
-  console.log(fmt(summary, markdown));
+  console.log(formatTable(summary, markdown));
   for (const set of ['tuning', 'held-out']) {
     const rs = results.filter((r) => r.trace.set === set);
     const met = rs.filter((r) => r.onFront && r.halfIdle && r.noMoreCold).length;

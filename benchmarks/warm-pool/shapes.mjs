@@ -8,7 +8,7 @@ export const TUNING_SEEDS = [1, 2];
 export const HELD_OUT_SEEDS = [1001, 1002, 1003];
 
 /** Pods arrive as a Poisson process with rate(t) (per s) and live `life(rand)` s; at most `cap` at once. */
-function poisson({ rand, duration, rate, maxRate, life, prefix, cap, from = 0 }) {
+export function poisson({ rand, duration, rate, maxRate, life, prefix, cap, from = 0 }) {
   const events = [];
   const ends = [];
   let t = from;

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
-import { parseTrace } from './lib.mjs';
+import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_POLICY, INSTANCE, simulate } from './node-sim.mjs';
 
 // ---------------------------------------------------------------- configuration
@@ -55,16 +55,7 @@ function table(rows, markdown) {
     String(r.m.peakIdle),
     String(r.m.ec2Mutating),
   ]);
-  if (markdown) {
-    return [
-      `| ${head.join(' | ')} |`,
-      `|${head.map(() => '---').join('|')}|`,
-      ...body.map((b) => `| ${b.join(' | ')} |`),
-    ].join('\n');
-  }
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const fmt = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
-  return [fmt(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(fmt)].join('\n');
+  return formatTable([head, ...body], markdown);
 }
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;

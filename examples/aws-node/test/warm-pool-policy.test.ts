@@ -45,31 +45,44 @@ function node(addresses: number) {
   return { datastore, eni, calls };
 }
 
+/** A pool loop for `n` with WARM_ENI_TARGET=1 on one ENI of 30 (max pods 29), no host side. */
+function loopFor(
+  n: ReturnType<typeof node>,
+  more: Partial<ConstructorParameters<typeof PoolLoop>[0]> = {},
+): PoolLoop {
+  return new PoolLoop({
+    datastore: n.datastore,
+    eni: n.eni,
+    targets: {
+      warmEniTarget: 1,
+      warmIpTarget: 0,
+      minimumIpTarget: 0,
+      warmPrefixTarget: 0,
+      prefixDelegation: false,
+    },
+    limits: { maxEnis: 1, ipv4PerEni: 30, maxPods: 29 },
+    now: () => 1_000_000,
+    log: silentLogger,
+    observer: { decision: () => {}, actionFailed: () => {} },
+    setupEni: async () => {},
+    teardownEni: async () => {},
+    routeTableId: (d) => (d === 0 ? 254 : d + 1),
+    ...more,
+  });
+}
+
 describe('PoolLoop with the adaptive policy', () => {
   it('sees a burst through the backend observer, grows for it in one call, and exposes targets and reasons', async () => {
-    const { datastore, eni, calls } = node(3);
+    const n = node(3);
+    const { datastore, calls } = n;
     const metrics = new DaemonMetrics();
     let t = 1_000_000;
-    const pool = new PoolLoop({
-      datastore,
-      eni,
+    const pool = loopFor(n, {
       policy: 'adaptive',
       // At most 2 warm addresses on a quiet node (and as its start-up prior).
       adaptiveSettings: { minWarm: 2, maxWarm: 2 },
-      targets: {
-        warmEniTarget: 1,
-        warmIpTarget: 0,
-        minimumIpTarget: 0,
-        warmPrefixTarget: 0,
-        prefixDelegation: false,
-      },
-      limits: { maxEnis: 1, ipv4PerEni: 30, maxPods: 29 },
       now: () => t,
-      log: silentLogger,
       observer: metrics,
-      setupEni: async () => {},
-      teardownEni: async () => {},
-      routeTableId: (n) => (n === 0 ? 254 : n + 1),
     });
     const backendObserver = pool.observing(metrics);
     expect((await pool.tick()).kind).toBe('none'); // 3 free ≥ warm 2 on a quiet node
@@ -93,28 +106,11 @@ describe('PoolLoop with the adaptive policy', () => {
   });
 
   it('the static policy stays the reference: the same node with WARM_ENI_TARGET=1 fills its ENI', async () => {
-    const { datastore, eni, calls } = node(3);
-    const pool = new PoolLoop({
-      datastore,
-      eni,
-      targets: {
-        warmEniTarget: 1,
-        warmIpTarget: 0,
-        minimumIpTarget: 0,
-        warmPrefixTarget: 0,
-        prefixDelegation: false,
-      },
-      limits: { maxEnis: 1, ipv4PerEni: 30, maxPods: 29 },
-      now: () => 1_000_000,
-      log: silentLogger,
-      observer: { decision: () => {}, actionFailed: () => {} },
-      setupEni: async () => {},
-      teardownEni: async () => {},
-      routeTableId: (n) => (n === 0 ? 254 : n + 1),
-    });
+    const n = node(3);
+    const pool = loopFor(n);
     const d = await pool.tick();
     // 29 free wanted; the ENI's 26 free slots are filled in one call.
     expect(d).toMatchObject({ kind: 'assign', count: 26, reason: { code: 'below-warm-eni-target' } });
-    expect(calls).toEqual([26]);
+    expect(n.calls).toEqual([26]);
   });
 });

@@ -49,6 +49,8 @@ const step = fc.record({
   throttled: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(3)),
 });
 
+type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
+
 function targetsOf(n: Node): PoolTargets {
   return {
     warmEniTarget: 1,
@@ -159,46 +161,55 @@ describe('adaptive warm pool: invariants', () => {
     );
   });
 
+  /**
+   * A node that went through `history` (pods placed as they came, nobody left waiting), then one quiet pool-loop
+   * pass per call of `tick`: 5 s later, nothing arriving or leaving.
+   */
+  function afterHistory(n: Node, history: Step[]) {
+    const enis: ModelEni[] = [mkEni(0, 0, { pd: n.pd })];
+    const limits = { maxEnis: n.maxEnis, ipv4PerEni: n.ipv4PerEni, maxPods: n.maxPods };
+    let state: AdaptiveState = initialAdaptiveState;
+    let now = 1_000_000;
+    let lastShrinkAt: number | undefined;
+    const run = (arrivals: number, departures: number) => {
+      const r = decideAdaptive({
+        stats: stats(enis),
+        targets: targetsOf(n),
+        limits,
+        timing: lastShrinkAt === undefined ? { now } : { now, lastShrinkAt },
+        observation: { arrivals, departures, waiting: 0 },
+        state,
+        settings: n.settings,
+      });
+      apply(enis, r.decision, now, { maxEni: n.maxEnis, slots: n.ipv4PerEni - 1 });
+      if (r.decision.kind === 'release') lastShrinkAt = now;
+      state = r.state;
+      return r;
+    };
+    for (const st of history) {
+      now += st.dtMs;
+      const departures = leave(enis, st.leave);
+      run(st.arrive - arrive(enis, st.arrive), departures);
+    }
+    for (const e of enis) for (const c of e.cidrs) c.cooldown = 0;
+    return {
+      tick() {
+        now += 5_000;
+        return run(0, 0);
+      },
+    };
+  }
+
   it('with no new pods, the warm target never rises and the pool never grows after shrinking (no oscillation)', () => {
     fc.assert(
       fc.property(node, fc.array(step, { maxLength: 20 }), (n0, history) => {
         // No recurring-burst prediction here (it warms up once for a predicted burst: the next property).
-        const n = { ...n0, settings: { ...n0.settings, burstMin: 1000 } };
-        const enis: ModelEni[] = [mkEni(0, 0, { pd: n.pd })];
-        const limits = { maxEnis: n.maxEnis, ipv4PerEni: n.ipv4PerEni, maxPods: n.maxPods };
-        let state: AdaptiveState = initialAdaptiveState;
-        let now = 1_000_000;
-        let lastShrinkAt: number | undefined;
-        const run = (observation: { arrivals: number; departures: number; waiting: number }) => {
-          const r = decideAdaptive({
-            stats: stats(enis),
-            targets: targetsOf(n),
-            limits,
-            timing: lastShrinkAt === undefined ? { now } : { now, lastShrinkAt },
-            observation,
-            state,
-            settings: n.settings,
-          });
-          apply(enis, r.decision, now, { maxEni: n.maxEnis, slots: n.ipv4PerEni - 1 });
-          if (r.decision.kind === 'release') lastShrinkAt = now;
-          state = r.state;
-          return r;
-        };
-        // Any history of churn first (pods end up placed: no one waits afterwards).
-        for (const st of history) {
-          now += st.dtMs;
-          const departures = leave(enis, st.leave);
-          const got = st.arrive - arrive(enis, st.arrive);
-          run({ arrivals: got, departures, waiting: 0 });
-        }
-        for (const e of enis) for (const c of e.cidrs) c.cooldown = 0;
-        // Then quiet: the same pods, nothing arriving or leaving.
+        const quiet = afterHistory({ ...n0, settings: { ...n0.settings, burstMin: 1000 } }, history);
         let warm = Number.POSITIVE_INFINITY;
         let shrunk = false;
         const kinds: string[] = [];
         for (let tick = 0; tick < 150; tick++) {
-          now += 5_000;
-          const r = run({ arrivals: 0, departures: 0, waiting: 0 });
+          const r = quiet.tick();
           kinds.push(r.decision.kind);
           expect(r.targets.warm, 'the warm target rose with no new pods').toBeLessThanOrEqual(warm);
           warm = r.targets.warm;
@@ -213,36 +224,10 @@ describe('adaptive warm pool: invariants', () => {
   it('with no new pods, a predicted recurring burst turns the pool around at most twice (up once, then down)', () => {
     fc.assert(
       fc.property(node, fc.array(step, { maxLength: 20 }), (n, history) => {
-        const enis: ModelEni[] = [mkEni(0, 0, { pd: n.pd })];
-        const limits = { maxEnis: n.maxEnis, ipv4PerEni: n.ipv4PerEni, maxPods: n.maxPods };
-        let state: AdaptiveState = initialAdaptiveState;
-        let now = 1_000_000;
-        let lastShrinkAt: number | undefined;
-        const run = (arrivals: number, departures: number) => {
-          const r = decideAdaptive({
-            stats: stats(enis),
-            targets: targetsOf(n),
-            limits,
-            timing: lastShrinkAt === undefined ? { now } : { now, lastShrinkAt },
-            observation: { arrivals, departures, waiting: 0 },
-            state,
-            settings: n.settings,
-          });
-          apply(enis, r.decision, now, { maxEni: n.maxEnis, slots: n.ipv4PerEni - 1 });
-          if (r.decision.kind === 'release') lastShrinkAt = now;
-          state = r.state;
-          return r;
-        };
-        for (const st of history) {
-          now += st.dtMs;
-          const departures = leave(enis, st.leave);
-          run(st.arrive - arrive(enis, st.arrive), departures);
-        }
-        for (const e of enis) for (const c of e.cidrs) c.cooldown = 0;
+        const quiet = afterHistory(n, history);
         const dirs: string[] = [];
         for (let tick = 0; tick < 300; tick++) {
-          now += 5_000;
-          const d = run(0, 0).decision;
+          const d = quiet.tick().decision;
           const dir = isGrow(d) ? 'up' : d.kind === 'release' || d.kind === 'free-eni' ? 'down' : undefined;
           if (dir !== undefined && dirs.at(-1) !== dir) dirs.push(dir);
         }
