@@ -1,8 +1,10 @@
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryGroupCommitCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
+import { hostVethName } from '@vpc-cni-kit/routing-table';
 import { describe, expect, it } from 'vitest';
 import { ipamBackend, type PlumbRequest, type PodPlumber } from '../src/daemon/ipam-backend.js';
 import { silentLogger } from '../src/daemon/logger.js';
+import { type NetnsCheck, netnsGuard } from '../src/daemon/netns-guard.js';
 import { RpcStatusError } from '../src/rpc/grpc-server.js';
 import type { AddNetworkRequest, DelNetworkRequest } from '../src/rpc/messages.js';
 
@@ -19,11 +21,11 @@ class RecordingPlumber implements PodPlumber {
     this.tornDown.push(pod.podIp);
   }
   hostVethName(prefix: string, namespace: string, name: string) {
-    return `${prefix}${namespace}${name}`.slice(0, 15);
+    return hostVethName(prefix, namespace, name);
   }
 }
 
-function setup(addresses = 8) {
+function setup(addresses = 8, checkNetns: NetnsCheck = () => undefined) {
   const cp = new InMemoryGroupCommitCheckpointer();
   const datastore = new Datastore({ clock: new ManualClock(), checkpointer: cp, cooldownMs: 0 });
   datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
@@ -49,6 +51,7 @@ function setup(addresses = 8) {
     poolCondition: () => ({ subnetExhausted: false, eniLimitReached: false }),
     wakePool: () => void wakes.push(outcomes.at(-1) ?? ''),
     now: () => performance.now(),
+    checkNetns,
   });
   return { cp, datastore, plumber, backend, outcomes, wakes };
 }
@@ -161,5 +164,42 @@ describe('ipam backend with a group-commit checkpoint', () => {
     expect((await backend.delNetwork(del(1))).Success).toBe(true);
     expect(plumber.plumbed.size).toBe(0);
     expect(stored(cp)).toEqual([]);
+  });
+});
+
+describe('ipam backend refuses a bad AddNetwork before taking an address', () => {
+  const cases: [string, Partial<AddNetworkRequest>, RegExp][] = [
+    ["the node's own namespace (/proc/self/ns/net)", { Netns: '/proc/self/ns/net' }, /node's own/],
+    ["the node's own namespace by pid", { Netns: `/proc/${process.pid}/ns/net` }, /node's own/],
+    ["the node's own namespace by thread", { Netns: `/proc/thread-self/ns/net` }, /node's own/],
+    ['a relative namespace path', { Netns: 'proc/self/ns/net' }, /absolute/],
+    ['a missing namespace path', { Netns: '/nonexistent/netns/x' }, /ENOENT/],
+    ['an empty namespace path', { Netns: '' }, /required/],
+    ['an invalid veth prefix', { VethPrefix: 'toolong' }, /vethPrefix/],
+    ['a reserved veth prefix', { VethPrefix: 'eth' }, /reserved/],
+    ['an invalid interface name', { IfName: 'eth0/../x' }, /interface name/],
+    ['an out-of-range MTU', { Mtu: 100 }, /Mtu/],
+  ];
+  it.each(cases)(
+    '%s: InvalidRequest, nothing assigned, nothing written, nothing plumbed',
+    async (_what, change, message) => {
+      const { cp, datastore, plumber, backend, wakes } = setup(8, netnsGuard());
+      const reply = await backend.addNetwork({ ...add(1), Netns: '/proc/1/ns/mnt', ...change });
+      expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
+      expect(reply.FailureMessage).toMatch(message);
+      expect(datastore.assignments()).toEqual([]);
+      expect(plumber.plumbed.size).toBe(0);
+      expect(stored(cp)).toEqual([]);
+      expect(cp.stats().writes).toBe(0);
+      expect(wakes).toEqual([]);
+    },
+  );
+
+  it("accepts a namespace that is not the node's (another namespace file)", async () => {
+    const { backend, plumber } = setup(8, netnsGuard());
+    // Any other nsfs file has another inode; the guard compares identities, not types.
+    const reply = await backend.addNetwork({ ...add(1), Netns: '/proc/self/ns/mnt' });
+    expect(reply.Success).toBe(true);
+    expect(plumber.plumbed.size).toBe(1);
   });
 });

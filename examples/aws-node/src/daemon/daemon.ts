@@ -20,6 +20,7 @@ import { type HttpEndpoint, introspectionServer, listen, metricsServer } from '.
 import { ipamBackend } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 import { DaemonMetrics } from './metrics.js';
+import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
 
@@ -248,6 +249,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       poolCondition: () => pool.condition(),
       wakePool: () => pool.wake(),
       now: () => performance.now(),
+      checkNetns: netnsGuard(),
     }),
   });
   const introspection = config.introspection.enabled
