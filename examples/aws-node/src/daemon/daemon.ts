@@ -23,6 +23,7 @@ import { DaemonMetrics } from './metrics.js';
 import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
+import { restoreNode } from './restore.js';
 
 /** A running daemon. */
 export interface RunningDaemon {
@@ -51,6 +52,11 @@ export interface StartOptions {
   bandwidthPlugin?: boolean;
   /** Period of the reconcile with IMDS (the reference: 60 s). */
   reconcileIntervalMs?: number;
+  /**
+   * How long start may wait for IMDS/EC2 to list the address of a pod that still runs before it decides
+   * (see {@link restoreNode}). Default 10 s.
+   */
+  restoreConfirmMs?: number;
 }
 
 /**
@@ -170,16 +176,25 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     },
     routeTableId,
   });
-  for (const e of node.enis.filter((x) => x.networkCard === 0)) await pool.adoptEni(e);
-
-  // 5. Checkpoint, validated against host veths: a pod whose veth is gone was deleted while we were down.
+  // 5. ENIs (IMDS, with EC2's addresses: IMDS lags EC2) and the checkpoint, validated against host veths: a
+  // pod whose veth is gone was deleted while we were down; a live pod's address is never given to another.
   const links = await host.linkNames();
-  const report = datastore.restore({
-    keep: (entry) => {
+  const { report, enis: startEnis } = await restoreNode({
+    datastore,
+    readCheckpoint: () => checkpointer.read(),
+    listImdsEnis: () => metadata.listEnis(),
+    ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
+    adoptEni: (e) => pool.adoptEni(e),
+    podExists: (entry) => {
       const { k8sPodNamespace: ns, k8sPodName: name } = entry.metadata;
       if (!ns || !name) return true; // the reference keeps entries without pod names (back-compat)
       return links.has(host.plumber.hostVethName(config.vethPrefix, ns, name));
     },
+    confirmWaitMs: options.restoreConfirmMs ?? 10_000,
+    retryMs: 500,
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: () => performance.now(),
+    log,
   });
   for (const d of report.dropped)
     log.warn('checkpoint entry dropped', {
@@ -201,7 +216,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   // CIDRs. Its scope lets the reconcile delete rules and routes of pods dropped above. A daemon killed while
   // plumbing a pod can leave its host veth down: bring kept pods' veths up first (the runtime's retried ADD
   // re-plumbs the pod). A failure here is logged, never fatal: serving the other pods matters more.
-  const enisByDevice = new Map(node.enis.map((e) => [e.eniId, e]));
+  const enisByDevice = new Map(startEnis.map((e) => [e.eniId, e]));
   const restoredPods = datastore.assignments().flatMap((a) => {
     const e = enisByDevice.get(a.eniId);
     const table = e === undefined ? 254 : routeTableId(e.deviceNumber, e.networkCard);
@@ -273,6 +288,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
         reconcileWithImds({
           datastore,
           metadata,
+          ...(config.imdsOnlyMode ? {} : { describeEnis: (ids) => eni.describeEnis(ids) }),
           log,
           now: () => Date.now(),
           adoptEni: (e) => pool.adoptEni(e),
