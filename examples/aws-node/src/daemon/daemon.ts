@@ -65,6 +65,28 @@ export interface StartOptions {
  * introspection → pool loop → conflist written once healthy.
  */
 export async function startDaemon(config: AwsNodeConfig, options: StartOptions): Promise<RunningDaemon> {
+  // What start has opened so far, released newest first if a later step fails: a daemon that failed to
+  // start holds no socket, server, timer or netlink handle, so its process exits.
+  const opened: (() => unknown)[] = [];
+  try {
+    return await start(config, options, (release) => void opened.push(release));
+  } catch (e) {
+    for (const release of opened.reverse()) {
+      try {
+        await release();
+      } catch {
+        // releasing what is left matters more than why one release failed
+      }
+    }
+    throw e;
+  }
+}
+
+async function start(
+  config: AwsNodeConfig,
+  options: StartOptions,
+  onFailure: (release: () => unknown) => void,
+): Promise<RunningDaemon> {
   const started = performance.now();
   const { log } = options;
   const metrics = new DaemonMetrics();
@@ -90,6 +112,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     hooks,
     userAgent: `vpc-cni-kit-aws-node/${options.version}`,
   });
+  onFailure(() => ec2.destroy());
   const limits = await createInstanceLimitsSource(ec2).limits(node.instanceType);
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
   const podsMax = maxPods(limits, { prefixDelegation: config.prefixDelegation });
@@ -103,6 +126,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
 
   // 3. Host network.
   const host: Host = await openHost({ yieldDuringPlumbing: !checkpointer.inline });
+  onFailure(() => host.close());
   const primaryIf = await host.linkByMac(node.primaryMac);
   await host.setMtu(primaryIf, config.eniMtu);
   const vpcCidrs = [...node.primaryEni.vpcIpv4Cidrs];
@@ -267,12 +291,16 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
       checkNetns: netnsGuard(),
     }),
   });
+  onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
     ? await listen(introspectionServer(datastore, config, log), config.introspection.bindAddress)
     : undefined;
+  onFailure(() => introspection?.close());
   const metricsEndpoint = config.metrics.enabled
     ? await listen(metricsServer(metrics, datastore), config.metrics.bindAddress)
     : undefined;
+  onFailure(() => metricsEndpoint?.close());
+  onFailure(() => pool.stop());
   if (!config.disableNetworkResourceProvisioning) {
     // Pre-scale before declaring the node ready, as the reference's node init does, so the first pods find
     // addresses waiting.
@@ -318,6 +346,12 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     };
     gcTimer = setTimeout(gc, Math.floor(Math.random() * 300_000));
   }
+
+  onFailure(() => {
+    terminating = true;
+    if (gcTimer !== undefined) clearTimeout(gcTimer);
+    if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
+  });
 
   // 7. Healthy: tell the runtime.
   const conflistPath = await writeConflist(
