@@ -8,15 +8,6 @@
  */
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryGroupCommitCheckpointer } from '@vpc-cni-kit/datastore/testing';
-import { ManualClock, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
-import {
-  createEc2Api,
-  createEniManager,
-  createImdsNodeMetadata,
-  type EniManager,
-  ImdsClient,
-  type NodeMetadata,
-} from '@vpc-cni-kit/eni-manager';
 import { hostVethName, routeTableId } from '@vpc-cni-kit/routing-table';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -27,16 +18,7 @@ import { reconcileWithImds } from '../src/daemon/reconcile.js';
 import { restoreNode } from '../src/daemon/restore.js';
 import { isStartError } from '../src/daemon/start-error.js';
 import type { AddNetworkRequest, DelNetworkRequest } from '../src/rpc/messages.js';
-
-const INSTANCE = 'i-0b000000000000001';
-const SUBNET = 'subnet-0b000000000000001';
-const scenario = {
-  region: 'us-west-2',
-  vpcs: [{ id: 'vpc-0b000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
-  subnets: [{ id: SUBNET, cidrBlock: '10.0.0.0/24', availabilityZone: 'us-west-2a' }],
-  instances: [{ id: INSTANCE, instanceType: 'm5.large', subnetId: SUBNET }],
-};
-const credentials = { accessKeyId: 'AKIDSIMULATOR', secretAccessKey: 'simulator' };
+import { startSimNode } from './support/sim-node.js';
 
 type Op =
   | { k: 'add' }
@@ -93,27 +75,9 @@ const keyOf = (n: number) => ({ networkName: 'aws-cni', containerID: `c-${n}`, i
 
 /** One node: the simulator, the kernel (host veths) and the durable checkpoint survive a SIGKILL. */
 async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void> {
-  const clock = new ManualClock();
-  const sim = await startEc2Simulator({ scenario, clock, rateLimits: false });
-  const ec2 = createEc2Api({ region: sim.region, endpoint: sim.endpoint, credentials, maxAttempts: 1 });
-  const admin = createEc2Api({ region: sim.region, endpoint: sim.endpoint, credentials, maxAttempts: 1 });
-  const metadata: NodeMetadata = createImdsNodeMetadata(
-    new ImdsClient({ endpoint: sim.imdsEndpoint(INSTANCE) }),
-  );
+  const { sim, clock, node, metadata, eni, admin, close } = await startSimNode();
   try {
-    const node = await metadata.discoverNode();
     const primaryEni = node.primaryEni.eniId;
-    const eni: EniManager = createEniManager({
-      ec2,
-      metadata,
-      node: {
-        instanceId: node.instanceId,
-        vpcId: node.primaryEni.vpcId,
-        availabilityZone: node.availabilityZone,
-        primarySubnetId: node.primaryEni.subnetId,
-        securityGroupIds: node.primaryEni.securityGroupIds,
-      },
-    });
     const veths = new Map<string, string>(); // the kernel: host veth → pod address
     const live: Pod[] = [];
     let durable: string | undefined; // what a SIGKILL leaves on disk
@@ -278,9 +242,7 @@ async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void>
       check(step);
     }
   } finally {
-    ec2.destroy();
-    admin.destroy();
-    await sim.close();
+    await close();
   }
 }
 
