@@ -4,38 +4,18 @@
  * and a start that fails after the gRPC socket is open.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
+import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
-import { Cluster, type ClusterOptions, type ClusterPod } from '../src/cluster/cluster.js';
+import type { Cluster, ClusterOptions, ClusterPod } from '../src/cluster/cluster.js';
 import { inNetns } from '../src/cluster/exec.js';
 import { daemonClient } from '../src/plugin/daemon-client.js';
-
-const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
-
-interface EnisDoc {
-  [card: string]: { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> };
-}
+import { enis, eventually, startOneNode } from './support/scenario.js';
 
 describePrivileged('aws-node under faults', () => {
   let cluster: Cluster | undefined;
   const start = async (options: Partial<ClusterOptions> = {}) => {
-    cluster = await Cluster.start({
-      nodes: 1,
-      binDir,
-      libcniRunner: await buildLibcniRunner(),
-      simulator: { rateLimits: false },
-      ...options,
-    });
+    cluster = await startOneNode(options);
     return cluster;
-  };
-  const enis = async (c: Cluster) => ((await c.introspect(0, '/v1/enis')) as EnisDoc)['0']!;
-  const eventually = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
   };
   const checkpointed = (c: Cluster) =>
     (

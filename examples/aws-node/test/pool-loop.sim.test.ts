@@ -6,8 +6,7 @@ import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryGroupCommitCheckpointer } from '@vpc-cni-kit/datastore/testing';
 import { routeTableId } from '@vpc-cni-kit/routing-table';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../src/daemon/logger.js';
-import { PoolLoop } from '../src/daemon/pool-loop.js';
+import { testPool } from './support/pool.js';
 import { type SimNode, startSimNode } from './support/sim-node.js';
 
 let world: SimNode | undefined;
@@ -24,22 +23,10 @@ async function pool(w: SimNode, warmIpTarget: number) {
     cooldownMs: 0,
   });
   const failures: string[] = [];
-  const loop = new PoolLoop({
-    datastore,
-    eni: w.eni,
-    targets: {
-      warmEniTarget: 0,
-      warmIpTarget,
-      minimumIpTarget: 0,
-      warmPrefixTarget: 0,
-      prefixDelegation: false,
-    },
+  const loop = testPool(datastore, w.eni, warmIpTarget, {
     limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 9 },
     now: () => w.clock.now(),
-    log: silentLogger,
     observer: { decision: () => {}, actionFailed: (kind, code) => failures.push(`${kind} ${code}`) },
-    setupEni: async () => {},
-    teardownEni: async () => {},
     routeTableId,
   });
   await loop.adoptEni(w.node.primaryEni);

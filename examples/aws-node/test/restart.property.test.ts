@@ -11,13 +11,14 @@ import { InMemoryGroupCommitCheckpointer } from '@vpc-cni-kit/datastore/testing'
 import { hostVethName, routeTableId } from '@vpc-cni-kit/routing-table';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ipamBackend } from '../src/daemon/ipam-backend.js';
 import { silentLogger } from '../src/daemon/logger.js';
-import { PoolLoop } from '../src/daemon/pool-loop.js';
+import type { PoolLoop } from '../src/daemon/pool-loop.js';
 import { reconcileWithImds } from '../src/daemon/reconcile.js';
 import { restoreNode } from '../src/daemon/restore.js';
 import { isStartError } from '../src/daemon/start-error.js';
-import type { AddNetworkRequest, DelNetworkRequest } from '../src/rpc/messages.js';
+import type { CniBackend } from '../src/rpc/grpc-server.js';
+import { addRequest, delRequest, podKey, testBackend } from './support/backend.js';
+import { testPool } from './support/pool.js';
 import { startSimNode } from './support/sim-node.js';
 
 type Op =
@@ -45,34 +46,6 @@ interface Pod {
   veth: string;
 }
 
-const addRequest = (n: number): AddNetworkRequest => ({
-  K8S_POD_NAME: `p${n}`,
-  K8S_POD_NAMESPACE: 'default',
-  K8S_POD_INFRA_CONTAINER_ID: `c-${n}`,
-  Netns: `/var/run/netns/p${n}`,
-  IfName: 'eth0',
-  NetworkName: 'aws-cni',
-  ContainerID: `c-${n}`,
-  ClientVersion: '',
-  RequiresMultiNICAttachment: false,
-  PodPlumbing: true,
-  Mtu: 0,
-  VethPrefix: '',
-});
-const delRequest = (n: number): DelNetworkRequest => ({
-  K8S_POD_NAME: `p${n}`,
-  K8S_POD_NAMESPACE: 'default',
-  K8S_POD_INFRA_CONTAINER_ID: `c-${n}`,
-  Reason: 'PodDeleted',
-  IfName: 'eth0',
-  NetworkName: 'aws-cni',
-  ContainerID: `c-${n}`,
-  ClientVersion: '',
-  K8S_POD_UID: '',
-  PodPlumbing: true,
-});
-const keyOf = (n: number) => ({ networkName: 'aws-cni', containerID: `c-${n}`, ifName: 'eth0' });
-
 /** One node: the simulator, the kernel (host veths) and the durable checkpoint survive a SIGKILL. */
 async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void> {
   const { sim, clock, node, metadata, eni, admin, close } = await startSimNode();
@@ -87,29 +60,16 @@ async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void>
       datastore: Datastore;
       checkpointer: InMemoryGroupCommitCheckpointer;
       pool: PoolLoop;
-      backend: ReturnType<typeof ipamBackend>;
+      backend: CniBackend;
     }
     let daemon: Daemon | undefined;
 
     const start = async (): Promise<void> => {
       const checkpointer = new InMemoryGroupCommitCheckpointer(durable);
       const datastore = new Datastore({ clock, checkpointer, cooldownMs: 30_000 });
-      const pool = new PoolLoop({
-        datastore,
-        eni,
-        targets: {
-          warmEniTarget: 0,
-          warmIpTarget: 2,
-          minimumIpTarget: 0,
-          warmPrefixTarget: 0,
-          prefixDelegation: false,
-        },
+      const pool = testPool(datastore, eni, 2, {
         limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 9 },
         now: () => clock.now(),
-        log: silentLogger,
-        observer: { decision: () => {}, actionFailed: () => {} },
-        setupEni: async () => {},
-        teardownEni: async () => {},
         routeTableId,
       });
       try {
@@ -134,9 +94,9 @@ async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void>
         throw e;
       }
       await datastore.flush();
-      const backend = ipamBackend({
+      const backend = testBackend(
         datastore,
-        plumber: {
+        {
           async setup(pod) {
             veths.set(pod.hostVeth, pod.podIp);
             return { hostVeth: pod.hostVeth, hostMac: '02:00:00:00:00:01' };
@@ -144,19 +104,8 @@ async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void>
           async teardown() {},
           hostVethName,
         },
-        log: silentLogger,
-        observer: { addNetwork: () => {}, delNetwork: () => {}, noAvailableAddress: () => {} },
-        version: '',
-        vethPrefix: 'eni',
-        podMtu: 9001,
-        vpcCidrs: () => ['10.0.0.0/16'],
-        externalSnat: false,
-        shuttingDown: () => false,
-        poolCondition: () => ({ subnetExhausted: false, eniLimitReached: false }),
-        wakePool: () => {},
-        now: () => clock.now(),
-        checkNetns: () => undefined,
-      });
+        { now: () => clock.now() },
+      );
       daemon = { datastore, checkpointer, pool, backend };
     };
 
@@ -166,7 +115,7 @@ async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void>
       if (daemon === undefined) return;
       for (const p of live) {
         expect(
-          daemon.datastore.findByPod(keyOf(p.n))?.address,
+          daemon.datastore.findByPod(podKey(p.n))?.address,
           `pod p${p.n} lost ${p.address} after ${after}`,
         ).toBe(p.address);
       }

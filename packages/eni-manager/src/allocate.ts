@@ -5,7 +5,7 @@ import { type Ec2Eni, toEc2Eni } from './ec2/eni.js';
 import { type EniManagerError, eniError, isEniManagerError } from './errors.js';
 import { rollbackCreatedEni } from './free.js';
 import type { NodeMetadata } from './imds/discovery.js';
-import type { ImdsEni } from './imds/node-info.js';
+import type { ImdsEni, NodeInfo } from './imds/node-info.js';
 import { pollUntil } from './poll.js';
 import { awsId } from './shapes.js';
 import { discoverSubnets } from './subnets.js';
@@ -55,6 +55,17 @@ export interface AllocationNode {
   readonly primarySubnetId: string;
   /** The primary ENI's security groups. */
   readonly securityGroupIds: readonly string[];
+}
+
+/** The {@link AllocationNode} of a node as {@link NodeMetadata.discoverNode} found it (its primary ENI's VPC, subnet and groups). */
+export function allocationNodeOf(node: NodeInfo): AllocationNode {
+  return {
+    instanceId: node.instanceId,
+    vpcId: node.primaryEni.vpcId,
+    availabilityZone: node.availabilityZone,
+    primarySubnetId: node.primaryEni.subnetId,
+    securityGroupIds: node.primaryEni.securityGroupIds,
+  };
 }
 
 /** Allocation settings fixed for the life of a node. */

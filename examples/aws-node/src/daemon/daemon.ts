@@ -1,5 +1,6 @@
 import { createGroupCommitFileCheckpointer, Datastore, systemClock } from '@vpc-cni-kit/datastore';
 import {
+  allocationNodeOf,
   createEc2Api,
   createEniManager,
   createImdsNodeMetadata,
@@ -160,13 +161,7 @@ async function start(
   const eni: EniManager = createEniManager({
     ec2,
     metadata,
-    node: {
-      instanceId: node.instanceId,
-      vpcId: node.primaryEni.vpcId,
-      availabilityZone: node.availabilityZone,
-      primarySubnetId: node.primaryEni.subnetId,
-      securityGroupIds: node.primaryEni.securityGroupIds,
-    },
+    node: allocationNodeOf(node),
     ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
     additionalTags: config.additionalEniTags,
     subnetDiscovery: config.subnetDiscovery,

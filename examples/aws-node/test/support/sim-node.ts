@@ -5,6 +5,7 @@
  */
 import { type Ec2Simulator, ManualClock, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import {
+  allocationNodeOf,
   createEc2Api,
   createEniManager,
   createImdsNodeMetadata,
@@ -54,13 +55,7 @@ export async function startSimNode(): Promise<SimNode> {
     const eni = createEniManager({
       ec2,
       metadata,
-      node: {
-        instanceId: node.instanceId,
-        vpcId: node.primaryEni.vpcId,
-        availabilityZone: node.availabilityZone,
-        primarySubnetId: node.primaryEni.subnetId,
-        securityGroupIds: node.primaryEni.securityGroupIds,
-      },
+      node: allocationNodeOf(node),
     });
     return { sim, clock, node, metadata, eni, admin, close };
   } catch (e) {
