@@ -4,9 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
-import type { Cluster, ClusterOptions, ClusterPod } from '../src/cluster/cluster.js';
-import { PodError } from '../src/cluster/cluster.js';
-import { inNetns } from '../src/cluster/exec.js';
+import { type Cluster, type ClusterOptions, type ClusterPod, PodError } from '../src/cluster.js';
+import { inNetns } from '../src/exec.js';
 import { enis, eventually, startOneNode } from './support/scenario.js';
 
 describePrivileged('aws-node scenarios', () => {

@@ -1,9 +1,7 @@
 /** One-node clusters on the virtual VPC for scenario tests: start, the ENI document, and waiting for a condition. */
-import { fileURLToPath } from 'node:url';
 import { buildLibcniRunner } from '@vpc-cni-kit/testkit';
-import { Cluster, type ClusterOptions } from '../../src/cluster/cluster.js';
-
-const binDir = fileURLToPath(new URL('../../dist/bin', import.meta.url));
+import { awsNodeBinDir } from '../../src/bin-dir.js';
+import { Cluster, type ClusterOptions } from '../../src/cluster.js';
 
 /** Network card 0 of the introspection's `/v1/enis`. */
 export interface EnisCard {
@@ -12,11 +10,11 @@ export interface EnisCard {
   ENIs: Record<string, unknown>;
 }
 
-/** Starts a one-node cluster (no simulator rate limits) from the built `dist/bin`. */
+/** Starts a one-node cluster (no simulator rate limits) running the built aws-node. */
 export async function startOneNode(options: Partial<ClusterOptions> = {}): Promise<Cluster> {
   return Cluster.start({
     nodes: 1,
-    binDir,
+    binDir: awsNodeBinDir(),
     libcniRunner: await buildLibcniRunner(),
     simulator: { rateLimits: false },
     ...options,

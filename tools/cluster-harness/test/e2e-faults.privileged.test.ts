@@ -4,11 +4,11 @@
  * and a start that fails after the gRPC socket is open.
  */
 import { readFileSync } from 'node:fs';
+import { daemonClient } from '@vpc-cni-kit/aws-node';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
-import type { Cluster, ClusterOptions, ClusterPod } from '../src/cluster/cluster.js';
-import { inNetns } from '../src/cluster/exec.js';
-import { daemonClient } from '../src/plugin/daemon-client.js';
+import type { Cluster, ClusterOptions, ClusterPod } from '../src/cluster.js';
+import { inNetns } from '../src/exec.js';
 import { enis, eventually, startOneNode } from './support/scenario.js';
 
 describePrivileged('aws-node under faults', () => {
