@@ -32,7 +32,6 @@ async function crashedNode(lagMs: number) {
   const got = await w.eni.assignIpv4(eniId, { ipv4Count: 2 });
   const written = new InMemoryGroupCommitCheckpointer();
   const before = new Datastore({ clock: w.clock, checkpointer: written, cooldownMs: 0 });
-  });
   await testPool(before, w.eni, 0, { routeTableId }).adoptEni({
     ...w.node.primaryEni,
     ipv4Addresses: [w.node.primaryEni.ipv4Addresses[0]!, ...got.ipv4Addresses],
