@@ -152,6 +152,17 @@ describe('ipam backend refuses a bad AddNetwork before taking an address', () =>
     },
   );
 
+  it("refuses the node's own namespace when the plugin plumbs too (PodPlumbing false)", async () => {
+    const { datastore, backend } = setup(8, netnsGuard());
+    const reply = await backend.addNetwork({
+      ...addRequest(1),
+      PodPlumbing: false,
+      Netns: '/proc/self/ns/net',
+    });
+    expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
+    expect(datastore.assignments()).toEqual([]);
+  });
+
   it("accepts a namespace that is not the node's (another namespace file)", async () => {
     const { backend, plumber } = setup(8, netnsGuard());
     // Any other nsfs file has another inode; the guard compares identities, not types.

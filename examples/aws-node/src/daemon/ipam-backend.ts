@@ -93,7 +93,8 @@ function addRequestProblem(req: AddNetworkRequest, deps: IpamBackendDeps): strin
   if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '')
     return 'ContainerID, IfName and NetworkName are required';
   if (req.RequiresMultiNICAttachment) return 'multi-NIC attachments are not supported (ENABLE_MULTI_NIC)';
-  if (!req.PodPlumbing) return undefined;
+  // Even when the plugin plumbs (PodPlumbing false), an address is never handed out for the node's own namespace.
+  if (!req.PodPlumbing) return req.Netns === '' ? undefined : deps.checkNetns(req.Netns);
   const [low, high] = POD_MTU_RANGE;
   if (req.Mtu !== 0 && (!Number.isInteger(req.Mtu) || req.Mtu < low || req.Mtu > high))
     return `Mtu must be 0 (the daemon's POD_MTU) or ${low}–${high}, got ${req.Mtu}`;
