@@ -30,7 +30,7 @@ export function withEc2Addresses(imds: readonly ImdsEni[], ec2: readonly Ec2Eni[
   });
 }
 
-/** True when IPv4 `address` lies in one of the secondary addresses or prefixes of `enis`. */
+/** True when `address` lies in one of `cidrs` (secondary addresses, bare or as /32, and prefixes). */
 function placeable(address: string, cidrs: readonly string[]): boolean {
   const a = parseAddress(address);
   if (a === undefined) return false;
