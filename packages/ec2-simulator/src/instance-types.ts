@@ -26,6 +26,10 @@ export interface InstanceTypeInfo {
   readonly bareMetal: boolean;
   /** Marketing network performance string. */
   readonly networkPerformance: string;
+  /** A trunk interface may be attached (security groups for pods). */
+  readonly isTrunkingCompatible: boolean;
+  /** Branch interfaces one trunk of this type carries (0 when not trunking-compatible). */
+  readonly branchInterfaces: number;
 }
 
 function simple(
@@ -34,6 +38,7 @@ function simple(
   ipv4: number,
   hypervisor: 'nitro' | 'xen',
   networkPerformance: string,
+  branchInterfaces = 0,
 ): InstanceTypeInfo {
   return {
     name,
@@ -45,25 +50,29 @@ function simple(
     hypervisor,
     bareMetal: false,
     networkPerformance,
+    isTrunkingCompatible: branchInterfaces > 0,
+    branchInterfaces,
   };
 }
 
 /**
  * Public limits of common instance types (AWS documentation, "IP addresses per network interface per instance
- * type"). p5.48xlarge has 32 network cards of 2 interfaces each.
+ * type"; trunking compatibility and branch-interface counts as the VPC resource controller's limits table
+ * lists them). p5.48xlarge has 32 network cards of 2 interfaces each. The last argument of each row is the
+ * branch-interface count (0 = not trunking-compatible); add a row to support another type.
  */
 export const INSTANCE_TYPES: ReadonlyMap<string, InstanceTypeInfo> = new Map(
   [
     simple('t3.small', 3, 4, 'nitro', 'Up to 5 Gigabit'),
     simple('t3.medium', 3, 6, 'nitro', 'Up to 5 Gigabit'),
     simple('t3.large', 3, 12, 'nitro', 'Up to 5 Gigabit'),
-    simple('m5.large', 3, 10, 'nitro', 'Up to 10 Gigabit'),
-    simple('m5.xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit'),
-    simple('m5.2xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit'),
-    simple('m5.4xlarge', 8, 30, 'nitro', 'Up to 10 Gigabit'),
-    simple('c5.large', 3, 10, 'nitro', 'Up to 10 Gigabit'),
-    simple('c5.xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit'),
-    simple('c5.18xlarge', 15, 50, 'nitro', '25 Gigabit'),
+    simple('m5.large', 3, 10, 'nitro', 'Up to 10 Gigabit', 9),
+    simple('m5.xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit', 18),
+    simple('m5.2xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit', 38),
+    simple('m5.4xlarge', 8, 30, 'nitro', 'Up to 10 Gigabit', 54),
+    simple('c5.large', 3, 10, 'nitro', 'Up to 10 Gigabit', 9),
+    simple('c5.xlarge', 4, 15, 'nitro', 'Up to 10 Gigabit', 18),
+    simple('c5.18xlarge', 15, 50, 'nitro', '25 Gigabit', 107),
     simple('m4.large', 2, 10, 'xen', 'Moderate'),
     simple('t2.medium', 3, 6, 'xen', 'Low to Moderate'),
     {
@@ -76,6 +85,8 @@ export const INSTANCE_TYPES: ReadonlyMap<string, InstanceTypeInfo> = new Map(
       hypervisor: 'nitro',
       bareMetal: false,
       networkPerformance: '3200 Gigabit',
+      isTrunkingCompatible: true,
+      branchInterfaces: 120,
     } satisfies InstanceTypeInfo,
   ].map((t) => [t.name, t]),
 );

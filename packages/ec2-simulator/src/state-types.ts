@@ -18,6 +18,8 @@ export interface Timing {
   detachDelayMs: number;
   /** IMDS reflects attachments and new addresses only after this long. */
   imdsDelayMs: number;
+  /** A new trunk association carries traffic only after this long (default 0). */
+  associateDelayMs?: number;
 }
 
 /** Options of {@link Ec2State}. */
@@ -110,4 +112,32 @@ export interface AssignResult {
   readonly addresses: string[];
   /** Prefixes assigned. */
   readonly prefixes: string[];
+}
+
+/** One rule as the Authorize and Revoke security group actions name it (before normalisation). */
+export interface RuleRequest {
+  /** `tcp`, `udp`, `icmp`, `-1`/`all` or a protocol number. */
+  readonly ipProtocol: string;
+  /** First port (or ICMP type). */
+  readonly fromPort?: number | undefined;
+  /** Last port (or ICMP code). */
+  readonly toPort?: number | undefined;
+  /** Peer CIDR. */
+  readonly cidrIpv4?: string | undefined;
+  /** Peer security group. */
+  readonly referencedGroupId?: string | undefined;
+  /** Description. */
+  readonly description?: string | undefined;
+}
+
+/** Parameters of {@link Ec2State.createSecurityGroup}. */
+export interface CreateSecurityGroupRequest {
+  /** Name, unique in the VPC; not `default`, not `sg-…`. */
+  readonly name: string;
+  /** Description (required by EC2). */
+  readonly description: string;
+  /** VPC. */
+  readonly vpcId: string;
+  /** Tags. */
+  readonly tags?: readonly (readonly [string, string])[] | undefined;
 }

@@ -1,7 +1,15 @@
 import type { SimEventListener } from './events.js';
 import type { IdGenerator } from './ids.js';
 import type { InstanceTypeInfo } from './instance-types.js';
-import type { Eni, Instance, SecurityGroup, Subnet, Vpc } from './model.js';
+import type {
+  Eni,
+  Instance,
+  SecurityGroup,
+  SecurityGroupRule,
+  Subnet,
+  TrunkAssociation,
+  Vpc,
+} from './model.js';
 import { assignIpv6, assignPrivateIps, unassignIpv6, unassignPrivateIps } from './state/addresses.js';
 import {
   createNetworkInterface,
@@ -12,18 +20,34 @@ import {
 } from './state/enis.js';
 import { addInstance, attach, attachedEnis, detach } from './state/instances.js';
 import { addSubnet, addVpc } from './state/network.js';
+import {
+  addSecurityGroup,
+  authorize,
+  createSecurityGroup,
+  deleteSecurityGroup,
+  revoke,
+} from './state/security-groups.js';
 import { snapshotState } from './state/snapshot.js';
 import { StateStore } from './state/store.js';
 import { createTags, deleteTags } from './state/tags.js';
+import {
+  type AssociateTrunkRequest,
+  associateTrunk,
+  associationsOf,
+  disassociateTrunk,
+} from './state/trunks.js';
 import type {
   AssignIpv4Request,
   AssignIpv6Request,
   AssignResult,
   CreateEniRequest,
+  CreateSecurityGroupRequest,
   Ec2StateOptions,
+  RuleRequest,
   Timing,
 } from './state-types.js';
 
+export type { AssociateTrunkRequest } from './state/trunks.js';
 export type {
   AssignIpv4Request,
   AssignIpv6Request,
@@ -84,10 +108,12 @@ export class Ec2State {
     return addSubnet(this.#store, s);
   }
 
-  /** Adds a security group. */
-  addSecurityGroup(g: SecurityGroup): void {
-    this.#store.ids.reserve(g.id);
-    this.#store.groups.set(g.id, g);
+  /**
+   * Adds a security group (scenario loading): egress to everywhere, no ingress; a group named `default` also
+   * admits its own members, as EC2's default group does.
+   */
+  addSecurityGroup(g: Omit<SecurityGroup, 'rules'>): SecurityGroup {
+    return addSecurityGroup(this.#store, g);
   }
 
   /** Launches an instance with its primary ENI (device 0 on the default card). */
@@ -241,6 +267,51 @@ export class Ec2State {
   /** DeleteTags: a tag with a value is deleted only when the value matches; no tags deletes all. */
   deleteTags(resourceIds: readonly string[], tags: readonly (readonly [string, string | undefined])[]): void {
     deleteTags(this.#store, resourceIds, tags);
+  }
+
+  /** CreateSecurityGroup: a new group with the default egress-allow rule. */
+  createSecurityGroup(req: CreateSecurityGroupRequest): SecurityGroup {
+    return createSecurityGroup(this.#store, req);
+  }
+
+  /** DeleteSecurityGroup: refused while in use or referenced, and for the default group. */
+  deleteSecurityGroup(groupId: string): void {
+    deleteSecurityGroup(this.#store, groupId);
+  }
+
+  /** AuthorizeSecurityGroupIngress (`egress` false) or AuthorizeSecurityGroupEgress: returns the new rules. */
+  authorizeSecurityGroupRules(
+    groupId: string,
+    egress: boolean,
+    rules: readonly RuleRequest[],
+  ): SecurityGroupRule[] {
+    return authorize(this.#store, groupId, egress, rules);
+  }
+
+  /** RevokeSecurityGroupIngress (`egress` false) or RevokeSecurityGroupEgress, by rule or by rule id. */
+  revokeSecurityGroupRules(
+    groupId: string,
+    egress: boolean,
+    rules: readonly RuleRequest[],
+    ruleIds: readonly string[] = [],
+  ): void {
+    revoke(this.#store, groupId, egress, rules, ruleIds);
+  }
+
+  /** AssociateTrunkInterface: a branch ENI joins a trunk under a VLAN id. */
+  associateTrunkInterface(req: AssociateTrunkRequest): TrunkAssociation {
+    return associateTrunk(this.#store, req);
+  }
+
+  /** DisassociateTrunkInterface: the branch leaves its trunk at once. */
+  disassociateTrunkInterface(associationId: string): void {
+    disassociateTrunk(this.#store, associationId);
+  }
+
+  /** Every trunk association, or those of one trunk ENI. */
+  trunkAssociations(trunkEniId?: string): TrunkAssociation[] {
+    if (trunkEniId !== undefined) return associationsOf(this.#store, trunkEniId);
+    return [...this.#store.associations.values()];
   }
 
   /** A JSON-friendly dump of everything (for the admin endpoint). */

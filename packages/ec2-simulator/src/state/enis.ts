@@ -12,6 +12,7 @@ import { formatIpv4, parseIpv4, parseIpv4Cidr, parseIpv6, parseIpv6Cidr } from '
 import type { AssignedAddress, Eni } from '../model.js';
 import type { CreateEniRequest } from '../state-types.js';
 import { type StateStore, UNATTACHED_IPV4_LIMIT } from './store.js';
+import { associationOfBranch, associationsOf, dropAssociation } from './trunks.js';
 
 /**
  * CreateNetworkInterface. With a `clientToken` seen before: the same request returns the same ENI, a
@@ -145,6 +146,14 @@ export function deleteNetworkInterface(store: StateStore, eniId: string): void {
       `The network interface ${eni.id} is currently in use.`,
     );
   }
+  if (associationsOf(store, eni.id).length > 0) {
+    throw new Ec2SimError(
+      'DependencyViolation',
+      `Trunk interface ${eni.id} still has branch interfaces associated.`,
+    );
+  }
+  const association = associationOfBranch(store, eni.id);
+  if (association) dropAssociation(store, association);
   const subnet = store.requireSubnet(eni.subnetId);
   for (const a of eni.privateIps) subnet.ipv4.release(parseIpv4(a.value)!);
   for (const p of eni.ipv4Prefixes) subnet.ipv4.releasePrefix(parseIpv4Cidr(p.value)!.base);

@@ -3,6 +3,7 @@ import type { InstanceTypeInfo } from '../instance-types.js';
 import type { Eni, Instance } from '../model.js';
 import { createNetworkInterface } from './enis.js';
 import type { StateStore } from './store.js';
+import { checkTrunkAttach } from './trunks.js';
 
 /** Launches an instance with its primary ENI (device 0 on the default card). */
 export function addInstance(
@@ -97,6 +98,7 @@ export function attach(
   if (eni.attachment) {
     throw new Ec2SimError('InvalidNetworkInterface.InUse', `Interface: [${eni.id}] in use.`);
   }
+  checkTrunkAttach(store, eni, instance);
   if (eni.vpcId !== instance.vpcId) {
     throw new Ec2SimError(
       'InvalidParameterValue',

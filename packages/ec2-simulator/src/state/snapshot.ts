@@ -20,6 +20,7 @@ export function snapshotState(store: StateStore): unknown {
       tags: tags(s.tags),
     })),
     securityGroups: [...store.groups.values()].map((g) => ({ ...g, tags: tags(g.tags) })),
+    trunkAssociations: [...store.associations.values()].map((a) => ({ ...a, tags: tags(a.tags) })),
     instances: [...store.instances.values()].map((i) => ({
       id: i.id,
       instanceType: i.type.name,

@@ -3,7 +3,15 @@ import type { Clock } from '../clock.js';
 import { Ec2SimError } from '../errors.js';
 import { type AddressChange, EventHub, type SimEvent } from '../events.js';
 import { IdGenerator } from '../ids.js';
-import type { AssignedAddress, Eni, Instance, SecurityGroup, Subnet, Vpc } from '../model.js';
+import type {
+  AssignedAddress,
+  Eni,
+  Instance,
+  SecurityGroup,
+  Subnet,
+  TrunkAssociation,
+  Vpc,
+} from '../model.js';
 import type { Ec2StateOptions, Timing } from '../state-types.js';
 
 /** Largest per-interface IPv4 count of any instance type: the cap for an unattached ENI. */
@@ -44,6 +52,10 @@ export class StateStore {
   readonly enis = new Map<string, Eni>();
   /** CreateNetworkInterface client tokens → request fingerprint and ENI. */
   readonly clientTokens = new Map<string, { fingerprint: string; eniId: string }>();
+  /** Trunk associations by id. */
+  readonly associations = new Map<string, TrunkAssociation>();
+  /** AssociateTrunkInterface client tokens → request fingerprint and association. */
+  readonly associationTokens = new Map<string, { fingerprint: string; associationId: string }>();
   readonly #events: EventHub;
 
   /** @param options - clock, randomness, account and timing */
