@@ -49,6 +49,26 @@ export interface ScenarioSecurityGroup {
   readonly description?: string;
   /** Tags. */
   readonly tags?: Readonly<Record<string, string>>;
+  /** Inbound rules (default: none; a group named `default` also admits its own members). */
+  readonly ingress?: readonly ScenarioRule[];
+  /** Outbound rules (default: everything to 0.0.0.0/0, as EC2 gives a new group). */
+  readonly egress?: readonly ScenarioRule[];
+}
+
+/** A security group rule in a scenario: one peer (a CIDR or a group of the same VPC), protocol and ports. */
+export interface ScenarioRule {
+  /** `tcp`, `udp`, `icmp`, `-1` (all) or a protocol number. */
+  readonly ipProtocol: string;
+  /** First port (ICMP: type). */
+  readonly fromPort?: number;
+  /** Last port (ICMP: code). */
+  readonly toPort?: number;
+  /** Peer CIDR. */
+  readonly cidrIpv4?: string;
+  /** Peer security group (declared in the scenario). */
+  readonly referencedGroupId?: string;
+  /** Description. */
+  readonly description?: string;
 }
 
 /** An instance in a scenario. */
@@ -126,6 +146,36 @@ function tags(o: Record<string, unknown>, path: string): Record<string, string> 
 
 function only(o: Record<string, unknown>, keys: readonly string[], path: string): void {
   for (const k of Object.keys(o)) if (!keys.includes(k)) invalid(`${path}.${k}`, 'unknown field');
+}
+
+/** The shape of one rule (its meaning is checked by the simulator as AuthorizeSecurityGroup* would). */
+function scenarioRule(r: unknown, p: string): ScenarioRule {
+  if (!isObj(r)) invalid(p, 'must be an object');
+  only(r, ['ipProtocol', 'fromPort', 'toPort', 'cidrIpv4', 'referencedGroupId', 'description'], p);
+  const int = (k: string): number | undefined => {
+    const v = r[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < -1 || v > 65535) {
+      invalid(`${p}.${k}`, 'must be an integer from -1 to 65535');
+    }
+    return v;
+  };
+  const cidr = str(r, 'cidrIpv4', p, true);
+  const ref = str(r, 'referencedGroupId', p, true);
+  if ((cidr === undefined) === (ref === undefined)) {
+    invalid(p, 'give exactly one of cidrIpv4 and referencedGroupId');
+  }
+  const fromPort = int('fromPort');
+  const toPort = int('toPort');
+  const description = str(r, 'description', p, true, true);
+  return {
+    ipProtocol: str(r, 'ipProtocol', p)!,
+    ...(fromPort !== undefined ? { fromPort } : {}),
+    ...(toPort !== undefined ? { toPort } : {}),
+    ...(cidr !== undefined ? { cidrIpv4: cidr } : {}),
+    ...(ref !== undefined ? { referencedGroupId: ref } : {}),
+    ...(description !== undefined ? { description } : {}),
+  };
 }
 
 /**
@@ -237,21 +287,40 @@ export function parseScenario(input: unknown): ResolvedScenario {
   const securityGroups: ScenarioSecurityGroup[] = arr(input, 'securityGroups', '', true).map((g, i) => {
     const p = `securityGroups[${i}]`;
     if (!isObj(g)) invalid(p, 'must be an object');
-    only(g, ['id', 'name', 'vpcId', 'description', 'tags'], p);
+    only(g, ['id', 'name', 'vpcId', 'description', 'tags', 'ingress', 'egress'], p);
     const id = str(g, 'id', p)!;
     if (!ID('sg').test(id)) invalid(`${p}.id`, 'must look like sg-0123456789abcdef0');
     unique(id, `${p}.id`);
     const vpcId = defaultVpc(g, p);
     groupVpc.set(id, vpcId);
     const t = tags(g, p);
+    const rules = (key: 'ingress' | 'egress') =>
+      g[key] === undefined
+        ? {}
+        : { [key]: arr(g, key, p).map((r, j) => scenarioRule(r, `${p}.${key}[${j}]`)) };
     return {
       id,
       name: str(g, 'name', p)!,
       vpcId,
       description: str(g, 'description', p, true, true) ?? '',
       ...(t ? { tags: t } : {}),
+      ...rules('ingress'),
+      ...rules('egress'),
     };
   });
+  for (const [i, g] of securityGroups.entries()) {
+    for (const key of ['ingress', 'egress'] as const) {
+      for (const [j, r] of (g[key] ?? []).entries()) {
+        if (r.referencedGroupId !== undefined && groupVpc.get(r.referencedGroupId) !== g.vpcId) {
+          throw new ScenarioError(
+            'SCENARIO_UNKNOWN_REFERENCE',
+            `securityGroups[${i}].${key}[${j}].referencedGroupId`,
+            `no security group ${r.referencedGroupId} in ${g.vpcId}`,
+          );
+        }
+      }
+    }
+  }
 
   const instances: ScenarioInstance[] = arr(input, 'instances', '', true).map((x, i) => {
     const p = `instances[${i}]`;

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AddressAllocation } from './address-pool.js';
 import { type Clock, type RandomSource, seededRandom, systemClock } from './clock.js';
+import { isEc2SimError, ScenarioError } from './errors.js';
 import type { SimEventListener } from './events.js';
 import { FaultInjector } from './faults.js';
 import { createImdsServer } from './imds.js';
@@ -133,6 +134,25 @@ export async function startEc2Simulator(options: Ec2SimulatorOptions): Promise<E
         vpcId: v.id,
         tags: new Map(),
       });
+    }
+  }
+  for (const [i, g] of (scenario.securityGroups ?? []).entries()) {
+    for (const key of ['ingress', 'egress'] as const) {
+      const rules = g[key];
+      if (rules === undefined) continue;
+      try {
+        if (key === 'egress') {
+          const defaults = state
+            .securityGroup(g.id)!
+            .rules.filter((r) => r.isEgress)
+            .map((r) => r.id);
+          state.revokeSecurityGroupRules(g.id, true, [], defaults);
+        }
+        if (rules.length > 0) state.authorizeSecurityGroupRules(g.id, key === 'egress', rules);
+      } catch (e) {
+        if (!isEc2SimError(e)) throw e;
+        throw new ScenarioError('SCENARIO_INVALID', `securityGroups[${i}].${key}`, e.message);
+      }
     }
   }
   for (const s of scenario.subnets) {
