@@ -12,24 +12,11 @@ import {
   RevokeSecurityGroupEgressCommand,
   RevokeSecurityGroupIngressCommand,
 } from '@aws-sdk/client-ec2';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Ec2Simulator, SimEvent } from '../src/index.js';
-import { client, errorOf, SG_NODE, SUBNET_A, start, VPC } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { SimEvent } from '../src/index.js';
+import { errorOf, SG_NODE, SUBNET_A, useSimulator, VPC } from './helpers.js';
 
-let sim: Ec2Simulator | undefined;
-let ec2: EC2Client | undefined;
-afterEach(async () => {
-  ec2?.destroy();
-  await sim?.close();
-  sim = undefined;
-  ec2 = undefined;
-});
-
-async function boot(maxAttempts = 3) {
-  sim = await start();
-  ec2 = client(sim, maxAttempts);
-  return { sim, ec2 };
-}
+const boot = useSimulator();
 
 const createGroup = async (c: EC2Client, name: string) =>
   (await c.send(new CreateSecurityGroupCommand({ GroupName: name, Description: name, VpcId: VPC }))).GroupId!;

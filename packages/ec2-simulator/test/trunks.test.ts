@@ -9,24 +9,11 @@ import {
   DisassociateTrunkInterfaceCommand,
   type EC2Client,
 } from '@aws-sdk/client-ec2';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Ec2Simulator, INSTANCE_TYPES, ManualClock, type SimEvent } from '../src/index.js';
-import { client, errorOf, NODE, SUBNET_A, start } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { INSTANCE_TYPES, ManualClock, type SimEvent } from '../src/index.js';
+import { errorOf, NODE, SUBNET_A, useSimulator } from './helpers.js';
 
-let sim: Ec2Simulator | undefined;
-let ec2: EC2Client | undefined;
-afterEach(async () => {
-  ec2?.destroy();
-  await sim?.close();
-  sim = undefined;
-  ec2 = undefined;
-});
-
-async function boot(opts: Parameters<typeof start>[0] = {}) {
-  sim = await start(opts);
-  ec2 = client(sim);
-  return { sim, ec2 };
-}
+const boot = useSimulator();
 
 const eni = async (c: EC2Client, type?: 'trunk') =>
   (await c.send(new CreateNetworkInterfaceCommand({ SubnetId: SUBNET_A, InterfaceType: type })))

@@ -24,20 +24,9 @@ export function createNetworkInterface(
   internal: { primary?: boolean } = {},
 ): Eni {
   store.settle();
-  const fingerprint = JSON.stringify({ ...req, clientToken: undefined });
-  if (req.clientToken !== undefined) {
-    const seen = store.clientTokens.get(req.clientToken);
-    if (seen) {
-      if (seen.fingerprint !== fingerprint) {
-        throw new Ec2SimError(
-          'IdempotentParameterMismatch',
-          'The client token you have provided is associated with a resource that is already deleted or has different parameters.',
-        );
-      }
-      const existing = store.enis.get(seen.eniId);
-      if (existing) return existing;
-    }
-  }
+  const seen = store.clientTokens.replay(req.clientToken, req);
+  const existing = seen.id === undefined ? undefined : store.enis.get(seen.id);
+  if (existing) return existing;
   const subnet = store.requireSubnet(req.subnetId);
   const groups = store.checkGroups(req.groups, subnet.vpcId);
   const tags = store.checkTags(req.tags ?? []);
@@ -118,9 +107,7 @@ export function createNetworkInterface(
       primary: internal.primary ?? false,
     };
     store.enis.set(eni.id, eni);
-    if (req.clientToken !== undefined) {
-      store.clientTokens.set(req.clientToken, { fingerprint, eniId: eni.id });
-    }
+    store.clientTokens.remember(req.clientToken, seen.fingerprint, eni.id);
     store.emit({
       type: 'eni-created',
       eniId: eni.id,

@@ -13,6 +13,7 @@ import type {
   Vpc,
 } from '../model.js';
 import type { Ec2StateOptions, Timing } from '../state-types.js';
+import { ClientTokens } from './client-tokens.js';
 
 /** Largest per-interface IPv4 count of any instance type: the cap for an unattached ENI. */
 export const UNATTACHED_IPV4_LIMIT = 50;
@@ -50,12 +51,12 @@ export class StateStore {
   readonly instances = new Map<string, Instance>();
   /** ENIs by id, in creation order. */
   readonly enis = new Map<string, Eni>();
-  /** CreateNetworkInterface client tokens → request fingerprint and ENI. */
-  readonly clientTokens = new Map<string, { fingerprint: string; eniId: string }>();
+  /** CreateNetworkInterface client tokens. */
+  readonly clientTokens = new ClientTokens();
   /** Trunk associations by id. */
   readonly associations = new Map<string, TrunkAssociation>();
-  /** AssociateTrunkInterface client tokens → request fingerprint and association. */
-  readonly associationTokens = new Map<string, { fingerprint: string; associationId: string }>();
+  /** AssociateTrunkInterface client tokens. */
+  readonly associationTokens = new ClientTokens();
   readonly #events: EventHub;
 
   /** @param options - clock, randomness, account and timing */

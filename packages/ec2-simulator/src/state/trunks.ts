@@ -60,20 +60,9 @@ export function checkTrunkAttach(store: StateStore, eni: Eni, instance: Instance
  * limit. With a `clientToken` seen before, the same request returns the same association.
  */
 export function associateTrunk(store: StateStore, req: AssociateTrunkRequest): TrunkAssociation {
-  const fingerprint = JSON.stringify({ ...req, clientToken: undefined });
-  if (req.clientToken !== undefined) {
-    const seen = store.associationTokens.get(req.clientToken);
-    if (seen) {
-      if (seen.fingerprint !== fingerprint) {
-        throw new Ec2SimError(
-          'IdempotentParameterMismatch',
-          'The client token you have provided is associated with a resource that is already deleted or has different parameters.',
-        );
-      }
-      const existing = store.associations.get(seen.associationId);
-      if (existing) return existing;
-    }
-  }
+  const seen = store.associationTokens.replay(req.clientToken, req);
+  const existing = seen.id === undefined ? undefined : store.associations.get(seen.id);
+  if (existing) return existing;
   const trunk = store.requireEni(req.trunkEniId);
   const branch = store.requireEni(req.branchEniId);
   if (trunk.interfaceType !== 'trunk') {
@@ -126,9 +115,7 @@ export function associateTrunk(store: StateStore, req: AssociateTrunkRequest): T
     tags: new Map(),
   };
   store.associations.set(association.id, association);
-  if (req.clientToken !== undefined) {
-    store.associationTokens.set(req.clientToken, { fingerprint, associationId: association.id });
-  }
+  store.associationTokens.remember(req.clientToken, seen.fingerprint, association.id);
   branch.interfaceType = 'branch';
   const announce = () => {
     if (store.associations.get(association.id) !== association) return;

@@ -19,6 +19,6 @@ export type {
 export { isVpcError, VPC_ERROR_CODES, VpcError, type VpcErrorCode } from './errors.js';
 export { isRunId, type RunNames, runIdOfNetns, runNames, VPC_NETNS_PREFIX, VPC_STATE_DIR } from './names.js';
 export { DROP_REASONS, type DropReason, ENI_MTU, type EniIpv4, VPC_ADDRESSES } from './plan.js';
-export type { AddressOwner, PlugBranchRequest, RouterEni, RouterView } from './router.js';
+export type { AddressOwner, RouterEni, RouterView } from './router.js';
 export { downAllStale, downRun, listRuns, type RunRecord, type RunStatus } from './run-state.js';
 export { startVirtualVpc, type VirtualVpc, type VirtualVpcOptions } from './virtual-vpc.js';

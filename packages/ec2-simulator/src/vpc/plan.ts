@@ -138,14 +138,7 @@ export function nftEniUpsert(
 ): string[] {
   const t = `ip ${NFT_TABLE}`;
   const out: string[] = [];
-  if (isNew) {
-    out.push(
-      `add counter ${t} sdc_${link}`,
-      `add set ${t} src_${link} { type ipv4_addr; flags interval; auto-merge; }`,
-      `add map ${t} brm_${link} { type ether_addr : verdict; }`,
-      `add chain ${t} eni_${link}`,
-    );
-  }
+  if (isNew) out.push(...checkObjects(link), `add map ${t} brm_${link} { type ether_addr : verdict; }`);
   out.push(
     ...setContents(`src_${link}`, owned),
     `flush chain ${t} eni_${link}`,
@@ -154,6 +147,16 @@ export function nftEniUpsert(
   );
   if (isNew) out.push(`add element ${t} eni_dispatch { "${link}" : jump eni_${link} }`);
   return out;
+}
+
+/** The counter, source set and chain of one interface's check. */
+function checkObjects(key: string): string[] {
+  const t = `ip ${NFT_TABLE}`;
+  return [
+    `add counter ${t} sdc_${key}`,
+    `add set ${t} src_${key} { type ipv4_addr; flags interval; auto-merge; }`,
+    `add chain ${t} eni_${key}`,
+  ];
 }
 
 function markAndCheck(chain: string, key: string, sourceDestCheck: boolean, mark: number): string[] {
@@ -195,13 +198,7 @@ export function nftBranchUpsert(
 ): string[] {
   const t = `ip ${NFT_TABLE}`;
   const out: string[] = [];
-  if (isNew) {
-    out.push(
-      `add counter ${t} sdc_${key}`,
-      `add set ${t} src_${key} { type ipv4_addr; flags interval; auto-merge; }`,
-      `add chain ${t} eni_${key}`,
-    );
-  }
+  if (isNew) out.push(...checkObjects(key));
   out.push(
     ...setContents(`src_${key}`, owned),
     `flush chain ${t} eni_${key}`,
