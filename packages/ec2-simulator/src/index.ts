@@ -42,8 +42,8 @@ export type {
 } from './faults.js';
 export { FaultInjector, FaultSpecError, isFaultSpecError, parseFaultSpec } from './faults.js';
 export { IdGenerator } from './ids.js';
-export type { InstanceTypeInfo, NetworkCardInfo } from './instance-types.js';
-export { INSTANCE_TYPES } from './instance-types.js';
+export type { InstanceTypeInfo, InstanceTypeSpec, NetworkCardInfo } from './instance-types.js';
+export { INSTANCE_TYPES, instanceType, instanceTypeTable } from './instance-types.js';
 export type { Ipv4Cidr, Ipv6Cidr } from './ip.js';
 export type {
   AssignedAddress,

@@ -32,6 +32,47 @@ export interface InstanceTypeInfo {
   readonly branchInterfaces: number;
 }
 
+/** An instance type as a scenario declares it (one network card). */
+export interface InstanceTypeSpec {
+  /** The type name, e.g. `m6i.large`. */
+  readonly name: string;
+  /** Interfaces (all on card 0). */
+  readonly maximumNetworkInterfaces: number;
+  /** IPv4 addresses per interface. */
+  readonly ipv4AddressesPerInterface: number;
+  /** IPv6 addresses per interface (default: as IPv4). */
+  readonly ipv6AddressesPerInterface?: number;
+  /** Branch interfaces per trunk; 0 (default) = not trunking-compatible. */
+  readonly branchInterfaces?: number;
+  /** Hypervisor (default `nitro`). */
+  readonly hypervisor?: 'nitro' | 'xen';
+  /** Network performance text (default `Up to 10 Gigabit`). */
+  readonly networkPerformance?: string;
+}
+
+/** The limits of a declared one-card instance type. */
+export function instanceType(spec: InstanceTypeSpec): InstanceTypeInfo {
+  const t = simple(
+    spec.name,
+    spec.maximumNetworkInterfaces,
+    spec.ipv4AddressesPerInterface,
+    spec.hypervisor ?? 'nitro',
+    spec.networkPerformance ?? 'Up to 10 Gigabit',
+    spec.branchInterfaces ?? 0,
+  );
+  return { ...t, ipv6AddressesPerInterface: spec.ipv6AddressesPerInterface ?? t.ipv4AddressesPerInterface };
+}
+
+/** The built-in table with `declared` types added (a declared name replaces the built-in row). */
+export function instanceTypeTable(
+  declared: readonly InstanceTypeSpec[] = [],
+): ReadonlyMap<string, InstanceTypeInfo> {
+  if (declared.length === 0) return INSTANCE_TYPES;
+  const table = new Map(INSTANCE_TYPES);
+  for (const d of declared) table.set(d.name, instanceType(d));
+  return table;
+}
+
 function simple(
   name: string,
   enis: number,

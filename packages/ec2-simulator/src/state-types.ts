@@ -1,6 +1,7 @@
 import type { AddressAllocation } from './address-pool.js';
 import type { Clock, RandomSource } from './clock.js';
 import type { SimEvent } from './events.js';
+import type { InstanceTypeInfo } from './instance-types.js';
 import type { InterfaceType } from './model.js';
 
 /** Delays that shape how changes become visible; the fault injector changes them at run time. */
@@ -34,6 +35,8 @@ export interface Ec2StateOptions {
   readonly addressAllocation: AddressAllocation;
   /** Initial timing. */
   readonly timing?: Partial<Timing>;
+  /** The instance types DescribeInstanceTypes knows (default: `INSTANCE_TYPES`). */
+  readonly instanceTypes?: ReadonlyMap<string, InstanceTypeInfo>;
   /** Called when an event listener throws. */
   readonly onListenerError?: (error: unknown, event: SimEvent) => void;
 }

@@ -130,6 +130,11 @@ export class Ec2State {
 
   // ---- reads ----
 
+  /** The instance types this account knows (DescribeInstanceTypes). */
+  instanceTypes(): ReadonlyMap<string, InstanceTypeInfo> {
+    return this.#store.instanceTypes;
+  }
+
   /** All VPCs. */
   vpcs(): Vpc[] {
     return [...this.#store.vpcs.values()];

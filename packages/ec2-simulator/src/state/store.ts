@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { Ec2SimError } from '../errors.js';
 import { type AddressChange, EventHub, type SimEvent } from '../events.js';
 import { IdGenerator } from '../ids.js';
+import { INSTANCE_TYPES, type InstanceTypeInfo } from '../instance-types.js';
 import type {
   AssignedAddress,
   Eni,
@@ -41,6 +42,8 @@ export class StateStore {
   readonly ids: IdGenerator;
   /** How free addresses are picked. */
   readonly pick: AddressPick;
+  /** The instance types this account knows. */
+  readonly instanceTypes: ReadonlyMap<string, InstanceTypeInfo>;
   /** VPCs by id. */
   readonly vpcs = new Map<string, Vpc>();
   /** Subnets by id. */
@@ -66,6 +69,7 @@ export class StateStore {
     this.#events = new EventHub(options.onListenerError);
     this.pick = { how: options.addressAllocation, random: options.random };
     this.accountId = options.accountId;
+    this.instanceTypes = options.instanceTypes ?? INSTANCE_TYPES;
     this.timing = {
       eventualConsistencyMs: 0,
       attachDelayMs: 0,
