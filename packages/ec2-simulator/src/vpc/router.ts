@@ -114,7 +114,7 @@ export interface RouterView {
   readonly drops: Readonly<Record<DropReason, number>>;
   /** Source/destination-check drops per ENI id. */
   readonly sourceDestCheckDropsByEni: Readonly<Record<string, number>>;
-  /** Security-group drops per ENI id: new flows refused into it (`ingress`) or out of it (`egress`). */
+  /** Security-group drops per ENI id (ENIs without any left out): new flows refused into it (`ingress`) or out of it (`egress`). */
   readonly securityGroupDropsByEni: Readonly<Record<string, { ingress: number; egress: number }>>;
   /** Subnet gateways the router answers on. */
   readonly gateways: readonly string[];
