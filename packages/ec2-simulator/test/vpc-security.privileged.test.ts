@@ -2,18 +2,20 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
   AssociateTrunkInterfaceCommand,
   AttachNetworkInterfaceCommand,
+  AuthorizeSecurityGroupEgressCommand,
   AuthorizeSecurityGroupIngressCommand,
   CreateNetworkInterfaceCommand,
   DisassociateTrunkInterfaceCommand,
   type EC2Client,
   ModifyNetworkInterfaceAttributeCommand,
+  RevokeSecurityGroupEgressCommand,
   RevokeSecurityGroupIngressCommand,
 } from '@aws-sdk/client-ec2';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { describePrivileged, uniqueName } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVirtualVpc, type VirtualVpc } from '../src/vpc/index.js';
-import { inNs, sdk } from './vpc-support.js';
+import { inNs, pings, sdk } from './vpc-support.js';
 
 const VPC = 'vpc-0a000000000000001';
 const SUBNET = 'subnet-0a000000000000001';
@@ -159,6 +161,17 @@ describePrivileged('virtual VPC: security groups and branch ENIs on packets', ()
     expect(connects(ns[NOT_X]!)).toBe(false);
   });
 
+  it('enforces egress rules of the sending ENI (towards the internet too) and counts them as egress', async () => {
+    const internet = vpc.describe().internet.host;
+    expect(pings(ns[NOT_X]!, internet)).toBe(true);
+    const all = [{ IpProtocol: '-1', IpRanges: [{ CidrIp: '0.0.0.0/0' }] }];
+    await ec2.send(new RevokeSecurityGroupEgressCommand({ GroupId: SG_OTHER, IpPermissions: all }));
+    expect(pings(ns[NOT_X]!, internet)).toBe(false);
+    expect(vpc.routerView().securityGroupDropsByEni[eniOf(NOT_X)]!.egress).toBeGreaterThan(0);
+    await ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: SG_OTHER, IpPermissions: all }));
+    expect(pings(ns[NOT_X]!, internet)).toBe(true);
+  });
+
   it('filters a branch ENI by its own groups, not its trunk’s; disassociating makes it unreachable at once', async () => {
     // A trunk in group X on the instance outside X; a branch in "others" (not X).
     const trunk = (
@@ -238,5 +251,29 @@ describePrivileged('virtual VPC: security groups and branch ENIs on packets', ()
     expect(vpc.routerView().addresses[branch.PrivateIpAddress!]).toBeUndefined();
     expect(connects(podPath)).toBe(false);
     expect(vpc.errors).toEqual([]);
+  });
+
+  it('a slow association makes the branch reachable only when the delay has passed', async () => {
+    const trunkId = vpc.simulator.state.enis().find((e) => e.interfaceType === 'trunk')!.id;
+    const branch = (await ec2.send(new CreateNetworkInterfaceCommand({ SubnetId: SUBNET, Groups: [SG_X] })))
+      .NetworkInterface!;
+    vpc.simulator.faults.add({ kind: 'slow-associate', ms: 300 });
+    try {
+      await ec2.send(
+        new AssociateTrunkInterfaceCommand({
+          BranchInterfaceId: branch.NetworkInterfaceId!,
+          TrunkInterfaceId: trunkId,
+          VlanId: 6,
+        }),
+      );
+      expect(vpc.routerView().addresses[branch.PrivateIpAddress!]).toBeUndefined();
+      const deadline = Date.now() + 3000;
+      while (!vpc.routerView().addresses[branch.PrivateIpAddress!] && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(vpc.routerView().addresses[branch.PrivateIpAddress!]?.eniId).toBe(branch.NetworkInterfaceId);
+    } finally {
+      vpc.simulator.faults.clear();
+    }
   });
 });
