@@ -4,9 +4,9 @@ import type { EniManager } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
-import { silentLogger } from '../src/daemon/logger.js';
 import { DaemonMetrics } from '../src/daemon/metrics.js';
-import { PoolLoop } from '../src/daemon/pool-loop.js';
+import type { PoolLoop } from '../src/daemon/pool-loop.js';
+import { testPool } from './support/pool.js';
 
 describe('WARM_POOL_POLICY', () => {
   it('is static by default, adaptive on request, and anything else is refused naming the variable', () => {
@@ -45,14 +45,12 @@ function node(addresses: number) {
   return { datastore, eni, calls };
 }
 
-/** A pool loop for `n` with WARM_ENI_TARGET=1 on one ENI of 30 (max pods 29), no host side. */
+/** The shared test pool loop for `n`, with WARM_ENI_TARGET=1 on one ENI of 30 (max pods 29). */
 function loopFor(
   n: ReturnType<typeof node>,
   more: Partial<ConstructorParameters<typeof PoolLoop>[0]> = {},
 ): PoolLoop {
-  return new PoolLoop({
-    datastore: n.datastore,
-    eni: n.eni,
+  return testPool(n.datastore, n.eni, 0, {
     targets: {
       warmEniTarget: 1,
       warmIpTarget: 0,
@@ -62,11 +60,6 @@ function loopFor(
     },
     limits: { maxEnis: 1, ipv4PerEni: 30, maxPods: 29 },
     now: () => 1_000_000,
-    log: silentLogger,
-    observer: { decision: () => {}, actionFailed: () => {} },
-    setupEni: async () => {},
-    teardownEni: async () => {},
-    routeTableId: (d) => (d === 0 ? 254 : d + 1),
     ...more,
   });
 }
