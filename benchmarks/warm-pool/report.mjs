@@ -58,7 +58,16 @@ export function judge(trace, loop) {
 }
 
 function row(name, m) {
-  return [name, m.pods, m.coldStarts, m.idleAddressHours.toFixed(2), m.avgIdle.toFixed(1), m.ec2Mutating];
+  const wait = m.coldStarts > 0 ? `${m.coldWaitMeanS.toFixed(1)} / ${m.coldWaitMaxS.toFixed(1)}` : '–';
+  return [
+    name,
+    m.pods,
+    m.coldStarts,
+    wait,
+    m.idleAddressHours.toFixed(2),
+    m.avgIdle.toFixed(1),
+    m.ec2Mutating,
+  ];
 }
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
@@ -83,7 +92,17 @@ if (isMain) {
   if (showFront) {
     for (const r of results) {
       console.log(`## ${r.trace.id} (${r.trace.set})`);
-      const rows = [['setting', 'pods', 'cold starts', 'idle addr-h', 'idle avg', 'EC2 mutating']];
+      const rows = [
+        [
+          'setting',
+          'pods',
+          'cold starts',
+          'cold wait mean / max (s)',
+          'idle addr-h',
+          'idle avg',
+          'EC2 mutating',
+        ],
+      ];
       for (const f of r.front) rows.push(row(`front: ${f.name}`, f.m));
       rows.push(row(r.def.name, r.def.m));
       rows.push(row('ADAPTIVE', r.adaptive.m));
