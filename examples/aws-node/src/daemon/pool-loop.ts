@@ -1,15 +1,32 @@
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import type { EniManager, ImdsEni } from '@vpc-cni-kit/eni-manager';
 import { isEniManagerError } from '@vpc-cni-kit/eni-manager';
-import { decide, type PoolDecision, type PoolLimits, type PoolTargets } from '@vpc-cni-kit/warm-pool';
-import type { PoolCondition } from './ipam-backend.js';
+import {
+  type AdaptiveReason,
+  type AdaptiveSettings,
+  type AdaptiveState,
+  type AdaptiveTargets,
+  decide,
+  decideAdaptive,
+  initialAdaptiveState,
+  type PoolDecision,
+  type PoolLimits,
+  type PoolTargets,
+  type PoolTiming,
+} from '@vpc-cni-kit/warm-pool';
+import type { BackendObserver, PoolCondition } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 
 /** What the pool loop reports (metrics). */
 export interface PoolObserver {
   decision(decision: PoolDecision): void;
   actionFailed(kind: PoolDecision['kind'], code: string): void;
+  /** The adaptive policy's targets and why (only with `policy: 'adaptive'`). */
+  adaptive?(targets: AdaptiveTargets, why: AdaptiveReason): void;
 }
+
+/** Which warm-pool policy the loop runs (`WARM_POOL_POLICY`). */
+export type WarmPoolPolicy = 'static' | 'adaptive';
 
 /** Everything the pool loop depends on. */
 export interface PoolLoopDeps {
@@ -21,6 +38,10 @@ export interface PoolLoopDeps {
   now: () => number;
   log: Logger;
   observer: PoolObserver;
+  /** `static` (the reference's, default) or `adaptive` (`decideAdaptive` from @vpc-cni-kit/warm-pool). */
+  policy?: WarmPoolPolicy;
+  /** Bounds and tuning of the adaptive policy. */
+  adaptiveSettings?: AdaptiveSettings;
   /** Host routing for a newly attached ENI (rules, table routes, MTU); must be idempotent. */
   setupEni: (eni: ImdsEni) => Promise<void>;
   /** Host routing teardown for an ENI being freed. */
@@ -56,8 +77,32 @@ export class PoolLoop {
   private inPass = false;
   private intervalMs = 5000;
   private stopped = false;
+  // Adaptive policy: its state, and what the node saw since its last decision.
+  private adaptiveState: AdaptiveState = initialAdaptiveState;
+  private seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] as number[] };
 
   constructor(private readonly deps: PoolLoopDeps) {}
+
+  /**
+   * Wraps the backend's observer so the adaptive policy sees pod arrivals (successful ADDs), departures (DELs)
+   * and ADDs that found the pool empty; every call is forwarded to `inner` unchanged.
+   */
+  observing(inner: BackendObserver): BackendObserver {
+    return {
+      addNetwork: (durationMs, outcome) => {
+        if (outcome === 'success') this.seen.arrivals += 1;
+        inner.addNetwork(durationMs, outcome);
+      },
+      delNetwork: (reason) => {
+        this.seen.departures += 1;
+        inner.delNetwork(reason);
+      },
+      noAvailableAddress: () => {
+        this.seen.misses += 1;
+        inner.noAvailableAddress();
+      },
+    };
+  }
 
   /** Why the pool could not serve an address, as the backend explains it to the plugin. */
   condition(): PoolCondition {
@@ -154,29 +199,30 @@ export class PoolLoop {
   }
 
   private async runOnce(): Promise<PoolDecision> {
-    const { datastore, log } = this.deps;
+    const { log } = this.deps;
     const now = this.deps.now();
-    const decision = decide({
-      stats: datastore.stats(),
-      targets: this.deps.targets,
-      limits: this.deps.limits,
-      timing: {
-        now,
-        ...(this.lastShrinkAt !== undefined ? { lastShrinkAt: this.lastShrinkAt } : {}),
-        ...(this.lastInsufficientAt !== undefined
-          ? { lastInsufficientAddressesAt: this.lastInsufficientAt }
-          : {}),
-      },
-    });
+    const timing: PoolTiming = {
+      now,
+      ...(this.lastShrinkAt !== undefined ? { lastShrinkAt: this.lastShrinkAt } : {}),
+      ...(this.lastInsufficientAt !== undefined
+        ? { lastInsufficientAddressesAt: this.lastInsufficientAt }
+        : {}),
+    };
+    const decision = this.decideNow(timing);
     this.lastDecision = decision;
     this.deps.observer.decision(decision);
     if (decision.kind !== 'none')
       log.info('pool decision', { decision: decision.kind, reason: decision.reason.message });
     for (const [k, at] of this.recentlyReleased) if (now - at > 120_000) this.recentlyReleased.delete(k);
+    const grows = decision.kind === 'assign' || decision.kind === 'create-eni';
     try {
       await this.act(decision);
+      if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
     } catch (e) {
       const code = isEniManagerError(e) ? e.code : 'Internal';
+      // A failed grow still measured how slow EC2 is; a throttled one says the account's budget is spent.
+      if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
+      if (code === 'RequestLimitExceeded') this.seen.throttled += 1;
       if (SUBNET_FULL.has(code)) this.lastInsufficientAt = this.deps.now();
       this.deps.observer.actionFailed(decision.kind, code);
       log.warn('pool action failed', {
@@ -188,18 +234,48 @@ export class PoolLoop {
     return decision;
   }
 
+  /** One decision from the configured policy. */
+  private decideNow(timing: PoolTiming): PoolDecision {
+    const { datastore, targets, limits } = this.deps;
+    if (this.deps.policy !== 'adaptive') return decide({ stats: datastore.stats(), targets, limits, timing });
+    const { arrivals, departures, misses, throttled, leadTimesMs } = this.seen;
+    this.seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] };
+    const r = decideAdaptive({
+      stats: datastore.stats(),
+      targets,
+      limits,
+      timing,
+      observation: { arrivals, departures, waiting: misses, throttled, leadTimesMs },
+      state: this.adaptiveState,
+      ...(this.deps.adaptiveSettings ? { settings: this.deps.adaptiveSettings } : {}),
+    });
+    this.adaptiveState = r.state;
+    this.deps.observer.adaptive?.(r.targets, r.why);
+    return r.decision;
+  }
+
   private async act(d: PoolDecision): Promise<void> {
     const { datastore, eni } = this.deps;
     switch (d.kind) {
       case 'none':
         return;
       case 'assign': {
-        const got = await eni.assignIpv4(
-          d.eniId,
-          d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
-        );
-        for (const ip of got.ipv4Addresses) datastore.addCidr(d.eniId, `${ip}/32`);
-        for (const p of got.ipv4Prefixes) datastore.addCidr(d.eniId, p);
+        let got: Awaited<ReturnType<EniManager['assignIpv4']>>;
+        try {
+          got = await eni.assignIpv4(
+            d.eniId,
+            d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
+          );
+        } catch (e) {
+          // The reply may be lost while EC2 assigned: adopt what the ENI holds now, so EC2 never has more
+          // addresses than the datastore knows (they would fill the ENI up to PrivateIpAddressLimitExceeded).
+          await this.adoptFromEc2(d.eniId);
+          throw e;
+        }
+        const known = this.knownCidrs(d.eniId);
+        for (const ip of got.ipv4Addresses)
+          if (!known.has(`${ip}/32`)) datastore.addCidr(d.eniId, `${ip}/32`);
+        for (const p of got.ipv4Prefixes) if (!known.has(p)) datastore.addCidr(d.eniId, p);
         return;
       }
       case 'create-eni': {
@@ -211,13 +287,21 @@ export class PoolLoop {
       }
       case 'release': {
         for (const { eniId, cidr } of d.cidrs) {
+          // Out of the datastore first, so no pod takes it while EC2 releases it.
           datastore.removeCidr(eniId, cidr);
           this.recentlyReleased.set(`${eniId} ${cidr}`, this.deps.now());
           const isPrefix = !cidr.endsWith('/32');
-          await eni.unassignIpv4(
-            eniId,
-            isPrefix ? { ipv4Prefixes: [cidr] } : { ipv4Addresses: [cidr.slice(0, -3)] },
-          );
+          try {
+            await eni.unassignIpv4(
+              eniId,
+              isPrefix ? { ipv4Prefixes: [cidr] } : { ipv4Addresses: [cidr.slice(0, -3)] },
+            );
+          } catch (e) {
+            // Failed, or its reply lost: whatever EC2 still assigns goes back into the datastore.
+            this.recentlyReleased.delete(`${eniId} ${cidr}`);
+            await this.adoptFromEc2(eniId);
+            throw e;
+          }
         }
         this.lastShrinkAt = this.deps.now();
         return;
@@ -230,6 +314,43 @@ export class PoolLoop {
         return;
       }
     }
+  }
+
+  private knownCidrs(eniId: string): Set<string> {
+    return new Set(
+      this.deps.datastore
+        .stats()
+        .enis.find((x) => x.id === eniId)
+        ?.cidrs.map((c) => c.cidr) ?? [],
+    );
+  }
+
+  /**
+   * Re-reads one ENI from EC2 after a mutating call failed (it may have been carried out, its reply lost) and
+   * records the addresses and prefixes EC2 assigns to it that the datastore lacks, except ones this loop is
+   * releasing. Adds only: an address the datastore has and EC2 does not is the reconcile's to settle. A
+   * failed re-read is logged; the reconcile catches up.
+   */
+  private async adoptFromEc2(eniId: string): Promise<void> {
+    const { datastore, log } = this.deps;
+    let seen: Awaited<ReturnType<EniManager['describeEnis']>>;
+    try {
+      seen = await this.deps.eni.describeEnis([eniId]);
+    } catch (e) {
+      log.warn('cannot re-read the ENI after a failed EC2 call', { eni: eniId, error: String(e) });
+      return;
+    }
+    const ec2 = seen.find((x) => x.eniId === eniId);
+    if (ec2 === undefined || !datastore.eniIds().includes(eniId)) return;
+    const known = this.knownCidrs(eniId);
+    const adopted: string[] = [];
+    for (const cidr of [...ec2.secondaryIpv4.map((ip) => `${ip}/32`), ...ec2.ipv4Prefixes]) {
+      if (known.has(cidr) || this.recentlyReleased.has(`${eniId} ${cidr}`)) continue;
+      datastore.addCidr(eniId, cidr);
+      adopted.push(cidr);
+    }
+    if (adopted.length > 0)
+      log.info('adopted what EC2 holds after a failed call', { eni: eniId, cidrs: adopted });
   }
 
   /** Sets up and records an attached ENI and its addresses (new ones and, at start, existing ones). */
