@@ -1,18 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import {
   type KubeSimulator,
   type KubeObject as SimObject,
   startKubeSimulator,
 } from '@vpc-cni-kit/kube-simulator';
 import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
+import { loadAll as loadAllYaml } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
 import type { KubeSettings } from '../src/config/kube-settings.js';
-import { clientNodeApi } from '../src/kube/client-node-api.js';
 import { CNINODE, ensureCniNode } from '../src/kube/cni-node.js';
+import { httpsKubeApi } from '../src/kube/https-kube-api.js';
 import { type InClusterTarget, resolveInCluster } from '../src/kube/in-cluster.js';
 import { type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
 import { KubeSide } from '../src/kube/kube-side.js';
@@ -88,7 +88,7 @@ beforeAll(async () => {
   const t = await resolveInCluster(settings());
   if (!('server' in t)) throw new Error(t.reason);
   target = t;
-  api = clientNodeApi(target, 2000);
+  api = httpsKubeApi(target, 2000);
 });
 afterAll(async () => {
   await sim?.close();
@@ -244,7 +244,7 @@ describe('KubeSide', () => {
       log,
       features: [],
       target,
-      connect: async (t) => clientNodeApi(t, 1000),
+      connect: async (t) => httpsKubeApi(t, 1000),
       now: () => Date.UTC(2026, 10, 24, 4, 0, 0),
       random: () => 0,
       sleep: (ms, signal) =>

@@ -2,6 +2,7 @@ import type { KubeSettings } from '../config/kube-settings.js';
 import type { Logger } from '../log/logger.js';
 import type { CniBackend } from '../rpc/grpc-server.js';
 import type { CniNodeFeature } from './cni-node.js';
+import { httpsKubeApi } from './https-kube-api.js';
 import { resolveInCluster } from './in-cluster.js';
 import { KubeSide } from './kube-side.js';
 
@@ -24,8 +25,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Creates the daemon's {@link KubeSide} from its settings. The client library is imported only when the
- * first connection is made (its own bundle chunk), after the daemon serves.
+ * Creates the daemon's {@link KubeSide} from its settings; it connects (over `node:https`, no client library)
+ * after the daemon serves.
  */
 export async function createKubeSide(
   settings: KubeSettings,
@@ -38,7 +39,7 @@ export async function createKubeSide(
     log,
     features,
     target,
-    connect: async (t) => (await import('./client-node-api.js')).clientNodeApi(t, KUBE_REQUEST_TIMEOUT_MS),
+    connect: async (t) => httpsKubeApi(t, KUBE_REQUEST_TIMEOUT_MS),
     now: () => Date.now(),
     random: Math.random,
     sleep,

@@ -29,7 +29,7 @@ export interface KubeSideDeps {
   readonly features: readonly CniNodeFeature[];
   /** The in-cluster target, or why there is none. */
   readonly target: InClusterTarget | NotInCluster;
-  /** Builds the API client (loads @kubernetes/client-node). */
+  /** Builds the API client. */
   readonly connect: (target: InClusterTarget) => Promise<KubeApi>;
   /** Wall-clock ms (Event times). */
   readonly now: () => number;

@@ -1,0 +1,211 @@
+/**
+ * The {@link KubeApi} port over `node:https`: eight REST calls need a bearer token, the cluster CA, JSON bodies
+ * and a deadline, not a generated client. Hand-written because `@kubernetes/client-node` cost the daemon ~30 MiB
+ * of RSS and 205–250 ms of load time even bundled and loaded lazily (docs/adr/0003-bundled-daemon.md, second addendum).
+ */
+import { readFile } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import type { InClusterTarget } from './in-cluster.js';
+import {
+  type CustomResource,
+  classifyStatus,
+  type KubeApi,
+  KubeCallError,
+  type KubeObject,
+} from './kube-api.js';
+
+/** Largest response body read (an object the daemon asks for is a few KiB; the server caps requests at 3 MiB). */
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** Kept-alive connections to the API server (the daemon's calls are few and mostly sequential). */
+const MAX_SOCKETS = 4;
+
+type Method = 'GET' | 'POST' | 'PATCH';
+
+/** A request body and its media type. */
+interface Body {
+  readonly contentType: 'application/json' | 'application/merge-patch+json' | 'application/json-patch+json';
+  readonly value: unknown;
+}
+
+function segment(what: string, value: string): string {
+  if (value === '' || value === '.' || value === '..' || value.includes('/'))
+    throw new KubeCallError('Invalid', 0, `${what} ${JSON.stringify(value)} is not a valid path segment`);
+  return encodeURIComponent(value);
+}
+
+function customPath(r: CustomResource, name?: string): string {
+  const base = `/apis/${segment('group', r.group)}/${segment('version', r.version)}/${segment('plural', r.plural)}`;
+  return name === undefined ? base : `${base}/${segment('name', name)}`;
+}
+
+function podPath(namespace: string, name: string): string {
+  return `/api/v1/namespaces/${segment('namespace', namespace)}/pods/${segment('name', name)}`;
+}
+
+/** Maps a non-2xx answer to a {@link KubeCallError}, from its `Status` body when it has one. */
+function statusError(status: number, text: string): KubeCallError {
+  let reason: string | undefined;
+  let message = `HTTP ${status}`;
+  try {
+    const s = JSON.parse(text) as { kind?: unknown; reason?: unknown; message?: unknown };
+    if (typeof s.reason === 'string') reason = s.reason;
+    if (typeof s.message === 'string' && s.message !== '') message = s.message;
+  } catch {
+    if (text.trim() !== '') message = `HTTP ${status}: ${text.trim().slice(0, 200)}`;
+  }
+  return new KubeCallError(classifyStatus(status, reason), status, message);
+}
+
+/** Requests to one API server over kept-alive TLS connections. */
+class Transport {
+  readonly #url: URL;
+  readonly #basePath: string;
+  readonly #tokenFile: string;
+  readonly #timeoutMs: number;
+  readonly #agent: Agent;
+
+  constructor(target: InClusterTarget, timeoutMs: number) {
+    this.#url = new URL(target.server);
+    if (this.#url.protocol !== 'https:')
+      throw new KubeCallError('Invalid', 0, `API server ${target.server} is not an https URL`);
+    this.#basePath = this.#url.pathname.replace(/\/+$/, '');
+    this.#tokenFile = target.tokenFile;
+    this.#timeoutMs = timeoutMs;
+    this.#agent = new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, ca: target.caPem });
+  }
+
+  /** Builds the path (a bad segment rejects before anything is sent), then makes the request. */
+  async call(method: Method, path: () => string, body?: Body): Promise<KubeObject> {
+    return this.#request(method, path(), body);
+  }
+
+  /** One request within the deadline: reading the token, connecting, TLS, sending and reading the answer. */
+  async #request(method: Method, path: string, body?: Body): Promise<KubeObject> {
+    const deadline = AbortSignal.timeout(this.#timeoutMs);
+    const where = `${method} ${path}`;
+    let token: string;
+    try {
+      // Re-read per call: projected ServiceAccount tokens are rotated by the kubelet.
+      token = (await readFile(this.#tokenFile, { encoding: 'utf8', signal: deadline })).trim();
+    } catch (e) {
+      if (deadline.aborted)
+        throw new KubeCallError('Unreachable', 0, `${where}: token not read within ${this.#timeoutMs} ms`);
+      throw new KubeCallError(
+        'Unauthorized',
+        0,
+        `${where}: token file ${this.#tokenFile} unreadable: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      );
+    }
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body.value));
+    const headers: Record<string, string | number> = {
+      Accept: 'application/json',
+      Authorization: `Bearer ${token}`,
+      'User-Agent': 'aws-node',
+    };
+    if (body !== undefined && payload !== undefined) {
+      headers['Content-Type'] = body.contentType;
+      headers['Content-Length'] = payload.length;
+    }
+    return new Promise<KubeObject>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: KubeCallError) => {
+        if (settled) return;
+        settled = true;
+        deadline.removeEventListener('abort', onDeadline);
+        req.destroy();
+        reject(err);
+      };
+      const onDeadline = () =>
+        fail(
+          new KubeCallError(
+            'Unreachable',
+            0,
+            `${where}: no answer from ${this.#url.origin} within ${this.#timeoutMs} ms`,
+          ),
+        );
+      const req = request(
+        {
+          protocol: 'https:',
+          hostname: this.#url.hostname.replace(/^\[|\]$/g, ''),
+          port: this.#url.port === '' ? 443 : Number(this.#url.port),
+          path: this.#basePath + path,
+          method,
+          headers,
+          agent: this.#agent,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_RESPONSE_BYTES)
+              return fail(
+                new KubeCallError(
+                  'Other',
+                  res.statusCode ?? 0,
+                  `${where}: answer larger than ${MAX_RESPONSE_BYTES} bytes`,
+                ),
+              );
+            chunks.push(c);
+          });
+          res.on('error', (e) => fail(new KubeCallError('Unreachable', 0, `${where}: ${e.message}`)));
+          res.on('end', () => {
+            if (settled) return;
+            const status = res.statusCode ?? 0;
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (status < 200 || status > 299) return fail(statusError(status, text));
+            let obj: unknown;
+            try {
+              obj = JSON.parse(text);
+            } catch {
+              return fail(new KubeCallError('Other', status, `${where}: the answer is not JSON`));
+            }
+            if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+              return fail(new KubeCallError('Other', status, `${where}: the answer is not a JSON object`));
+            settled = true;
+            deadline.removeEventListener('abort', onDeadline);
+            resolve(obj as KubeObject);
+          });
+        },
+      );
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        fail(new KubeCallError('Unreachable', 0, `${where}: ${this.#url.origin}: ${e.code ?? e.message}`)),
+      );
+      if (deadline.aborted) return onDeadline();
+      deadline.addEventListener('abort', onDeadline, { once: true });
+      req.end(payload);
+    });
+  }
+}
+
+/**
+ * Builds the {@link KubeApi} for an in-cluster target: the ServiceAccount token (re-read on every call), the
+ * cluster CA and no other, keep-alive connections, and `timeoutMs` per call from its start to the end of the
+ * answer (connecting included). Failures are {@link KubeCallError}s: a `Status` answer classified by
+ * {@link classifyStatus}, no answer (refused, TLS, deadline) as `Unreachable`.
+ */
+export function httpsKubeApi(target: InClusterTarget, timeoutMs: number): KubeApi {
+  const t = new Transport(target, timeoutMs);
+  const json = (value: unknown): Body => ({ contentType: 'application/json', value });
+  const merge = (value: unknown): Body => ({ contentType: 'application/merge-patch+json', value });
+  return {
+    getNode: (name) => t.call('GET', () => `/api/v1/nodes/${segment('name', name)}`),
+    getPod: (namespace, name) => t.call('GET', () => podPath(namespace, name)),
+    getClusterObject: (r, name) => t.call('GET', () => customPath(r, name)),
+    createClusterObject: (r, body) => t.call('POST', () => customPath(r), json(body)),
+    mergePatchClusterObject: (r, name, patch) => t.call('PATCH', () => customPath(r, name), merge(patch)),
+    mergePatchPod: (namespace, name, patch) => t.call('PATCH', () => podPath(namespace, name), merge(patch)),
+    jsonPatchPod: (namespace, name, ops) =>
+      t.call('PATCH', () => podPath(namespace, name), {
+        contentType: 'application/json-patch+json',
+        value: ops,
+      }),
+    createEvent: (namespace, body) =>
+      t.call(
+        'POST',
+        () => `/apis/events.k8s.io/v1/namespaces/${segment('namespace', namespace)}/events`,
+        json(body),
+      ),
+  };
+}
