@@ -116,13 +116,15 @@ export function usedVlans(ledger: BranchLedger, nodeName: string): Set<number> {
  * (`create` with the lowest free VLAN id of its node's trunk, or `fail` with `NO_TRUNK`, `INSTANCE_NOT_TRUNKABLE`
  * or `BRANCH_LIMIT_REACHED`); `annotate` for owned branches not yet written; `release` for branches whose pod is
  * gone, terminating or moved; `delete` for cooling branches past `cooldownMs`; `capacity` where a node's
- * `vpc.amazonaws.com/pod-eni` capacity (its branch limit once it has a trunk, else 0) changed.
+ * `vpc.amazonaws.com/pod-eni` capacity (its branch limit once it has a trunk, else 0) changed. With `readyNodes`,
+ * creates happen only on those nodes (whose ledger was checked against the cloud), others `fail` with `CLOUD`.
  */
 export function decideBranchActions(
   view: BranchClusterView,
   ledger: BranchLedger,
   now: number,
   cooldownMs: number,
+  readyNodes?: ReadonlySet<string>,
 ): BranchAction[] {
   const actions: BranchAction[] = [];
   const nodes = new Map(view.nodes.map((n) => [n.name, n]));
@@ -152,6 +154,15 @@ export function decideBranchActions(
     }
     if (node.trunkEniId === undefined) {
       actions.push({ kind: 'fail', pod, code: 'NO_TRUNK', detail: `node ${node.name} has no trunk ENI yet` });
+      continue;
+    }
+    if (readyNodes !== undefined && !readyNodes.has(node.name)) {
+      actions.push({
+        kind: 'fail',
+        pod,
+        code: 'CLOUD',
+        detail: `the branches of node ${node.name} could not be listed yet`,
+      });
       continue;
     }
     const used = vlansOf(node.name);
@@ -219,6 +230,7 @@ export class BranchController {
   readonly #owned = new Map<string, OwnedBranch>();
   readonly #cooling = new Map<string, CoolingBranch>();
   readonly #capacity = new Map<string, number>();
+  readonly #recovered = new Set<string>();
 
   constructor(port: BranchControllerPort, options: BranchControllerOptions = {}) {
     const cooldown = options.cooldownMs ?? 60_000;
@@ -242,54 +254,60 @@ export class BranchController {
   }
 
   /**
-   * Rebuilds the ledger after a start: lists each node's branch ENIs; an associated one whose pod is live and
-   * annotated with it (or not yet annotated) is adopted, every other one cools down from `now`.
+   * Rebuilds the ledger from the cloud (after a start; {@link reconcile} does it by itself for every node it has
+   * not recovered yet, and creates nothing on a node until then): lists each node's branch ENIs; an associated one
+   * whose pod is live and annotated with it (or not yet annotated) is adopted, every other one cools down from
+   * `now`. Throws `CLOUD` when a node's list fails (the nodes listed before it stay recovered).
    */
   async recover(view: BranchClusterView, now: number): Promise<void> {
+    for (const node of view.nodes)
+      if (!this.#recovered.has(node.name)) await this.#recoverNode(view, node, now);
+  }
+
+  async #recoverNode(view: BranchClusterView, node: BranchNodeView, now: number): Promise<void> {
+    let records: BranchEniRecord[];
+    try {
+      records = await this.#port.listBranchEnis(node.name);
+    } catch (error) {
+      throw cloud('recover', error);
+    }
     const pods = new Map(
       view.pods.filter((p) => !p.terminating && p.nodeName !== undefined).map((p) => [p.uid, p]),
     );
-    for (const node of view.nodes) {
-      let records: BranchEniRecord[];
-      try {
-        records = await this.#port.listBranchEnis(node.name);
-      } catch (error) {
-        throw cloud('recover', error);
-      }
-      for (const r of records) {
-        if (this.#cooling.has(r.eniId) || [...this.#owned.values()].some((b) => b.eni.eniId === r.eniId))
-          continue;
-        const pod = pods.get(r.podUid);
-        const annotated = pod?.annotation ? safeParse(pod.annotation)?.eniId === r.eniId : false;
-        const adoptable =
-          pod !== undefined &&
-          pod.nodeName === node.name &&
-          !this.#owned.has(pod.uid) &&
-          r.associationId !== undefined &&
-          r.vlanId !== undefined &&
-          node.trunkEniId !== undefined &&
-          (annotated || !pod.annotation);
-        if (adoptable) {
-          this.#owned.set(pod.uid, {
-            podUid: pod.uid,
-            nodeName: node.name,
-            trunkEniId: node.trunkEniId!,
-            vlanId: r.vlanId!,
-            eni: r,
-            associationId: r.associationId!,
-            annotated,
-          });
-        } else {
-          this.#cooling.set(r.eniId, {
-            eniId: r.eniId,
-            nodeName: node.name,
-            vlanId: r.vlanId,
-            associationId: r.associationId,
-            since: now,
-          });
-        }
+    const known = new Set([...this.#owned.values()].map((b) => b.eni.eniId));
+    for (const r of records) {
+      if (this.#cooling.has(r.eniId) || known.has(r.eniId)) continue;
+      const pod = pods.get(r.podUid);
+      const annotated = pod?.annotation ? safeParse(pod.annotation)?.eniId === r.eniId : false;
+      const adoptable =
+        pod !== undefined &&
+        pod.nodeName === node.name &&
+        !this.#owned.has(pod.uid) &&
+        r.associationId !== undefined &&
+        r.vlanId !== undefined &&
+        node.trunkEniId !== undefined &&
+        (annotated || !pod.annotation);
+      if (adoptable) {
+        this.#owned.set(pod.uid, {
+          podUid: pod.uid,
+          nodeName: node.name,
+          trunkEniId: node.trunkEniId!,
+          vlanId: r.vlanId!,
+          eni: r,
+          associationId: r.associationId!,
+          annotated,
+        });
+      } else {
+        this.#cooling.set(r.eniId, {
+          eniId: r.eniId,
+          nodeName: node.name,
+          vlanId: r.vlanId,
+          associationId: r.associationId,
+          since: now,
+        });
       }
     }
+    this.#recovered.add(node.name);
   }
 
   /**
@@ -319,10 +337,23 @@ export class BranchController {
     return found;
   }
 
-  /** One pass: decide, then act. Returns the outcome of every pod that wants a branch and was acted on or failed. */
+  /**
+   * One pass: recovers nodes not recovered yet, releases and deletes first (so VLAN ids whose ENIs are gone can be
+   * given again in the same pass), then decides again and creates, annotates, reports failures and capacity.
+   * Returns the outcome of every pod acted on or failed (failures are retried next pass).
+   */
   async reconcile(view: BranchClusterView, now: number): Promise<BranchPodOutcome[]> {
+    for (const node of view.nodes) {
+      if (!this.#recovered.has(node.name)) await this.#recoverNode(view, node, now).catch(() => undefined);
+    }
+    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
+      if (action.kind === 'release') this.#release(action.branch, now);
+    }
+    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
+      if (action.kind === 'delete') await this.#delete(action.branch);
+    }
     const outcomes: BranchPodOutcome[] = [];
-    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs)) {
+    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
       switch (action.kind) {
         case 'fail':
           outcomes.push({
@@ -337,12 +368,6 @@ export class BranchController {
         case 'annotate':
           outcomes.push(await this.#annotate(action.pod, action.branch, now));
           break;
-        case 'release':
-          this.#release(action.branch, now);
-          break;
-        case 'delete':
-          await this.#delete(action.branch);
-          break;
         case 'capacity':
           try {
             await this.#port.setPodEniCapacity(action.nodeName, action.capacity);
@@ -350,6 +375,9 @@ export class BranchController {
           } catch {
             // retried next reconcile: the ledger still holds the old value
           }
+          break;
+        default:
+          // release and delete ran above; a branch still cooling is retried next pass
           break;
       }
     }
