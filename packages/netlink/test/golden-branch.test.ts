@@ -1,8 +1,7 @@
-import { describe, expect, it } from 'vitest';
 import type { Op } from '../src/ops/driver.js';
 import * as link from '../src/ops/link.js';
 import fixture from './fixtures/iproute2-branch-links.json' with { type: 'json' };
-import { masked, requestsOf, wire } from './helpers.js';
+import { describeGolden } from './helpers.js';
 
 // The branch links of security groups for pods, as iproute2 itself encodes them (captured by
 // fixtures/capture-branch-links.mjs): `vlan.eth.<id>` on the trunk with the branch MAC, as an 802.1Q link
@@ -39,14 +38,4 @@ const cases: Record<string, () => Op<unknown>> = {
     }),
 };
 
-describe('golden bytes: branch links as iproute2 sends them', () => {
-  it('covers every captured command', () => {
-    expect(Object.keys(cases).sort()).toEqual(fixture.requests.map((r) => r.name).sort());
-  });
-  for (const r of fixture.requests) {
-    it(`${r.name}: ${r.argv.join(' ')}`, () => {
-      const reqs = requestsOf(cases[r.name]!());
-      expect(wire(reqs.at(-1)!)).toBe(masked(r.hex));
-    });
-  }
-});
+describeGolden('golden bytes: branch links as iproute2 sends them', fixture, cases);

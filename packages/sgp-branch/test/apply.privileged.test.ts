@@ -12,6 +12,7 @@ import {
   applyBranchNode,
   type BranchEni,
   type BranchLinkPort,
+  type BranchNetworkPlan,
   type EnforcingMode,
   isSgpError,
   netlinkBranchLinkPort,
@@ -92,6 +93,14 @@ describePrivileged('branch pod network on a real kernel (macvlan branch link)', 
     links = netlinkBranchLinkPort(handle);
   });
 
+  /** Plumbs a branch pod in namespace `pod` as the daemon would. */
+  const plumb = (pod: string, plan: BranchNetworkPlan) =>
+    setupBranchPod(
+      { host, links, namespaces: netlinkPortFactory({ sync: true }), random: randomBytes, uniqueMac: false },
+      { containerIf: 'eth0', netnsPath: `/var/run/netns/${pod}`, mtu: 1500 },
+      plan,
+    );
+
   afterAll(() => {
     handle?.close();
     cleanup();
@@ -110,29 +119,9 @@ describePrivileged('branch pod network on a real kernel (macvlan branch link)', 
         linkKind: 'macvlan',
       });
       try {
-        await setupBranchPod(
-          {
-            host,
-            links,
-            namespaces: netlinkPortFactory({ sync: true }),
-            random: randomBytes,
-            uniqueMac: false,
-          },
-          { containerIf: 'eth0', netnsPath: `/var/run/netns/${pod}`, mtu: 1500 },
-          plan,
-        );
+        await plumb(pod, plan);
         // Running it again (a retried ADD) converges on the same state.
-        await setupBranchPod(
-          {
-            host,
-            links,
-            namespaces: netlinkPortFactory({ sync: true }),
-            random: randomBytes,
-            uniqueMac: false,
-          },
-          { containerIf: 'eth0', netnsPath: `/var/run/netns/${pod}`, mtu: 1500 },
-          plan,
-        );
+        await plumb(pod, plan);
 
         const view = nodeView(node);
         const link = inNs(node, 'ip', '-d', 'link', 'show', 'vlan.eth.5');
@@ -188,17 +177,7 @@ describePrivileged('branch pod network on a real kernel (macvlan branch link)', 
         hostVeth: 'vlanq0000000000',
         mode: 'strict',
       });
-      const error = await setupBranchPod(
-        {
-          host,
-          links,
-          namespaces: netlinkPortFactory({ sync: true }),
-          random: randomBytes,
-          uniqueMac: false,
-        },
-        { containerIf: 'eth0', netnsPath: `/var/run/netns/${pod}`, mtu: 1500 },
-        plan,
-      ).catch((e: unknown) => e);
+      const error = await plumb(pod, plan).catch((e: unknown) => e);
       expect(isSgpError(error, 'KERNEL')).toBe(true);
       expect(nodeView(node)).toEqual({ rules: [], table: [], main: [], links: [] });
     } finally {
