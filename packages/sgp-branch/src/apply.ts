@@ -110,8 +110,14 @@ export async function setupBranchPod(
   return veth!;
 }
 
-/** Applies the node-wide plan ({@link planBranchNode}): `net/ipv4/tcp_early_demux` (skipped where the kernel lacks it). */
+/**
+ * Applies the node-wide plan ({@link planBranchNode}): `net/ipv4/tcp_early_demux` (skipped where the kernel lacks
+ * it), then the `local` rule: the wanted one is added first (an identical one counts as done), the other removed,
+ * so the local table is never out of reach in between. Safe to repeat.
+ */
 export async function applyBranchNode(host: RoutingPort, plan: BranchNodePlan): Promise<void> {
-  for (const [key, value] of plan.sysctls)
-    await kernel('applyBranchNode', host.setSysctl(key, value), 'NOT_FOUND');
+  const op = 'applyBranchNode';
+  for (const [key, value] of plan.sysctls) await kernel(op, host.setSysctl(key, value), 'NOT_FOUND');
+  for (const rule of plan.rules) await kernel(op, host.add(rule), 'EXISTS');
+  for (const rule of plan.absentRules) await kernel(op, host.remove(rule), 'NOT_FOUND');
 }

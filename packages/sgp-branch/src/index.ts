@@ -30,6 +30,7 @@ export {
   type BranchLinkSpec,
   type BranchNetworkInput,
   type BranchNetworkPlan,
+  type BranchNodeOptions,
   type BranchNodePlan,
   type EnforcingMode,
   planBranchNetwork,

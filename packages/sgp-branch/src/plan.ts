@@ -1,4 +1,12 @@
-import { type BranchPodPlan, emptyPlan, planBranchPod, type RoutingPlan } from '@vpc-cni-kit/routing-table';
+import {
+  type BranchPodPlan,
+  emptyPlan,
+  LOCAL_TABLE,
+  PRIORITY,
+  planBranchPod,
+  type RoutingPlan,
+  type RuleSpec,
+} from '@vpc-cni-kit/routing-table';
 import type { BranchEni } from './annotation.js';
 import { invalidArgument, SgpError } from './errors.js';
 
@@ -121,20 +129,50 @@ export function planBranchNetwork(input: BranchNetworkInput): BranchNetworkPlan 
   };
 }
 
-/** Node-wide settings for branch pods, set once at start (the reference's init container and SNAT rule). */
+/** Node-wide settings for branch pods, set once at start (the reference's `SetupHostNetwork` and init container). */
 export interface BranchNodePlan {
   /** `net/ipv4/tcp_early_demux`: `0` when disabled (kubelet TCP probes to strict-mode pods), else `1`. */
   readonly sysctls: readonly (readonly [key: string, value: string])[];
   /** Out-interface pattern the SNAT rule must skip (`! -o vlan+`): branch traffic leaves unSNATed. */
   readonly snatSkipOutInterface: string;
+  /** Rules that must exist: strict → `lookup local` at 20; standard → `lookup local` at 0 (the kernel default). */
+  readonly rules: readonly RuleSpec[];
+  /** Rules that must not: strict → `lookup local` at 0 (so the prio-10 branch rules win); standard → the one at 20. */
+  readonly absentRules: readonly RuleSpec[];
 }
 
-/** Plans the node-wide settings (`DISABLE_TCP_EARLY_DEMUX`); the SNAT exception is already in iptables-snat's plan. */
-export function planBranchNode(options: { readonly disableTcpEarlyDemux: boolean }): BranchNodePlan {
+/** Options of {@link planBranchNode}. */
+export interface BranchNodeOptions {
+  /** `DISABLE_TCP_EARLY_DEMUX`. */
+  readonly disableTcpEarlyDemux: boolean;
+  /** `POD_SECURITY_GROUP_ENFORCING_MODE`. @defaultValue `'strict'` */
+  readonly mode?: EnforcingMode | undefined;
+  /** Address family the node runs. @defaultValue `4` */
+  readonly family?: 4 | 6 | undefined;
+}
+
+/**
+ * Plans the node-wide settings of branch pods: `tcp_early_demux` from `DISABLE_TCP_EARLY_DEMUX`, and in strict mode
+ * the `local` table rule moved from priority 0 to 20 so the prio-10 `iif` rules of branch pods come first (node-local
+ * traffic of a strict pod then crosses its branch too); standard mode keeps (or puts back) the rule at 0. The SNAT
+ * exception (`! -o vlan+`) is already in `@vpc-cni-kit/iptables-snat`'s plan. Not planned: the reference's IPv6
+ * strict-mode `from fe80:ec2::1 ipproto icmpv6 lookup local` rule at 0 (routing-table has no `ipproto` selector yet).
+ */
+export function planBranchNode(options: BranchNodeOptions): BranchNodePlan {
+  const op = 'planBranchNode';
   if (typeof options?.disableTcpEarlyDemux !== 'boolean')
-    throw invalidArgument('planBranchNode', 'disableTcpEarlyDemux must be a boolean');
+    throw invalidArgument(op, 'disableTcpEarlyDemux must be a boolean');
+  const mode = options.mode ?? 'strict';
+  if (mode !== 'strict' && mode !== 'standard') throw invalidArgument(op, `bad mode: ${String(mode)}`);
+  const family = options.family ?? 4;
+  if (family !== 4 && family !== 6) throw invalidArgument(op, `bad family: ${String(family)}`);
+  const local = (priority: number): RuleSpec => ({ kind: 'rule', family, priority, table: LOCAL_TABLE });
+  const moved = local(PRIORITY.localStrict);
+  const kernel = local(0);
   return {
     sysctls: [['net/ipv4/tcp_early_demux', options.disableTcpEarlyDemux ? '0' : '1']],
     snatSkipOutInterface: BRANCH_LINK_PATTERN,
+    rules: mode === 'strict' ? [moved] : [kernel],
+    absentRules: mode === 'strict' ? [kernel] : [moved],
   };
 }

@@ -197,10 +197,21 @@ describePrivileged('branch pod network on a real kernel (macvlan branch link)', 
     expect(isSgpError(error, 'TRUNK_LINK_NOT_FOUND')).toBe(true);
   });
 
-  it('applies tcp_early_demux in the node namespace', async () => {
-    await applyBranchNode(host, planBranchNode({ disableTcpEarlyDemux: true }));
-    expect(inNs(node, 'sysctl', '-n', 'net.ipv4.tcp_early_demux').trim()).toBe('0');
-    await applyBranchNode(host, planBranchNode({ disableTcpEarlyDemux: false }));
+  it('applies the node plan: tcp_early_demux and the local rule at 20 (strict) or 0 (standard), idempotently', async () => {
+    const localRules = () =>
+      inNs(node, 'ip', '-4', 'rule', 'show')
+        .split('\n')
+        .filter((l) => l.endsWith('lookup local'))
+        .map((l) => l.trim());
+    try {
+      await applyBranchNode(host, planBranchNode({ disableTcpEarlyDemux: true, mode: 'strict' }));
+      await applyBranchNode(host, planBranchNode({ disableTcpEarlyDemux: true, mode: 'strict' }));
+      expect(inNs(node, 'sysctl', '-n', 'net.ipv4.tcp_early_demux').trim()).toBe('0');
+      expect(localRules()).toEqual(['20:\tfrom all lookup local']);
+    } finally {
+      await applyBranchNode(host, planBranchNode({ disableTcpEarlyDemux: false, mode: 'standard' }));
+    }
     expect(inNs(node, 'sysctl', '-n', 'net.ipv4.tcp_early_demux').trim()).toBe('1');
+    expect(localRules()).toEqual(['0:\tfrom all lookup local']);
   });
 });

@@ -147,6 +147,15 @@ describe('planBranchNode', () => {
     ]);
   });
 
+  it('strict mode moves the local rule from 0 to 20 (prio-10 branch rules first); standard keeps it at 0', () => {
+    const local = (priority: number, family: 4 | 6 = 4) => ({ kind: 'rule', family, priority, table: 255 });
+    const strict = planBranchNode({ disableTcpEarlyDemux: true, mode: 'strict' });
+    expect([strict.rules, strict.absentRules]).toEqual([[local(20)], [local(0)]]);
+    const standard = planBranchNode({ disableTcpEarlyDemux: false, mode: 'standard', family: 6 });
+    expect([standard.rules, standard.absentRules]).toEqual([[local(0, 6)], [local(20, 6)]]);
+    expect(() => planBranchNode({ disableTcpEarlyDemux: false, mode: 'loose' as never })).toThrow();
+  });
+
   it("names the SNAT exception that iptables-snat's node plan carries (! -o vlan+)", () => {
     expect(planBranchNode({ disableTcpEarlyDemux: false }).snatSkipOutInterface).toBe(BRANCH_LINK_PATTERN);
     const snat = planSnat({ nodeIp: '10.0.0.10', primaryInterface: 'eth0', vpcCidrs: ['10.0.0.0/16'] });
