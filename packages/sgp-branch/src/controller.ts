@@ -483,11 +483,14 @@ export class BranchController {
 }
 
 function safeParse(text: string): BranchEni | undefined {
-  try {
-    return parsePodEniAnnotation(text, { family: text.includes('"privateIp"') ? 4 : 6 });
-  } catch {
-    return undefined;
+  for (const family of [4, 6] as const) {
+    try {
+      return parsePodEniAnnotation(text, { family });
+    } catch {
+      // try the other family
+    }
   }
+  return undefined;
 }
 
 function toBranchEni(b: OwnedBranch): BranchEni {
