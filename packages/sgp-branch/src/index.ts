@@ -24,6 +24,7 @@ export {
 } from './controller.js';
 export { isSgpError, SGP_ERROR_HINTS, SgpError, type SgpErrorCode, type SgpErrorInit } from './errors.js';
 export { type BranchLinkPort, netlinkBranchLinkPort } from './link-port.js';
+export { type HostLink, podRequestsBranch, type ResourceLimits, trunkLinkOf } from './node.js';
 export {
   BRANCH_LINK_PATTERN,
   type BranchLinkKind,
