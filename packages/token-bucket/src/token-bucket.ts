@@ -1,4 +1,13 @@
-import type { Clock } from './clock.js';
+/**
+ * The time a bucket refills on: the wall clock in production, a manual clock in tests. eni-manager's and
+ * ec2-simulator's clocks are both of this shape.
+ */
+export interface BucketClock {
+  /** Milliseconds on this clock (only differences matter). */
+  now(): number;
+  /** Resolves after `ms` milliseconds of this clock's time. */
+  sleep(ms: number): Promise<void>;
+}
 
 /** Size and refill rate of one token bucket. */
 export interface TokenBucketConfig {
@@ -9,18 +18,19 @@ export interface TokenBucketConfig {
 }
 
 /**
- * A client-side token bucket on an injected clock, the same model EC2 uses for its own limits. A call takes one
- * token; with none left, {@link TokenBucket.take} sleeps on the clock until one has refilled.
+ * A token bucket on an injected clock, the model EC2 uses for its API limits: it holds up to `capacity` tokens,
+ * refills continuously at `refillPerSecond`, and starts full. A call takes one token. A client waits for one
+ * ({@link TokenBucket.take}); a server refuses the call when there is none ({@link TokenBucket.tryTake}).
  */
 export class TokenBucket {
   readonly #capacity: number;
   readonly #refillPerMs: number;
-  readonly #clock: Clock;
+  readonly #clock: BucketClock;
   #tokens: number;
   #updatedAt: number;
 
   /** A full bucket. */
-  constructor(config: TokenBucketConfig, clock: Clock) {
+  constructor(config: TokenBucketConfig, clock: BucketClock) {
     if (!(config.capacity >= 1) || !(config.refillPerSecond > 0)) {
       throw new RangeError(
         `token bucket needs capacity >= 1 and refillPerSecond > 0, got ${JSON.stringify(config)}`,
