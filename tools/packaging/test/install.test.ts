@@ -177,7 +177,9 @@ describe('npm pack', () => {
     for (const t of tarballs) {
       for (const [dep, range] of Object.entries(t.manifest.dependencies ?? {})) {
         if (!dep.startsWith('@vpc-cni-kit/')) continue;
-        expect(caretAdmits(range, versions.get(dep) ?? ''), `${t.manifest.name} → ${dep}@${range}`).toBe(true);
+        expect(caretAdmits(range, versions.get(dep) ?? ''), `${t.manifest.name} → ${dep}@${range}`).toBe(
+          true,
+        );
       }
     }
   });
