@@ -213,6 +213,27 @@ describe('an installed @vpc-cni-kit/aws-node', () => {
   });
 });
 
+describe('the installed command lines', () => {
+  const bin = (name: string, ...args: string[]) =>
+    spawnSync(join(app, 'node_modules/.bin', name), args, { encoding: 'utf8', timeout: 30_000 });
+  const version = (name: string) => tarballs.find((t) => t.manifest.name === name)?.manifest.version;
+
+  it.each(['ec2-simulator', 'vpc-sim'])(
+    '%s answers --help and --version, and refuses unknown options (exit 2)',
+    (name) => {
+      const help = bin(name, '--help');
+      expect(help.status, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^usage: ${name} `));
+      const v = bin(name, '--version');
+      expect(v.status).toBe(0);
+      expect(v.stdout.trim()).toBe(version('@vpc-cni-kit/ec2-simulator'));
+      const bad = bin(name, name === 'vpc-sim' ? 'up' : 'serve', '--bogus');
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toContain(`usage: ${name} `);
+    },
+  );
+});
+
 describe('consumers', () => {
   it('load every entry point from ES modules and from CommonJS, with the same exports', () => {
     const dir = join(app, 'consumers');
