@@ -1,8 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-/** What `--help`/`-h` and `--version` anywhere on a command line ask for, if anything. */
-export function helpOrVersion(argv: readonly string[]): 'help' | 'version' | undefined {
+/**
+ * Answers `--help`/`-h` (prints `usage`) or `--version` (prints `io.version`) anywhere on a command line; true
+ * when it did, and the command should exit 0.
+ */
+export function answeredHelpOrVersion(
+  argv: readonly string[],
+  usage: string,
+  io: { readonly out: (line: string) => void; readonly version?: string },
+): boolean {
+  const asked = helpOrVersion(argv);
+  if (asked === undefined) return false;
+  io.out(asked === 'help' ? usage : (io.version ?? 'unknown'));
+  return true;
+}
+
+function helpOrVersion(argv: readonly string[]): 'help' | 'version' | undefined {
   const { values } = parseArgs({
     args: [...argv],
     options: HELP_AND_VERSION,

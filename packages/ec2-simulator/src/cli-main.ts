@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { HELP_AND_VERSION, helpOrVersion, usageErrorOf } from './cli-args.js';
+import { answeredHelpOrVersion, HELP_AND_VERSION, usageErrorOf } from './cli-args.js';
 import { isScenarioError } from './errors.js';
 import { loadScenarioFile } from './scenario.js';
 import { type Ec2Simulator, startEc2Simulator } from './simulator.js';
@@ -100,15 +100,7 @@ export interface CliIo {
  * usage error's message ends with the usage). `--help` prints the usage, `--version` the version (exit 0).
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const asked = helpOrVersion(argv);
-  if (asked === 'help') {
-    io.out(USAGE);
-    return 0;
-  }
-  if (asked === 'version') {
-    io.out(io.version ?? 'unknown');
-    return 0;
-  }
+  if (answeredHelpOrVersion(argv, USAGE, io)) return 0;
   let sim: Ec2Simulator;
   try {
     const args = parseServeArgs(argv);

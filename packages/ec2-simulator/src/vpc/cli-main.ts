@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { HELP_AND_VERSION, helpOrVersion, usageErrorOf } from '../cli-args.js';
+import { answeredHelpOrVersion, HELP_AND_VERSION, usageErrorOf } from '../cli-args.js';
 import { isScenarioError } from '../errors.js';
 import { INSTANCE_TYPES } from '../instance-types.js';
 import { loadScenarioFile, type Scenario } from '../scenario.js';
@@ -162,15 +162,7 @@ function errorLine(e: unknown): string {
  * the usage).
  */
 export async function runVpcCli(argv: readonly string[], io: VpcCliIo): Promise<number> {
-  const asked = helpOrVersion(argv);
-  if (asked === 'help') {
-    io.out(VPC_USAGE);
-    return 0;
-  }
-  if (asked === 'version') {
-    io.out(io.version ?? 'unknown');
-    return 0;
-  }
+  if (answeredHelpOrVersion(argv, VPC_USAGE, io)) return 0;
   let args: VpcCliArgs;
   try {
     args = parseVpcCliArgs(argv);
