@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.js';
 import { literalSchemaKeysPlugin } from './build/literal-schema-keys.js';
 import { bundlePluginProgram } from './build/plugin-program.js';
+import { buildSingleExecutable } from './build/single-executable.js';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -10,6 +11,8 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 
 /** The aws-cni program, bundled first so the launcher entry below can embed it. */
 const pluginProgram = await bundlePluginProgram({ version });
+/** The same program for the single executable application, which finds koffi beside itself. */
+const seaProgram = await bundlePluginProgram({ version, koffi: 'beside-executable' });
 
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
@@ -91,5 +94,12 @@ export default defineConfig([
     splitting: false,
     define: pluginProgram.defines,
     banner: { js: '#!/usr/bin/env node' },
+    // And `aws-cni` as a single executable application: the program with its V8 code cache inside a copy of
+    // this Node binary, needing no Node on the host (docs/adr/0005-self-contained-plugin.md). What
+    // aws-vpc-cni-init installs when it exists.
+    async onSuccess() {
+      const sea = await buildSingleExecutable(seaProgram.source, 'dist/bin/aws-cni');
+      if (!sea.built) console.warn(`aws-cni single executable not built: ${sea.reason}`);
+    },
   },
 ]);

@@ -5,7 +5,7 @@
  * primary interface (found by the IMDS MAC), `tcp_early_demux`, and `ip_forward=1`. The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
-import { chmod, cp, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, chmod, constants, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
@@ -41,6 +41,17 @@ async function installFile(src: string, dst: string, mode: number): Promise<void
   await chmod(dst, mode);
 }
 
+/** The plugin executable this build ships: the single executable application if built, else the launcher. */
+async function pluginExecutable(): Promise<{ kind: 'single-executable' | 'launcher'; path: string }> {
+  const sea = join(__dirname, 'aws-cni');
+  try {
+    await access(sea, constants.X_OK);
+    return { kind: 'single-executable', path: sea };
+  } catch {
+    return { kind: 'launcher', path: join(__dirname, 'aws-cni.cjs') };
+  }
+}
+
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const binDir = env['HOST_CNI_BIN_PATH'] || '/host/opt/cni/bin';
   // Everything that can fail for want of the environment (IMDS, the core plugins) is looked at before
@@ -53,7 +64,12 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     binDir,
   );
   await mkdir(binDir, { recursive: true });
-  await installFile(join(__dirname, 'aws-cni.cjs'), join(binDir, 'aws-cni'), 0o755);
+  // The single executable (Node and the program in one file: nothing needed from the host) when this build
+  // has one, else the launcher, which needs Node on the runtime's PATH.
+  const plugin = await pluginExecutable();
+  await installFile(plugin.path, join(binDir, 'aws-cni'), 0o755);
+  // A launcher's code cache would only be stale beside the single executable.
+  if (plugin.kind === 'single-executable') await rm(join(binDir, 'aws-cni.v8cache'), { force: true });
   // koffi (and its prebuilt native module, a sibling @koromix/koffi-<platform> package) in node_modules
   // beside the plugin, where Node's resolution from the plugin file finds it. Only the plugin's rare paths
   // (DEL while the daemon is down, CHECK) load it.
@@ -69,7 +85,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   for (const plugin of corePlugins) await installFile(plugin.path, join(binDir, plugin.name), 0o755);
   const from = [...new Set(corePlugins.map((p) => dirname(p.path)))];
   process.stdout.write(
-    `installed aws-cni${corePlugins.length > 0 ? ` and ${corePlugins.map((p) => p.name).join(', ')} (from ${from.join(', ')})` : ''} into ${binDir}\n`,
+    `installed aws-cni (${plugin.kind})${corePlugins.length > 0 ? ` and ${corePlugins.map((p) => p.name).join(', ')} (from ${from.join(', ')})` : ''} into ${binDir}\n`,
   );
 
   const handle = await open();
