@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: aws-node and aws-cni on a virtual VPC (see examples/aws-node). Does its own set-up on a fresh
-# clone (Debian packages, npm ci, build, the libcni runner), then runs the demo. Arguments go to the demo:
+# The main job: aws-node and aws-cni on a virtual VPC (examples/aws-node, run by tools/cluster-harness's demo).
+# Does its own set-up on a fresh clone (Debian packages, npm ci, build, the libcni runner), then runs the demo.
+# Arguments go to the demo:
 #   npm run demo -- --keep --json      leave it running and end with one JSON line (with the `down` command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +14,4 @@ bash scripts/setup.sh >&2
 npx turbo run build --output-logs=errors-only >&2
 bash tools/libcni-runner/build.sh tools/libcni-runner/bin/libcni-runner >&2
 unset NODE_EXTRA_CA_CERTS
-exec node examples/aws-node/dist/bin/demo.cjs "$@"
+exec node tools/cluster-harness/dist/demo.cjs "$@"

@@ -1,5 +1,5 @@
-// Shared pieces of the aws-node benchmarks: the cluster harness (bundled at start from the package source,
-// since the package does not export it), the libcni runner, async process timing, Prometheus histogram
+// Shared pieces of the aws-node benchmarks: the cluster harness (bundled at start from tools/cluster-harness's
+// source, which is not built for Node), the libcni runner, async process timing, Prometheus histogram
 // quantiles, and a namespace-leak check. Root and Linux only.
 import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -46,7 +46,7 @@ export function arg(name, dflt) {
 }
 
 /**
- * Bundles examples/aws-node/src/cluster/cluster.ts (with its relative imports; every package stays external and
+ * Bundles tools/cluster-harness/src/cluster.ts (with its relative imports; every package stays external and
  * resolves to its built dist) and imports it. The bundle is removed once loaded.
  */
 export async function loadClusterHarness() {
@@ -55,7 +55,7 @@ export async function loadClusterHarness() {
   try {
     const outfile = join(dir, 'cluster.mjs');
     await esbuild.build({
-      entryPoints: [join(packageDir, 'src/cluster/cluster.ts')],
+      entryPoints: [join(repo, 'tools/cluster-harness/src/cluster.ts')],
       bundle: true,
       platform: 'node',
       format: 'esm',

@@ -44,11 +44,10 @@ export default defineConfig([
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
     banner: { js: '#!/usr/bin/env node' },
   },
-  // The init step and the demo: CommonJS, dependencies external.
+  // The init step: CommonJS, dependencies external.
   {
     entry: {
       'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts',
-      demo: 'src/demo/demo.ts',
     },
     outDir: 'dist/bin',
     format: ['cjs'],

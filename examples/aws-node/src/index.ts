@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 
+export { type DaemonClient, daemonClient } from './plugin/daemon-client.js';
 export {
   frame,
   GrpcCallError,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { inNetns } from '../src/cluster/exec.js';
+import { inNetns } from '../src/exec.js';
 
 /**
  * Starts a one-shot TCP listener inside a namespace that reports the address of the first peer to connect

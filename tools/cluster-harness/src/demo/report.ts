@@ -1,4 +1,4 @@
-import type { Cluster, ClusterPod } from '../cluster/cluster.js';
+import type { Cluster, ClusterPod } from '../cluster.js';
 
 interface EnisDoc {
   [card: string]: {

@@ -6,10 +6,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { daemonClient, ServingStatus } from '@vpc-cni-kit/aws-node';
 import { type DescribedInstance, startVirtualVpc, type VirtualVpc } from '@vpc-cni-kit/ec2-simulator';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
-import { daemonClient } from '../plugin/daemon-client.js';
-import { ServingStatus } from '../rpc/messages.js';
 import { inNetns } from './exec.js';
 
 /** Options for {@link Cluster.start}. */
@@ -20,7 +19,7 @@ export interface ClusterOptions {
   instanceType?: string;
   /** Extra environment for every daemon (the reference's variables: WARM_IP_TARGET, …). */
   env?: Record<string, string>;
-  /** Directory holding `aws-node.cjs`, `aws-vpc-cni-init.cjs` and `aws-cni.cjs` (the package's dist/bin). */
+  /** Directory holding `aws-node.cjs`, `aws-vpc-cni-init.cjs` and `aws-cni.cjs` (the package's dist/bin: `awsNodeBinDir()`). */
   binDir: string;
   /** Path of the libcni runner binary (tools/libcni-runner). */
   libcniRunner: string;

@@ -3,14 +3,14 @@
  * pods created through Debian's libcni chaining aws-cni with portmap and bandwidth.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Cluster, type ClusterPod } from '../src/cluster/cluster.js';
-import { inNetns } from '../src/cluster/exec.js';
+import { awsNodeBinDir } from '../src/bin-dir.js';
+import { Cluster, type ClusterPod } from '../src/cluster.js';
+import { inNetns } from '../src/exec.js';
 import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
 
-const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
+const binDir = awsNodeBinDir();
 
 describePrivileged('aws-node on the virtual VPC', () => {
   let cluster: Cluster;

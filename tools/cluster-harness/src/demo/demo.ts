@@ -11,7 +11,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
-import { Cluster } from '../cluster/cluster.js';
+import { awsNodeBinDir } from '../bin-dir.js';
+import { Cluster } from '../cluster.js';
 import { connectivityMatrix, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
@@ -56,9 +57,8 @@ async function bringUp(
   args: Args,
   print: (s: string) => void,
 ): Promise<{ cluster: Cluster; description: Record<string, unknown>; ok: boolean }> {
-  const binDir = __dirname;
-  const runner =
-    process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../../../tools/libcni-runner/bin/libcni-runner');
+  const binDir = awsNodeBinDir();
+  const runner = process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../libcni-runner/bin/libcni-runner');
   if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
   print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
   const cluster = await Cluster.start({ nodes: args.nodes, binDir, libcniRunner: runner, bandwidth: true });

@@ -2,13 +2,13 @@
  * Failure and scale scenarios of aws-node on the virtual VPC, each on its own one-node cluster.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
-import { Cluster, type ClusterOptions, type ClusterPod, PodError } from '../src/cluster/cluster.js';
-import { inNetns } from '../src/cluster/exec.js';
+import { awsNodeBinDir } from '../src/bin-dir.js';
+import { Cluster, type ClusterOptions, type ClusterPod, PodError } from '../src/cluster.js';
+import { inNetns } from '../src/exec.js';
 
-const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
+const binDir = awsNodeBinDir();
 
 interface EnisDoc {
   [card: string]: { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> };
