@@ -44,7 +44,8 @@ export default defineConfig([
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
     banner: { js: '#!/usr/bin/env node' },
   },
-  // The init step: CommonJS, dependencies external.
+  // The init step: CommonJS, the vpc-cni-kit packages bundled (as the daemon's, so the container image needs
+  // only the daemon's three external dependencies), koffi external.
   {
     entry: {
       'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts',
@@ -57,6 +58,12 @@ export default defineConfig([
     dts: false,
     clean: false,
     splitting: false,
+    noExternal: [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//],
+    external: ['koffi'],
+    esbuildOptions(options) {
+      options.mainFields = ['module', 'main'];
+    },
+    shims: true,
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
     banner: { js: '#!/usr/bin/env node' },
   },
