@@ -7,4 +7,6 @@
 
 export { awsNodeBinDir } from './bin-dir.js';
 export { Cluster, type ClusterNode, type ClusterOptions, type ClusterPod, PodError } from './cluster.js';
+export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { inNetns, type Ran } from './exec.js';
+export { type NodeLauncher, processLauncher } from './launcher.js';
