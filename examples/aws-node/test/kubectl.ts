@@ -2,19 +2,33 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+function clientVersion(path: string): string | undefined {
+  try {
+    const out = execFileSync(path, ['version', '--client', '-o', 'json'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    return (JSON.parse(out) as { clientVersion?: { gitVersion?: string } }).clientVersion?.gitVersion;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Debian 12's kubectl (1.20, package kubernetes-client): `$KUBECTL`, the copy scripts/setup.sh unpacks into
- * node_modules/.cache when another package owns /usr/bin/kubectl, or /usr/bin/kubectl — the first that is
- * v1.20.
+ * A kubectl to render kustomizations with, preferring Debian 12's (1.20, package kubernetes-client, kustomize
+ * v2): `$KUBECTL`, the copy scripts/setup.sh unpacks into node_modules/.cache when another package owns
+ * /usr/bin/kubectl, /usr/bin/kubectl. Any other kubectl found there is the fallback; `undefined` when there
+ * is none.
  */
-export function kubectl120(): string {
+export function findKubectl(): { path: string; version: string } | undefined {
   const unpacked = fileURLToPath(
     new URL('../../../node_modules/.cache/debian-kubectl/usr/bin/kubectl', import.meta.url),
   );
-  for (const path of [process.env['KUBECTL'], unpacked, '/usr/bin/kubectl']) {
-    if (path === undefined || !existsSync(path)) continue;
-    const version = execFileSync(path, ['version', '--client', '--short'], { encoding: 'utf8' });
-    if (version.includes('v1.20.')) return path;
-  }
-  throw new Error("Debian's kubectl 1.20 (package kubernetes-client) was not found: run scripts/setup.sh");
+  const found = [process.env['KUBECTL'], unpacked, '/usr/bin/kubectl']
+    .filter((p): p is string => p !== undefined && existsSync(p))
+    .flatMap((path) => {
+      const version = clientVersion(path);
+      return version === undefined ? [] : [{ path, version }];
+    });
+  return found.find((k) => k.version.startsWith('v1.20.')) ?? found[0];
 }
