@@ -83,12 +83,22 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * A failed start: startDaemon has already released what it opened, so the process normally ends at once, its
+ * log lines flushed; should anything still hold the event loop, it is ended a second later regardless.
+ */
+function exitSoon(code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 1000).unref();
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    if (code === 0) process.exitCode = 0;
+    else exitSoon(code);
   },
   (e: unknown) => {
     process.stderr.write(`aws-node: ${describeStartFailure(e, { imdsEndpoint: undefined })}\n`);
-    process.exitCode = 1;
+    exitSoon(1);
   },
 );
