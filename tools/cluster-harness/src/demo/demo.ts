@@ -6,13 +6,16 @@
  *   --json           end with one JSON line describing the setup (and, with --keep, the `down` command)
  *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
  *   --down RUN_ID    tear down a kept setup
+ *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
+ *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
 import { awsNodeBinDir } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
+import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
 import { connectivityMatrix, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
@@ -24,10 +27,19 @@ interface Args {
   pods: number;
   down: string | undefined;
   hold: string | undefined;
+  image: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { keep: false, json: false, nodes: 2, pods: 3, down: undefined, hold: undefined };
+  const a: Args = {
+    keep: false,
+    json: false,
+    nodes: 2,
+    pods: 3,
+    down: undefined,
+    hold: undefined,
+    image: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     const next = () => {
@@ -41,6 +53,7 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--pods') a.pods = Number(next());
     else if (v === '--down') a.down = next();
     else if (v === '--hold') a.hold = next();
+    else if (v === '--image') a.image = true;
     else throw new Error(`unknown argument ${v}`);
   }
   if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new Error('--nodes must be 1–10');
@@ -60,8 +73,32 @@ async function bringUp(
   const binDir = awsNodeBinDir();
   const runner = process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../libcni-runner/bin/libcni-runner');
   if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
+  let containerd: Containerd | undefined;
+  let launcher: ReturnType<typeof containerdLauncher> | undefined;
+  if (args.image) {
+    print('building the aws-node image (deploy/image/build.mjs; the first build downloads Debian packages)…');
+    const report = JSON.parse(
+      execFileSync(process.execPath, [join(__dirname, '../../../deploy/image/build.mjs')], {
+        encoding: 'utf8',
+      }),
+    ) as { image: string; dockerArchive: string; sizes: Record<string, string> };
+    print(`image ${report.image}: ${JSON.stringify(report.sizes)}; starting containerd and importing it…`);
+    containerd = await startContainerd(join('/tmp', `vck-demo-containerd-${process.pid}`));
+    await containerd.importImage(report.dockerArchive);
+    launcher = containerdLauncher(containerd, report.image);
+  }
   print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
-  const cluster = await Cluster.start({ nodes: args.nodes, binDir, libcniRunner: runner, bandwidth: true });
+  const cluster = await Cluster.start({
+    nodes: args.nodes,
+    binDir,
+    libcniRunner: runner,
+    bandwidth: true,
+    ...(launcher ? { launcher } : {}),
+  }).catch(async (e: unknown) => {
+    await stopContainerd(containerd);
+    throw e;
+  });
+  if (containerd) containerds.set(cluster, containerd);
   print(
     `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
   );
@@ -104,10 +141,20 @@ async function bringUp(
   return { cluster, description, ok: matrix.ok };
 }
 
+/** The containerd each image-mode cluster runs on. */
+const containerds = new Map<Cluster, Containerd>();
+
+async function stopContainerd(containerd: Containerd | undefined): Promise<void> {
+  if (containerd === undefined) return;
+  await containerd.stop();
+  rmSync(join(containerd.socket, '..'), { recursive: true, force: true });
+}
+
 async function tearDown(cluster: Cluster, print: (s: string) => void): Promise<void> {
   print('tearing down…');
   for (const pod of [...cluster.pods]) await cluster.delPod(pod).catch(() => undefined);
   await cluster.close();
+  await stopContainerd(containerds.get(cluster));
   print('done: no namespace, daemon or file of this run is left.');
 }
 
@@ -179,7 +226,16 @@ async function main(): Promise<number> {
   const readyFile = join(STATE_DIR, `ready-${process.pid}.json`);
   const holder = spawn(
     process.execPath,
-    [__filename, '--hold', readyFile, '--nodes', String(args.nodes), '--pods', String(args.pods)],
+    [
+      __filename,
+      '--hold',
+      readyFile,
+      '--nodes',
+      String(args.nodes),
+      '--pods',
+      String(args.pods),
+      ...(args.image ? ['--image'] : []),
+    ],
     {
       detached: true,
       stdio: 'ignore',
