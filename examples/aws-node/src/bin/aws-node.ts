@@ -7,6 +7,7 @@
 
 import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
 import { describeStartFailure } from '../cli/start-failure.js';
+import { runStatus } from '../cli/status.js';
 import { type AwsNodeConfig, loadConfig } from '../config/config.js';
 import { ConfigError } from '../config/env-reader.js';
 import { startDaemon } from '../daemon/daemon.js';
@@ -14,6 +15,7 @@ import { createLogger, type Logger, parseLogLevel } from '../daemon/logger.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: aws-node [--help] [--version]
+       aws-node status [--json] [--address host:port|unix:<path>]
 
 The aws-node daemon (IPAM for the aws-cni CNI plugin): discovers the instance through IMDS, manages its ENIs
 and addresses through EC2, sets up the host network and serves the plugin on AWS_NODE_IPAMD_SOCKET
@@ -25,6 +27,8 @@ Options:
   -h, --help     print this help and exit
   -v, --version  print the version and exit
 
+\`aws-node status\` prints the running daemon's ENIs, pods and pool from its introspection endpoint.
+
 Exit status: 0 after a graceful stop (SIGTERM, SIGINT), 1 when it cannot start, 2 on a bad command line.
 Health: grpc-health-probe -addr=unix:///var/run/aws-node/ipamd.sock
 `;
@@ -35,6 +39,7 @@ const stdio = {
 };
 
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'status') return runStatus(argv.slice(1), process.env, stdio);
   const version = process.env['VPC_CNI_VERSION'] || VERSION;
   const answered = answerCommandLine(readCommandLine(argv), { program: 'aws-node', usage: USAGE, version }, stdio);
   if (answered !== undefined) return answered;

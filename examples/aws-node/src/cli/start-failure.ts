@@ -29,15 +29,9 @@ export function describeStartFailure(error: unknown, context: { imdsEndpoint: st
         'container the instance needs a metadata hop limit of at least 2 (http-put-response-hop-limit)'
       );
     }
-    return `${error.code}: ${error.message}`;
+    return `failed to start: ${error.code}: ${error.message}`;
   }
-  if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return typeof code === 'string' && !error.message.includes(code)
-      ? `${code}: ${error.message}`
-      : error.message;
-  }
-  return String(error);
+  return `failed to start: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /** The innermost cause's message: what actually went wrong on the wire. */
