@@ -183,6 +183,7 @@ async function start(
       warmPrefixTarget: config.warmPrefixTarget,
       prefixDelegation: config.prefixDelegation,
     },
+    policy: config.warmPoolPolicy,
     limits: {
       maxEnis: limits.maxEnis,
       ipv4PerEni: limits.ipv4PerEni,
@@ -281,7 +282,7 @@ async function start(
       datastore,
       plumber: host.plumber,
       log,
-      observer: metrics,
+      observer: pool.observing(metrics),
       version: options.version,
       vethPrefix: config.vethPrefix,
       podMtu: config.podMtu,
