@@ -4,7 +4,7 @@
  * node. Both programs take their configuration from the environment, as the reference's do; the command line
  * only asks for help or the version.
  */
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 /** What a command line asks for. */
 export type CommandLine =
@@ -22,23 +22,30 @@ export const EXIT_USAGE = 2;
  * is `invalid`.
  */
 export function readCommandLine(argv: readonly string[]): CommandLine {
-  let values: { help?: boolean; version?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    }));
-  } catch (e) {
-    return { kind: 'invalid', problem: firstLine(e) };
-  }
-  if (values.help) return { kind: 'help' };
-  if (values.version) return { kind: 'version' };
+  const read = readOptions(argv, {
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+  });
+  if ('problem' in read) return { kind: 'invalid', problem: read.problem };
+  if (read.values['help']) return { kind: 'help' };
+  if (read.values['version']) return { kind: 'version' };
   return { kind: 'run' };
+}
+
+/**
+ * `node:util`'s `parseArgs` in strict mode with no positional arguments: the values, or the first line of
+ * what it refused (an unknown option, a stray argument, a missing value).
+ */
+export function readOptions(
+  argv: readonly string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+): { values: Record<string, string | boolean | undefined> } | { problem: string } {
+  try {
+    const { values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options });
+    return { values: values as Record<string, string | boolean | undefined> };
+  } catch (e) {
+    return { problem: firstLine(e) };
+  }
 }
 
 /**

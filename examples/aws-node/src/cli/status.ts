@@ -3,9 +3,8 @@
  * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`) instead of raw `curl` JSON.
  */
 import { request } from 'node:http';
-import { parseArgs } from 'node:util';
 import { parseBindAddress } from '../config/bind-address.js';
-import { EXIT_USAGE } from './command-line.js';
+import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
 
 /** One address in `/v1/enis`. */
@@ -133,22 +132,16 @@ export async function runStatus(
   env: Readonly<Record<string, string | undefined>>,
   out: { stdout: (s: string) => void; stderr: (s: string) => void },
 ): Promise<number> {
-  let values: { json?: boolean; address?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        json: { type: 'boolean' },
-        address: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    out.stderr(`aws-node status: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}\n\n${USAGE}`);
+  const read = readOptions(argv, {
+    json: { type: 'boolean' },
+    address: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if ('problem' in read) {
+    out.stderr(`aws-node status: ${read.problem}\n\n${USAGE}`);
     return EXIT_USAGE;
   }
+  const values = read.values as { json?: boolean; address?: string; help?: boolean };
   if (values.help) {
     out.stdout(USAGE);
     return 0;

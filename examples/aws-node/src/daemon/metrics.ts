@@ -5,6 +5,9 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } f
 import type { BackendObserver } from './ipam-backend.js';
 import type { PoolObserver } from './pool-loop.js';
 
+/** Buckets of the start-up and node-initialization histograms, in seconds. */
+const START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
+
 /**
  * The daemon's Prometheus metrics: the reference's `awscni_*` names and labels, plus what users have asked
  * for and the reference lacks — latency histograms of AddNetwork and of every EC2/IMDS call by action.
@@ -123,14 +126,14 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     name: 'awscni_ipamd_startup_duration_seconds',
     help: 'Start to healthy (serving, conflist written), as the reference records it',
     labelNames: ['success', 'with_api_server', 'failure_reason'],
-    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    buckets: START_BUCKETS,
     registers: [this.registry],
   });
   private readonly nodeInit = new Histogram({
     name: 'awscni_ipamd_node_initialization_duration_seconds',
     help: 'Node initialization: IMDS discovery, limits, host network, ENIs and checkpoint restore',
     labelNames: ['success'],
-    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    buckets: START_BUCKETS,
     registers: [this.registry],
   });
   private readonly connmarkBackend = new Gauge({
