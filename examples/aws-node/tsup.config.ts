@@ -9,6 +9,25 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
   version: string;
 };
 
+/**
+ * @kubernetes/client-node is ESM-only and costs ~600 ms to load whole; it is bundled with the packages it
+ * imports, in the chunk the daemon loads when it first connects to the API (src/kube/daemon-kube.ts).
+ */
+const KUBE_CLIENT_DEPS = [
+  'form-data',
+  'hpagent',
+  'isomorphic-ws',
+  'js-yaml',
+  'jsonpath-plus',
+  'node-fetch',
+  'openid-client',
+  'rfc4648',
+  'socks-proxy-agent',
+  'stream-buffers',
+  'tar-fs',
+  'ws',
+].map((name) => new RegExp(`^${name}(/|$)`));
+
 /** The aws-cni program, bundled first so the launcher entry below can embed it. */
 const pluginProgram = await bundlePluginProgram({ version });
 /** The same program for the single executable application, which finds koffi beside itself. */
@@ -41,8 +60,8 @@ export default defineConfig([
     entry: { 'aws-node': 'src/bin/aws-node.ts' },
     sourcemap: true,
     splitting: true,
-    noExternal: BUNDLED,
-    external: ['@grpc/grpc-js', 'prom-client', 'koffi'],
+    noExternal: [...BUNDLED, /^@kubernetes\//, ...KUBE_CLIENT_DEPS],
+    external: ['@grpc/grpc-js', 'prom-client', 'koffi', 'bufferutil', 'utf-8-validate'],
     // The SDK's packages have no `exports` map: `module` is their ES build (tree-shakable), `main` the CJS one.
     esbuildOptions(options) {
       options.mainFields = ['module', 'main'];
@@ -82,7 +101,7 @@ export default defineConfig([
     minify: true,
     define: pluginProgram.defines,
     // And `aws-cni` as a single executable application: the program with its V8 code cache inside a copy of
-    // this Node binary, needing no Node on the host (docs/adr/0008-self-contained-plugin.md). What
+    // this Node binary, needing no Node on the host (docs/adr/0009-self-contained-plugin.md). What
     // aws-vpc-cni-init installs when it exists.
     async onSuccess() {
       const sea = await buildSingleExecutable(seaProgram.source, 'dist/bin/aws-cni');

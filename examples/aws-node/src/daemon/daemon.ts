@@ -14,6 +14,8 @@ import {
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
 import type { AwsNodeConfig } from '../config/config.js';
+import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
+import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { type Host, openHost } from './host.js';
@@ -36,6 +38,8 @@ export interface RunningDaemon {
   introspection: HttpEndpoint | undefined;
   metricsEndpoint: HttpEndpoint | undefined;
   conflistPath: string;
+  /** The Kubernetes side (CNINode, Events, pod annotations); never on the pod path. */
+  kube: KubeSide;
   /** Milliseconds from start to healthy (serving and conflist written). */
   startupMs: number;
   /** Graceful stop: no new EC2 mutations, in-flight work finishes, sockets closed. */
@@ -92,7 +96,14 @@ async function start(
   const { log } = options;
   const metrics = new DaemonMetrics();
   metrics.buildInfo.set({ version: options.version, goversion: process.version }, 1);
-  const hooks = { onCall: metrics.onCall };
+  // Kubernetes side (src/kube): created now so EC2's UnauthorizedOperation reaches it, started once serving.
+  const kube = await createKubeSide(config.kube, log);
+  const hooks = {
+    onCall: (e: Parameters<typeof metrics.onCall>[0]) => {
+      metrics.onCall(e);
+      kube.onEc2Call(e);
+    },
+  };
 
   // 1. Who am I.
   const imds = new ImdsClient({ ...(config.imdsEndpoint ? { endpoint: config.imdsEndpoint } : {}), hooks });
@@ -278,22 +289,25 @@ async function start(
   let terminating = false;
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
-    backend: ipamBackend({
-      datastore,
-      plumber: host.plumber,
-      log,
-      observer: pool.observing(metrics),
-      version: options.version,
-      vethPrefix: config.vethPrefix,
-      podMtu: config.podMtu,
-      vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
-      externalSnat: config.externalSnat,
-      shuttingDown: () => terminating,
-      poolCondition: () => pool.condition(),
-      wakePool: () => pool.wake(),
-      now: () => performance.now(),
-      checkNetns: netnsGuard(),
-    }),
+    backend: reportPodsTo(
+      kube,
+      ipamBackend({
+        datastore,
+        plumber: host.plumber,
+        log,
+        observer: pool.observing(metrics),
+        version: options.version,
+        vethPrefix: config.vethPrefix,
+        podMtu: config.podMtu,
+        vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+        externalSnat: config.externalSnat,
+        shuttingDown: () => terminating,
+        poolCondition: () => pool.condition(),
+        wakePool: () => pool.wake(),
+        now: () => performance.now(),
+        checkNetns: netnsGuard(),
+      }),
+    ),
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
@@ -362,6 +376,7 @@ async function start(
     config.hostCniConfDirPath,
     renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
   );
+  kube.start();
   const startupMs = performance.now() - started;
   metrics.started(startupMs / 1000);
   log.info('aws-node ready', {
@@ -379,6 +394,7 @@ async function start(
     introspection,
     metricsEndpoint,
     conflistPath,
+    kube,
     startupMs,
     async stop() {
       terminating = true;
@@ -386,6 +402,7 @@ async function start(
       if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
       await pool.stop();
       await rpc.close(5000);
+      await kube.stop();
       await datastore
         .flush()
         .catch((e: unknown) => log.warn('final checkpoint write failed', { error: String(e) }));

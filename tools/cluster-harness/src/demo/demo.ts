@@ -16,7 +16,7 @@ import { downRun } from '@vpc-cni-kit/ec2-simulator';
 import { awsNodeBinDir } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
 import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
-import { connectivityMatrix, podTable, poolState } from './report.js';
+import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
 
@@ -93,6 +93,7 @@ async function bringUp(
     binDir,
     libcniRunner: runner,
     bandwidth: true,
+    env: { ANNOTATE_POD_IP: 'true' },
     ...(launcher ? { launcher } : {}),
   }).catch(async (e: unknown) => {
     await stopContainerd(containerd);
@@ -109,6 +110,9 @@ async function bringUp(
   const matrix = await connectivityMatrix(cluster);
   print(`Connectivity (ping)\n${matrix.text}\n`);
   print(`Warm pool\n${await poolState(cluster)}\n`);
+  print(
+    `Kubernetes (the cluster's API: Nodes, CNINodes and pods as aws-node and the kubelet left them)\n${kubernetesView(cluster)}\n`,
+  );
   const described = cluster.vpc.describe();
   const description = {
     runId: cluster.vpc.runId,
@@ -135,6 +139,7 @@ async function bringUp(
       address: p.address,
     })),
     internetHost: described.internet.host,
+    kubernetes: { server: `https://${cluster.kube.address}:443`, kubeconfigFromHost: cluster.kube.sim.url },
     connectivityOk: matrix.ok,
     down: `${selfCommand()} --down ${cluster.vpc.runId}`,
   };
