@@ -128,5 +128,5 @@ export function kubernetesView(cluster: Cluster): string {
       annotations?.['vpc.amazonaws.com/pod-ips'] ?? '(not yet)',
     ]);
   }
-  return `${table(nodeRows)}\n\n${table(podRows)}`;
+  return `${formatTable(nodeRows)}\n\n${formatTable(podRows)}`;
 }
