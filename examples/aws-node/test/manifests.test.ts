@@ -5,9 +5,11 @@
  * and every environment value accepted by the daemon's configuration rules.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { debianKubectl } from '@vpc-cni-kit/testkit';
+import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
+import { debianKubectl, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../src/config/config.js';
@@ -33,12 +35,15 @@ interface Container {
   volumeMounts?: { name: string; mountPath: string }[];
 }
 
-function render(dir: string): K8sObject[] {
-  const out = execFileSync(debianKubectl(), ['kustomize', `${repo}/deploy/kustomize/${dir}`], {
+function renderText(dir: string): string {
+  return execFileSync(debianKubectl(), ['kustomize', `${repo}/deploy/kustomize/${dir}`], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return parseAllDocuments(out).map((d) => d.toJS() as K8sObject);
+}
+
+function render(dir: string): K8sObject[] {
+  return parseAllDocuments(renderText(dir)).map((d) => d.toJS() as K8sObject);
 }
 
 function daemonSet(objects: K8sObject[]) {
@@ -138,5 +143,52 @@ describe('kustomize manifests, rendered by Debian kubectl 1.20', () => {
       ENABLE_PREFIX_DELEGATION: 'true',
     });
     expect(loadConfig(env)).toMatchObject({ prefixDelegation: true, warmPrefixTarget: 1 });
+  });
+
+  it('applies to kube-simulator with kubectl; the ServiceAccount gets what the daemon uses and no more', async () => {
+    const dir = scratchDir('vck-manifests-');
+    const sim = await startKubeSimulator({ tls: true });
+    try {
+      const admin = join(dir.path, 'admin.kubeconfig');
+      writeFileSync(admin, sim.kubeconfig());
+      // A discovery cache per kubeconfig, taken after the CRDs exist for the ServiceAccount.
+      const kubectl = (kubeconfig: string, args: readonly string[], stdin?: string) =>
+        runKubectl(debianKubectl(), kubeconfig, `${kubeconfig}.cache`, args, stdin);
+      const applied = await kubectl(admin, ['apply', '-f', '-'], renderText('base'));
+      expect(applied.stderr).toBe('');
+      expect(applied.stdout.split('\n').filter(Boolean).sort()).toEqual([
+        'clusterrole.rbac.authorization.k8s.io/aws-node created',
+        'clusterrolebinding.rbac.authorization.k8s.io/aws-node created',
+        'customresourcedefinition.apiextensions.k8s.io/cninodes.vpcresources.k8s.aws created',
+        'customresourcedefinition.apiextensions.k8s.io/eniconfigs.crd.k8s.amazonaws.com created',
+        'daemonset.apps/aws-node created',
+        'serviceaccount/aws-node created',
+      ]);
+      const ds = JSON.parse(
+        (await kubectl(admin, ['get', 'ds', 'aws-node', '-n', 'kube-system', '-o', 'json'])).stdout,
+      );
+      expect(ds.spec.template.spec.serviceAccountName).toBe('aws-node');
+      // With the ServiceAccount's token: its CNINode may be created and read; ENIConfigs (no custom networking
+      // yet) and listing pods may not.
+      const sa = join(dir.path, 'aws-node.kubeconfig');
+      writeFileSync(sa, sim.kubeconfig({ token: sim.mintServiceAccountToken('kube-system', 'aws-node') }));
+      const cninode =
+        'apiVersion: vpcresources.k8s.aws/v1alpha1\nkind: CNINode\nmetadata:\n  name: ip-10-0-0-9\nspec:\n  features: []\n';
+      expect((await kubectl(sa, ['create', '-f', '-'], cninode)).code).toBe(0);
+      expect((await kubectl(sa, ['get', 'cninode', 'ip-10-0-0-9', '-o', 'name'])).stdout).toBe(
+        'cninode.vpcresources.k8s.aws/ip-10-0-0-9\n',
+      );
+      for (const args of [
+        ['get', 'eniconfigs'],
+        ['get', 'pods', '-A'],
+      ]) {
+        const denied = await kubectl(sa, args);
+        expect(denied.code, args.join(' ')).not.toBe(0);
+        expect(denied.stderr, args.join(' ')).toContain('Forbidden');
+      }
+    } finally {
+      await sim.close();
+      dir.remove();
+    }
   });
 });
