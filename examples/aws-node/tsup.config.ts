@@ -101,7 +101,7 @@ export default defineConfig([
     minify: true,
     define: pluginProgram.defines,
     // And `aws-cni` as a single executable application: the program with its V8 code cache inside a copy of
-    // this Node binary, needing no Node on the host (docs/adr/0009-self-contained-plugin.md). What
+    // this Node binary, needing no Node on the host (docs/adr/0010-self-contained-plugin.md). What
     // aws-vpc-cni-init installs when it exists.
     async onSuccess() {
       const sea = await buildSingleExecutable(seaProgram.source, 'dist/bin/aws-cni');
