@@ -3,6 +3,7 @@
 # Does its own set-up on a fresh clone (Debian packages, npm ci, build, the libcni runner), then runs the demo.
 # Arguments go to the demo:
 #   npm run demo -- --keep --json      leave it running and end with one JSON line (with the `down` command)
+#   npm run demo -- --image            the nodes run the aws-node container image under containerd
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true

@@ -42,7 +42,18 @@ import {
 const RUNS = arg('--runs', 40);
 const WARMUP = arg('--warmup', 3);
 const baselineAt = process.argv.indexOf('--baseline-plugin');
-const BASELINE_PLUGIN = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
+// Other aws-cni executables to time alone against the same daemon: `--baseline-plugin <file>` and any number
+// of `--plugin <name>=<file>` (e.g. the launcher against the single executable application).
+const EXTRA_PLUGINS = [
+  ...(baselineAt > 0 ? [{ name: 'baseline build', file: process.argv[baselineAt + 1] }] : []),
+  ...process.argv.flatMap((a, i) => {
+    if (a !== '--plugin') return [];
+    const spec = process.argv[i + 1] ?? '';
+    const eq = spec.indexOf('=');
+    if (eq < 1) throw new Error(`--plugin wants <name>=<file>, got ${JSON.stringify(spec)}`);
+    return [{ name: spec.slice(0, eq), file: spec.slice(eq + 1) }];
+  }),
+];
 const checkpointAt = process.argv.indexOf('--checkpoint-dir');
 const CHECKPOINT_DIR = process.argv.includes('--checkpoint-on-disk')
   ? undefined
@@ -135,12 +146,13 @@ try {
     noopOnly,
     JSON.stringify({ cniVersion: '0.4.0', name: 'vckbench-noop', plugins: [{ type: 'noop-node' }] }),
   );
-  const baselineBin = join(scratch, 'baseline-bin');
-  if (BASELINE_PLUGIN) {
-    mkdirSync(baselineBin, { recursive: true });
-    writeFileSync(join(baselineBin, 'aws-cni'), readFileSync(BASELINE_PLUGIN));
-    chmodSync(join(baselineBin, 'aws-cni'), 0o755);
-  }
+  const extraBins = EXTRA_PLUGINS.map((p, k) => {
+    const dir = join(scratch, `plugin-bin-${k}`);
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(p.file, join(dir, 'aws-cni'));
+    chmodSync(join(dir, 'aws-cni'), 0o755);
+    return { ...p, dir };
+  });
   const scratchPath = netnsAdd(scratchHost);
   created.push(scratchHost);
   mkdirSync(join(scratch, 'cache'), { recursive: true });
@@ -176,12 +188,12 @@ try {
       env: cleanEnv(),
     },
   ];
-  if (BASELINE_PLUGIN) {
+  for (const p of extraBins) {
     variants.push({
-      name: `aws-cni alone, baseline build (${BASELINE_PLUGIN})`,
+      name: `aws-cni alone, ${p.name} (${p.file})`,
       conflist: awsOnly,
       host: instanceNs,
-      binDirs: [baselineBin],
+      binDirs: [p.dir],
       env: pluginEnv,
     });
   }

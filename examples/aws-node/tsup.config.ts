@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 import { packageBuild } from '../../tsup.base.js';
 import { literalSchemaKeysPlugin } from './build/literal-schema-keys.js';
 import { bundlePluginProgram } from './build/plugin-program.js';
+import { buildSingleExecutable } from './build/single-executable.js';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -10,25 +11,37 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 
 /** The aws-cni program, bundled first so the launcher entry below can embed it. */
 const pluginProgram = await bundlePluginProgram({ version });
+/** The same program for the single executable application, which finds koffi beside itself. */
+const seaProgram = await bundlePluginProgram({ version, koffi: 'beside-executable' });
+
+/** What every program in dist/bin shares: one CommonJS file for Node 20 starting with a `node` shebang. */
+const program = (options: Options): Options => ({
+  outDir: 'dist/bin',
+  format: ['cjs'],
+  platform: 'node',
+  target: 'node20',
+  dts: false,
+  clean: false,
+  splitting: false,
+  banner: { js: '#!/usr/bin/env node' },
+  ...options,
+});
+
+/** The vpc-cni-kit packages and the AWS SDK bundled from their ES modules, so tree-shaking applies. */
+const BUNDLED = [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//];
 
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
-  // The daemon: CommonJS, with the vpc-cni-kit packages and the AWS SDK bundled from their ES modules so
-  // tree-shaking keeps only the EC2 commands eni-manager names, and split so the SDK still loads on the first
-  // EC2 call, from dist/bin/aws-node-chunks (docs/adr/0003-bundled-daemon.md: VmRSS at 110 pods 151 -> 86 MiB).
-  // gRPC, prom-client and koffi (native) stay external, installed as the package's dependencies. `shims`
-  // supplies `import.meta.url` (named by netlink's ESM build) to the CommonJS output.
-  {
+  // The daemon: the vpc-cni-kit packages and the AWS SDK bundled from their ES modules so tree-shaking keeps
+  // only the EC2 commands eni-manager names, and split so the SDK still loads on the first EC2 call, from
+  // dist/bin/aws-node-chunks (docs/adr/0003-bundled-daemon.md: VmRSS at 110 pods 151 -> 86 MiB). gRPC,
+  // prom-client and koffi (native) stay external, installed as the package's dependencies. `shims` supplies
+  // `import.meta.url` (named by netlink's ESM build) to the CommonJS output.
+  program({
     entry: { 'aws-node': 'src/bin/aws-node.ts' },
-    outDir: 'dist/bin',
-    format: ['cjs'],
-    platform: 'node',
-    target: 'node20',
     sourcemap: true,
-    dts: false,
-    clean: false,
     splitting: true,
-    noExternal: [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//],
+    noExternal: BUNDLED,
     external: ['@grpc/grpc-js', 'prom-client', 'koffi'],
     // The SDK's packages have no `exports` map: `module` is their ES build (tree-shakable), `main` the CJS one.
     esbuildOptions(options) {
@@ -39,40 +52,41 @@ export default defineConfig([
     esbuildPlugins: [literalSchemaKeysPlugin],
     shims: true,
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
-    banner: { js: '#!/usr/bin/env node' },
-  },
-  // The init step: CommonJS, dependencies external.
-  {
-    entry: {
-      'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts',
-    },
-    outDir: 'dist/bin',
-    format: ['cjs'],
-    platform: 'node',
-    target: 'node20',
+  }),
+  // The init step: bundled like the daemon (so the container image needs only the daemon's three external
+  // dependencies), koffi external.
+  program({
+    entry: { 'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts' },
     sourcemap: true,
-    dts: false,
-    clean: false,
-    splitting: false,
+    noExternal: BUNDLED,
+    external: ['koffi'],
+    esbuildOptions(options) {
+      options.mainFields = ['module', 'main'];
+    },
+    shims: true,
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
-    banner: { js: '#!/usr/bin/env node' },
-  },
+  }),
+  // The health probe (grpc-health-probe's command line): one small file, the plugin's HTTP/2 client and nothing
+  // else, so a kubelet probe costs about a Node start.
+  program({
+    entry: { 'grpc-health-probe': 'src/bin/grpc-health-probe.ts' },
+    minify: true,
+    define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
+  }),
   // The CNI plugin: one executable file. The program (src/plugin/main.ts: everything bundled and minified except
   // koffi's native module, which only the daemon-down DEL and CHECK paths load, from `node_modules` beside the
   // binary where aws-vpc-cni-init puts it) is embedded as a string in a small launcher that compiles it with a
   // V8 code cache (src/plugin/launcher.ts).
-  {
+  program({
     entry: { 'aws-cni': 'src/plugin/launcher.ts' },
-    outDir: 'dist/bin',
-    format: ['cjs'],
-    platform: 'node',
-    target: 'node20',
     minify: true,
-    sourcemap: false,
-    dts: false,
-    clean: false,
-    splitting: false,
     define: pluginProgram.defines,
-    banner: { js: '#!/usr/bin/env node' },
-  },
+    // And `aws-cni` as a single executable application: the program with its V8 code cache inside a copy of
+    // this Node binary, needing no Node on the host (docs/adr/0010-self-contained-plugin.md). What
+    // aws-vpc-cni-init installs when it exists.
+    async onSuccess() {
+      const sea = await buildSingleExecutable(seaProgram.source, 'dist/bin/aws-cni');
+      if (!sea.built) console.warn(`aws-cni single executable not built: ${sea.reason}`);
+    },
+  }),
 ]);

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+
+/** Resolves `koffi` to a module that loads it from `node_modules` beside the running executable. */
+const koffiBesideExecutable: Plugin = {
+  name: 'koffi-beside-executable',
+  setup(b) {
+    b.onResolve({ filter: /^koffi$/ }, () => ({ path: 'koffi', namespace: 'koffi-beside-executable' }));
+    b.onLoad({ filter: /.*/, namespace: 'koffi-beside-executable' }, () => ({
+      contents: "module.exports = require('node:module').createRequire(process.execPath)('koffi');",
+      loader: 'js',
+    }));
+  },
+};
 
 /** The aws-cni program, bundled for embedding in the launcher (src/plugin/launcher.ts). */
 export interface PluginProgram {
@@ -16,6 +28,13 @@ export interface PluginProgram {
 export async function bundlePluginProgram(options: {
   version: string;
   conditions?: string[];
+  /**
+   * How the program reaches koffi (only the daemon-down DEL and CHECK load it): `require` from beside the
+   * program file (`external`, the default: the launcher), or from `node_modules` beside the executable
+   * (`beside-executable`: a single executable application, whose own `require` loads only Node's built-in
+   * modules).
+   */
+  koffi?: 'external' | 'beside-executable';
 }): Promise<PluginProgram> {
   const result = await build({
     entryPoints: [new URL('../src/plugin/main.ts', import.meta.url).pathname],
@@ -26,6 +45,7 @@ export async function bundlePluginProgram(options: {
     target: 'node20',
     minify: true,
     external: ['koffi'],
+    plugins: options.koffi === 'beside-executable' ? [koffiBesideExecutable] : [],
     conditions: options.conditions ?? [],
     define: { __AWS_CNI_VERSION__: JSON.stringify(options.version) },
     logLevel: 'warning',

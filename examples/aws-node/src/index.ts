@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 
+export { formatTable } from './cli/table.js';
 export { type DaemonClient, daemonClient } from './plugin/daemon-client.js';
 export {
   frame,

@@ -6,7 +6,7 @@ import {
   startKubeSimulator,
 } from '@vpc-cni-kit/kube-simulator';
 import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
-import { loadAll as loadAllYaml } from 'js-yaml';
+import { parseAllDocuments } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
@@ -50,6 +50,9 @@ function recordingLogger(): Logger & { lines: string[] } {
       lines.push(`${l} ${msg} ${JSON.stringify(fields)}`);
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
+
+/** Every document of a YAML stream as plain objects. */
+const loadAllYaml = (text: string): unknown[] => parseAllDocuments(text).map((d) => d.toJS() as unknown);
 
 beforeAll(async () => {
   sim = await startKubeSimulator();

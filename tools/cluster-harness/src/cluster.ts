@@ -3,7 +3,7 @@
  * (and `aws-vpc-cni-init`) inside it; pods are namespaces created through a real libcni runtime running in the
  * instance's namespace, so our plugin is chained with Debian's portmap (and bandwidth) as on a real node.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonClient, ServingStatus } from '@vpc-cni-kit/aws-node';
@@ -16,6 +16,7 @@ import {
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { inNetns } from './exec.js';
 import { ClusterKubeApi } from './kube-api.js';
+import { type NodeLauncher, processLauncher } from './launcher.js';
 
 const REGION = 'us-west-2';
 
@@ -42,6 +43,11 @@ export interface ClusterOptions {
    * a node), e.g. `/dev/shm` to run on a tmpfs as nodes do. Default: `run/` inside each node directory.
    */
   runDir?: string;
+  /**
+   * How each node's `aws-vpc-cni-init` and `aws-node` are started. Default: processes of this machine's Node
+   * running `binDir` ({@link processLauncher}); `containerdLauncher` runs the container image instead.
+   */
+  launcher?: NodeLauncher;
 }
 
 /** One node: its instance and everything its daemon uses. */
@@ -194,12 +200,14 @@ export class Cluster {
     return cluster;
   }
 
+  private get launcher(): NodeLauncher {
+    this.#launcher ??= this.options.launcher ?? processLauncher(this.options.binDir);
+    return this.#launcher;
+  }
+  #launcher: NodeLauncher | undefined;
+
   private async initNode(node: ClusterNode): Promise<void> {
-    const r = await inNetns(
-      node.instance.netnsPath,
-      [process.execPath, join(this.options.binDir, 'aws-vpc-cni-init.cjs')],
-      { env: node.env },
-    );
+    const r = await this.launcher.init(node);
     if (r.code !== 0)
       throw new Error(`aws-vpc-cni-init on node ${node.index} failed: ${r.stderr || r.stdout}`);
   }
@@ -211,14 +219,7 @@ export class Cluster {
   async startDaemon(i: number, timeoutMs = 30_000): Promise<void> {
     const node = this.nodes[i];
     if (node === undefined) throw new Error(`no node ${i}`);
-    const child = spawn(
-      'nsenter',
-      [`--net=${node.instance.netnsPath}`, process.execPath, join(this.options.binDir, 'aws-node.cjs')],
-      {
-        env: node.env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    const child = this.launcher.daemon(node);
     let stderr = '';
     child.stderr?.on('data', (c: Buffer) => {
       stderr += c.toString();
@@ -387,6 +388,7 @@ export class Cluster {
     }
     this.pods.length = 0;
     await Promise.all(this.nodes.map((n) => this.stopDaemon(n.index, 'SIGTERM')));
+    for (const n of this.nodes) await this.launcher.cleanup?.(n);
     await this.kube.close();
     await this.vpc.close();
     rmSync(this.workDir, { recursive: true, force: true });

@@ -7,6 +7,7 @@
 
 export { awsNodeBinDir } from './bin-dir.js';
 export { Cluster, type ClusterNode, type ClusterOptions, type ClusterPod, PodError } from './cluster.js';
+export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { inNetns, type Ran } from './exec.js';
 export {
   awsNodeRbacManifest,
@@ -15,3 +16,4 @@ export {
   KUBE_API_PORT,
   nodeName,
 } from './kube-api.js';
+export { type NodeLauncher, processLauncher } from './launcher.js';

@@ -69,6 +69,15 @@ describePrivileged('aws-node on the virtual VPC', () => {
     expect(await vpc.peer).toBe(a.address);
   });
 
+  it('a scrape shows start-up and node-init durations, the connmark backend and process metrics', async () => {
+    const text = await cluster.metrics(0);
+    expect(text).toMatch(/^awscni_ipamd_startup_duration_seconds_count\{success="true",.*\} 1$/m);
+    expect(text).toMatch(/^awscni_ipamd_node_initialization_duration_seconds_count\{success="true"\} 1$/m);
+    expect(text).toMatch(/^awscni_connmark_backend\{backend="(iptables|nftables)"\} 1$/m);
+    expect(text).toContain('awscni_connmark_reconcile_total{result="success"} 1');
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+
   it('DEL removes the host route and rules', async () => {
     const c = pods.pop()!;
     const node = cluster.nodes[c.node]!;

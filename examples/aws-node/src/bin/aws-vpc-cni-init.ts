@@ -1,13 +1,37 @@
 /**
  * `aws-vpc-cni-init`: what the reference's init container does. Installs the `aws-cni` plugin (one file) into
- * HOST_CNI_BIN_PATH, with koffi beside it for the plugin's rare netlink paths, and applies the init sysctls:
- * `rp_filter=2` on the primary interface (found by the IMDS MAC), `tcp_early_demux`, and `ip_forward=1`.
+ * HOST_CNI_BIN_PATH, with koffi beside it for the plugin's rare netlink paths, and the core plugins the
+ * conflist chains (`portmap`, `bandwidth`, `loopback`); then applies the init sysctls: `rp_filter=2` on the
+ * primary interface (found by the IMDS MAC), `tcp_early_demux`, and `ip_forward=1`. The command line only
+ * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
-import { chmod, cp, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, chmod, constants, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
 import { open, sysctlWrite } from '@vpc-cni-kit/netlink';
+import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
+import { CORE_PLUGINS, findCorePlugins } from '../cli/core-plugins.js';
+import { describeStartFailure } from '../cli/start-failure.js';
+import { VERSION } from '../version.js';
+
+const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
+
+The aws-node init step (run once per node start, before the daemon, as the reference's init container):
+installs aws-cni and the core plugins it chains (${CORE_PLUGINS.join(', ')}) into HOST_CNI_BIN_PATH
+(default /host/opt/cni/bin), then sets rp_filter=2 on the primary interface (found through IMDS),
+tcp_early_demux (0 when DISABLE_TCP_EARLY_DEMUX=true) and ip_forward=1.
+
+The core plugins are taken from AWS_NODE_CORE_PLUGINS_DIR, else from core-plugins/ beside this program (the
+container image's layout), else from /usr/lib/cni (Debian's containernetworking-plugins).
+AWS_EC2_METADATA_SERVICE_ENDPOINT points IMDS elsewhere.
+
+Options:
+  -h, --help     print this help and exit
+  -v, --version  print the version and exit
+
+Exit status: 0 done, 1 failed (one line on stderr says why), 2 bad command line.
+`;
 
 async function installFile(src: string, dst: string, mode: number): Promise<void> {
   // The reference's copy semantics: <dst>.tmp, rename over <dst>, then chmod.
@@ -17,11 +41,35 @@ async function installFile(src: string, dst: string, mode: number): Promise<void
   await chmod(dst, mode);
 }
 
-async function main(): Promise<void> {
-  const env = process.env;
+/** The plugin executable this build ships: the single executable application if built, else the launcher. */
+async function pluginExecutable(): Promise<{ kind: 'single-executable' | 'launcher'; path: string }> {
+  const sea = join(__dirname, 'aws-cni');
+  try {
+    await access(sea, constants.X_OK);
+    return { kind: 'single-executable', path: sea };
+  } catch {
+    return { kind: 'launcher', path: join(__dirname, 'aws-cni.cjs') };
+  }
+}
+
+async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const binDir = env['HOST_CNI_BIN_PATH'] || '/host/opt/cni/bin';
+  // Everything that can fail for want of the environment (IMDS, the core plugins) is looked at before
+  // anything is installed or set, so a failed init leaves the node as it was.
+  const imdsEndpoint = env['AWS_EC2_METADATA_SERVICE_ENDPOINT'];
+  const metadata = createImdsNodeMetadata(new ImdsClient(imdsEndpoint ? { endpoint: imdsEndpoint } : {}));
+  const node = await metadata.discoverNode();
+  const corePlugins = await findCorePlugins(
+    [env['AWS_NODE_CORE_PLUGINS_DIR'] || join(__dirname, 'core-plugins'), '/usr/lib/cni'],
+    binDir,
+  );
   await mkdir(binDir, { recursive: true });
-  await installFile(join(__dirname, 'aws-cni.cjs'), join(binDir, 'aws-cni'), 0o755);
+  // The single executable (Node and the program in one file: nothing needed from the host) when this build
+  // has one, else the launcher, which needs Node on the runtime's PATH.
+  const plugin = await pluginExecutable();
+  await installFile(plugin.path, join(binDir, 'aws-cni'), 0o755);
+  // A launcher's code cache would only be stale beside the single executable.
+  if (plugin.kind === 'single-executable') await rm(join(binDir, 'aws-cni.v8cache'), { force: true });
   // koffi (and its prebuilt native module, a sibling @koromix/koffi-<platform> package) in node_modules
   // beside the plugin, where Node's resolution from the plugin file finds it. Only the plugin's rare paths
   // (DEL while the daemon is down, CHECK) load it.
@@ -34,11 +82,12 @@ async function main(): Promise<void> {
     if (entry.startsWith(`koffi-${process.platform}`))
       await cp(join(scope, entry), join(modules, '@koromix', entry), { recursive: true });
   }
-  process.stdout.write(`installed aws-cni into ${binDir}\n`);
+  for (const plugin of corePlugins) await installFile(plugin.path, join(binDir, plugin.name), 0o755);
+  const from = [...new Set(corePlugins.map((p) => dirname(p.path)))];
+  process.stdout.write(
+    `installed aws-cni (${plugin.kind})${corePlugins.length > 0 ? ` and ${corePlugins.map((p) => p.name).join(', ')} (from ${from.join(', ')})` : ''} into ${binDir}\n`,
+  );
 
-  const imdsEndpoint = env['AWS_EC2_METADATA_SERVICE_ENDPOINT'];
-  const metadata = createImdsNodeMetadata(new ImdsClient(imdsEndpoint ? { endpoint: imdsEndpoint } : {}));
-  const node = await metadata.discoverNode();
   const handle = await open();
   try {
     const primary = (await handle.linkList()).find((l) => l.address?.toLowerCase() === node.primaryMac);
@@ -58,7 +107,15 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`aws-vpc-cni-init: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exitCode = 1;
-});
+const answered = answerCommandLine(
+  readCommandLine(process.argv.slice(2)),
+  { program: 'aws-vpc-cni-init', usage: USAGE, version: process.env['VPC_CNI_VERSION'] || VERSION },
+  { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) },
+);
+if (answered !== undefined) process.exitCode = answered;
+else
+  main(process.env).catch((e: unknown) => {
+    const line = describeStartFailure(e, { imdsEndpoint: process.env['AWS_EC2_METADATA_SERVICE_ENDPOINT'] });
+    process.stderr.write(`aws-vpc-cni-init: ${line}\n`);
+    process.exitCode = 1;
+  });

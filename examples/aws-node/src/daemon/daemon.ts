@@ -144,6 +144,7 @@ async function start(
   const vpcCidrs = [...node.primaryEni.vpcIpv4Cidrs];
   const runner = processRunner();
   const backend = await detectBackend(runner);
+  metrics.setConnmarkBackend(backend.connmarkBackend);
   await reconcileSnat(
     { runner },
     planSnat({
@@ -159,6 +160,12 @@ async function start(
       connmark: config.connmark,
       connmarkBackend: backend.connmarkBackend,
     }),
+  ).then(
+    () => metrics.connmarkReconciled('success'),
+    (e: unknown) => {
+      metrics.connmarkReconciled('error');
+      throw e;
+    },
   );
 
   // 4. ENIs and the datastore.
@@ -235,6 +242,7 @@ async function start(
     });
   // The restore rewrites the checkpoint; make that durable before serving.
   await datastore.flush().catch((e: unknown) => log.warn('checkpoint rewrite failed', { error: String(e) }));
+  metrics.nodeInitialized((performance.now() - started) / 1000);
   log.info('checkpoint restored', {
     path: config.backingStorePath,
     found: report.found,
@@ -370,6 +378,7 @@ async function start(
   );
   kube.start();
   const startupMs = performance.now() - started;
+  metrics.started(startupMs / 1000);
   log.info('aws-node ready', {
     socket: config.socketPath,
     conflist: conflistPath,

@@ -1,9 +1,12 @@
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import type { CallEvent } from '@vpc-cni-kit/eni-manager';
 import type { AdaptiveReason, AdaptiveTargets, PoolDecision } from '@vpc-cni-kit/warm-pool';
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import type { BackendObserver } from './ipam-backend.js';
 import type { PoolObserver } from './pool-loop.js';
+
+/** Buckets of the start-up and node-initialization histograms, in seconds. */
+const START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
 /**
  * The daemon's Prometheus metrics: the reference's `awscni_*` names and labels, plus what users have asked
@@ -119,6 +122,32 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     labelNames: ['version', 'goversion'],
     registers: [this.registry],
   });
+  private readonly startup = new Histogram({
+    name: 'awscni_ipamd_startup_duration_seconds',
+    help: 'Start to healthy (serving, conflist written), as the reference records it',
+    labelNames: ['success', 'with_api_server', 'failure_reason'],
+    buckets: START_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly nodeInit = new Histogram({
+    name: 'awscni_ipamd_node_initialization_duration_seconds',
+    help: 'Node initialization: IMDS discovery, limits, host network, ENIs and checkpoint restore',
+    labelNames: ['success'],
+    buckets: START_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly connmarkBackend = new Gauge({
+    name: 'awscni_connmark_backend',
+    help: '1 for the connmark backend in use (iptables or nftables)',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
+  private readonly connmarkReconciles = new Counter({
+    name: 'awscni_connmark_reconcile_total',
+    help: 'SNAT and connmark rule reconciles by result',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   private readonly decisions = new Counter({
     name: 'awscni_pool_decision_count',
     help: 'Warm-pool decisions by kind and reason',
@@ -138,6 +167,32 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+
+  constructor() {
+    // The reference pre-initializes both results, so a rate is defined before the first failure.
+    for (const result of ['success', 'error']) this.connmarkReconciles.inc({ result }, 0);
+    // Process metrics: RSS, heap, event-loop lag, GC pauses, open handles (prom-client's `process_*` and
+    // `nodejs_*` series).
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Node initialization took `seconds` (recorded once, at start). */
+  nodeInitialized(seconds: number): void {
+    this.nodeInit.observe({ success: 'true' }, seconds);
+  }
+  /** The daemon became healthy `seconds` after it started (without the Kubernetes API: this daemon uses none). */
+  started(seconds: number): void {
+    this.startup.observe({ success: 'true', with_api_server: 'false', failure_reason: '' }, seconds);
+  }
+  /** The connmark backend detected at start (`iptables` or `nftables`). */
+  setConnmarkBackend(backend: string): void {
+    this.connmarkBackend.reset();
+    this.connmarkBackend.set({ backend }, 1);
+  }
+  /** One SNAT/connmark reconcile and its result. */
+  connmarkReconciled(result: 'success' | 'error'): void {
+    this.connmarkReconciles.inc({ result });
+  }
 
   addNetwork(durationMs: number, outcome: string): void {
     this.addReq.inc();

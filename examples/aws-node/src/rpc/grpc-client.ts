@@ -41,6 +41,15 @@ export interface UnaryCall {
   /** Deadline for the whole call (sent as `grpc-timeout` too). */
   timeoutMs: number;
   /**
+   * Deadline for establishing the connection; when it passes the call fails with DEADLINE_EXCEEDED and
+   * `connected` false. When set, {@link UnaryCall.timeoutMs} runs from the moment the connection is
+   * established (as grpc-health-probe's `-connect-timeout` and `-rpc-timeout`). Default: none, `timeoutMs`
+   * covers connecting too.
+   */
+  connectTimeoutMs?: number;
+  /** A `user-agent` header for the call. Default: none. */
+  userAgent?: string;
+  /**
    * How the socket is reached: libuv's pipe handle (the default; `node:net` where this Node does not serve
    * it) or `node:net`.
    */
@@ -93,23 +102,45 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(connectTimer);
       socket?.close();
-      if (err) reject(err);
+      if (err)
+        reject(
+          connected
+            ? err
+            : new GrpcCallError(err.grpcStatus, err.message, { cause: err.cause, connected: false }),
+        );
       else resolve(value as Uint8Array);
     };
     const protocolError = (what: string): void =>
       finish(new GrpcCallError(GrpcStatus.INTERNAL, `${method}: HTTP/2 protocol error: ${what}`));
 
-    const timer = setTimeout(
-      () =>
-        finish(
-          new GrpcCallError(
-            GrpcStatus.DEADLINE_EXCEEDED,
-            `${method}: deadline of ${call.timeoutMs} ms exceeded`,
+    const callDeadline = () =>
+      setTimeout(
+        () =>
+          finish(
+            new GrpcCallError(
+              GrpcStatus.DEADLINE_EXCEEDED,
+              `${method}: deadline of ${call.timeoutMs} ms exceeded`,
+            ),
           ),
-        ),
-      call.timeoutMs,
-    );
+        call.timeoutMs,
+      );
+    // With a connect deadline of its own, the call's deadline runs from the connection.
+    let timer = call.connectTimeoutMs === undefined ? callDeadline() : undefined;
+    const connectTimer =
+      call.connectTimeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              finish(
+                new GrpcCallError(
+                  GrpcStatus.DEADLINE_EXCEEDED,
+                  `cannot reach ${call.socketPath} within ${call.connectTimeoutMs} ms`,
+                ),
+              ),
+            call.connectTimeoutMs,
+          );
 
     /** The status of a complete response: the trailers (or a trailers-only header block) decide. */
     const complete = (trailers: readonly HeaderField[]): void => {
@@ -273,6 +304,10 @@ export function unaryCall(call: UnaryCall): Promise<Uint8Array> {
       {
         connect: () => {
           connected = true;
+          if (connectTimer !== undefined) {
+            clearTimeout(connectTimer);
+            timer = callDeadline();
+          }
         },
         data: onData,
         error: (e) =>
@@ -313,6 +348,7 @@ function requestBytes(call: UnaryCall): Buffer {
     ['content-type', 'application/grpc'],
     ['te', 'trailers'],
     ['grpc-timeout', `${Math.min(99_999_999, Math.max(1, Math.ceil(call.timeoutMs)))}m`],
+    ...(call.userAgent === undefined ? [] : [['user-agent', call.userAgent] as const]),
   ]);
   if (headers.length > DEFAULT_MAX_FRAME_SIZE) {
     throw new GrpcCallError(GrpcStatus.INTERNAL, `${call.method}: request headers too large`);

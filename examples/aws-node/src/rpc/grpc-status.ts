@@ -18,10 +18,17 @@ export const GrpcStatus = {
 /** A failed call: `grpcStatus` is the server's status, or UNAVAILABLE/DEADLINE_EXCEEDED/INTERNAL from the client. */
 export class GrpcCallError extends Error {
   readonly grpcStatus: number;
-  constructor(grpcStatus: number, message: string, options?: { cause?: unknown }) {
+  /**
+   * Whether the connection to the server had been established when the call failed: `false` means the server
+   * was never reached (no socket, refused, or the connect deadline passed), which a health probe reports
+   * apart from a failed call.
+   */
+  readonly connected: boolean;
+  constructor(grpcStatus: number, message: string, options?: { cause?: unknown; connected?: boolean }) {
     super(message, options);
     this.name = 'GrpcCallError';
     this.grpcStatus = grpcStatus;
+    this.connected = options?.connected ?? true;
   }
 }
 

@@ -6,14 +6,17 @@
  *   --json           end with one JSON line describing the setup (and, with --keep, the `down` command)
  *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
  *   --down RUN_ID    tear down a kept setup
+ *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
+ *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
 import { awsNodeBinDir, awsNodeVersion } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
+import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
@@ -25,10 +28,11 @@ interface Args {
   pods: number;
   down: string | undefined;
   hold: string | undefined;
+  image: boolean;
 }
 
 const USAGE = [
-  'usage: npm run demo -- [--keep] [--json] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
+  'usage: npm run demo -- [--keep] [--json] [--image] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
   '       npm run demo -- --down RUN_ID',
   '       npm run demo -- --help | --version',
 ].join('\n');
@@ -45,6 +49,7 @@ const DEMO_OPTIONS = {
   pods: { type: 'string' },
   down: { type: 'string' },
   hold: { type: 'string' },
+  image: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -71,6 +76,7 @@ function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
     pods: Number(values.pods ?? 3),
     down: values.down,
     hold: values.hold,
+    image: values.image === true,
   };
   if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
   if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
@@ -89,6 +95,20 @@ async function bringUp(
   const binDir = awsNodeBinDir();
   const runner = process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../libcni-runner/bin/libcni-runner');
   if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
+  let containerd: Containerd | undefined;
+  let launcher: ReturnType<typeof containerdLauncher> | undefined;
+  if (args.image) {
+    print('building the aws-node image (deploy/image/build.mjs; the first build downloads Debian packages)…');
+    const report = JSON.parse(
+      execFileSync(process.execPath, [join(__dirname, '../../../deploy/image/build.mjs')], {
+        encoding: 'utf8',
+      }),
+    ) as { image: string; dockerArchive: string; sizes: Record<string, string> };
+    print(`image ${report.image}: ${JSON.stringify(report.sizes)}; starting containerd and importing it…`);
+    containerd = await startContainerd(join('/tmp', `vck-demo-containerd-${process.pid}`));
+    await containerd.importImage(report.dockerArchive);
+    launcher = containerdLauncher(containerd, report.image);
+  }
   print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
   const cluster = await Cluster.start({
     nodes: args.nodes,
@@ -96,7 +116,12 @@ async function bringUp(
     libcniRunner: runner,
     bandwidth: true,
     env: { ANNOTATE_POD_IP: 'true' },
+    ...(launcher ? { launcher } : {}),
+  }).catch(async (e: unknown) => {
+    await stopContainerd(containerd);
+    throw e;
   });
+  if (containerd) containerds.set(cluster, containerd);
   print(
     `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
   );
@@ -143,10 +168,20 @@ async function bringUp(
   return { cluster, description, ok: matrix.ok };
 }
 
+/** The containerd each image-mode cluster runs on. */
+const containerds = new Map<Cluster, Containerd>();
+
+async function stopContainerd(containerd: Containerd | undefined): Promise<void> {
+  if (containerd === undefined) return;
+  await containerd.stop();
+  rmSync(join(containerd.socket, '..'), { recursive: true, force: true });
+}
+
 async function tearDown(cluster: Cluster, print: (s: string) => void): Promise<void> {
   print('tearing down…');
   for (const pod of [...cluster.pods]) await cluster.delPod(pod).catch(() => undefined);
   await cluster.close();
+  await stopContainerd(containerds.get(cluster));
   print('done: no namespace, daemon or file of this run is left.');
 }
 
@@ -226,7 +261,16 @@ async function main(): Promise<number> {
   const readyFile = join(STATE_DIR, `ready-${process.pid}.json`);
   const holder = spawn(
     process.execPath,
-    [__filename, '--hold', readyFile, '--nodes', String(args.nodes), '--pods', String(args.pods)],
+    [
+      __filename,
+      '--hold',
+      readyFile,
+      '--nodes',
+      String(args.nodes),
+      '--pods',
+      String(args.pods),
+      ...(args.image ? ['--image'] : []),
+    ],
     {
       detached: true,
       stdio: 'ignore',

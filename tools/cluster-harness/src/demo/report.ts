@@ -1,3 +1,4 @@
+import { formatTable } from '@vpc-cni-kit/aws-node';
 import type { Cluster, ClusterPod } from '../cluster.js';
 
 interface EnisDoc {
@@ -17,16 +18,6 @@ function inCidr(address: string, cidr: string): boolean {
   const bits = Number(len);
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
   return (toInt(address) & mask) >>> 0 === (toInt(base ?? '0.0.0.0') & mask) >>> 0;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
-  return rows
-    .map((r, i) => {
-      const line = r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ');
-      return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
-    })
-    .join('\n');
 }
 
 /** Pod → node → ENI → address, from each node's introspection endpoint. */
@@ -56,7 +47,7 @@ export async function podTable(cluster: Cluster): Promise<string> {
       pod.address,
     ]);
   }
-  return table(rows);
+  return formatTable(rows);
 }
 
 /** Every pod pings every other pod and the internet host: a ✓/✗ grid. */
@@ -81,7 +72,7 @@ export async function connectivityMatrix(cluster: Cluster): Promise<{ text: stri
       ...results.map((r, i) => (targets[i]?.address === from.address ? '-' : r ? '✓' : '✗')),
     ]);
   }
-  return { text: table(rows), ok };
+  return { text: formatTable(rows), ok };
 }
 
 /** ENIs and addresses per node (the warm pool). */
@@ -95,7 +86,7 @@ export async function poolState(cluster: Cluster): Promise<string> {
     const assigned = card?.AssignedIPs ?? 0;
     rows.push([`node${n.index}`, String(enis), String(total), String(assigned), String(total - assigned)]);
   }
-  return table(rows);
+  return formatTable(rows);
 }
 
 /**
@@ -137,5 +128,5 @@ export function kubernetesView(cluster: Cluster): string {
       annotations?.['vpc.amazonaws.com/pod-ips'] ?? '(not yet)',
     ]);
   }
-  return `${table(nodeRows)}\n\n${table(podRows)}`;
+  return `${formatTable(nodeRows)}\n\n${formatTable(podRows)}`;
 }

@@ -1,0 +1,166 @@
+/**
+ * `aws-node status`: what the daemon holds, as tables for an operator (or `--json`), read from its
+ * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`) instead of raw `curl` JSON.
+ */
+import { request } from 'node:http';
+import { parseBindAddress } from '../config/bind-address.js';
+import { EXIT_USAGE, readOptions } from './command-line.js';
+import { formatTable } from './table.js';
+
+/** One address in `/v1/enis`. */
+interface AddressEntry {
+  Address: string;
+  IPAMMetadata?: { k8sPodNamespace?: string; k8sPodName?: string };
+  AssignedTime?: string;
+}
+/** One ENI in `/v1/enis`. */
+interface EniEntry {
+  ID: string;
+  IsPrimary: boolean;
+  DeviceNumber: number;
+  AvailableIPv4Cidrs: Record<string, { IPAddresses: Record<string, AddressEntry>; IsPrefix: boolean }>;
+}
+/** The reference's `/v1/enis` document: per network card, the totals and the ENIs. */
+export type EnisDocument = Record<
+  string,
+  { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, EniEntry> }
+>;
+
+/** The tables `aws-node status` prints for a `/v1/enis` document and the warm-pool settings. */
+export function renderStatus(enis: EnisDocument, settings: Record<string, unknown>): string {
+  const eniRows = [['CARD', 'ENI', 'PRIMARY', 'DEVICE', 'CIDRS', 'ASSIGNED', 'RANGES']];
+  const podRows = [['POD', 'ADDRESS', 'ENI', 'CIDR', 'SINCE']];
+  let total = 0;
+  let assigned = 0;
+  let prefixes = 0;
+  for (const [card, doc] of Object.entries(enis).sort(([a], [b]) => Number(a) - Number(b))) {
+    total += doc.TotalIPs;
+    assigned += doc.AssignedIPs;
+    const list = Object.values(doc.ENIs).sort((a, b) => a.DeviceNumber - b.DeviceNumber);
+    for (const eni of list) {
+      const cidrs = Object.entries(eni.AvailableIPv4Cidrs);
+      prefixes += cidrs.filter(([, c]) => c.IsPrefix).length;
+      let used = 0;
+      let size = 0;
+      for (const [cidr, c] of cidrs) {
+        size += 2 ** (32 - Number(cidr.split('/')[1] ?? 32));
+        for (const a of Object.values(c.IPAddresses)) {
+          used++;
+          const ns = a.IPAMMetadata?.k8sPodNamespace ?? '';
+          const name = a.IPAMMetadata?.k8sPodName ?? '';
+          podRows.push([
+            ns || name ? `${ns}/${name}` : '(no pod name)',
+            a.Address,
+            eni.ID,
+            cidr,
+            a.AssignedTime ?? '',
+          ]);
+        }
+      }
+      eniRows.push([
+        card,
+        eni.ID,
+        eni.IsPrimary ? 'yes' : 'no',
+        String(eni.DeviceNumber),
+        String(cidrs.length),
+        `${used}/${size}`,
+        cidrs.map(([c]) => c).join(' '),
+      ]);
+    }
+  }
+  const target = (name: string) => (settings[name] === undefined ? '' : `${name}=${String(settings[name])}`);
+  const pool = formatTable([
+    ['ADDRESSES', 'ASSIGNED', 'FREE', 'PREFIXES', 'TARGETS'],
+    [
+      String(total),
+      String(assigned),
+      String(total - assigned),
+      String(prefixes),
+      ['WARM_ENI_TARGET', 'WARM_IP_TARGET'].map(target).filter(Boolean).join(' '),
+    ],
+  ]);
+  podRows.splice(
+    1,
+    podRows.length - 1,
+    ...podRows.slice(1).sort((a, b) => (a[0] ?? '').localeCompare(b[0] ?? '')),
+  );
+  return [`ENIs\n${formatTable(eniRows)}`, `Pods\n${formatTable(podRows)}`, `Pool\n${pool}`].join('\n\n');
+}
+
+/** GETs `path` from the introspection endpoint at `bind` (host:port or unix:<path>), as JSON. */
+function getJson(bind: string, path: string, timeoutMs: number): Promise<unknown> {
+  const at = parseBindAddress(bind);
+  if ('problem' in at) return Promise.reject(new Error(`${JSON.stringify(bind)}: ${at.problem}`));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      at.kind === 'unix'
+        ? { socketPath: at.path, path, timeout: timeoutMs }
+        : { host: at.host ?? '127.0.0.1', port: at.port, path, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`${path} answered HTTP ${res.statusCode}`));
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch {
+            reject(new Error(`${path} did not answer JSON`));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const USAGE = `Usage: aws-node status [--json] [--address host:port|unix:<path>]
+
+What the running daemon holds, from its introspection endpoint: its ENIs, the pods' addresses, the pool.
+  --address   the introspection endpoint (default INTROSPECTION_BIND_ADDRESS, else 127.0.0.1:61679)
+  --json      print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>} instead of tables
+  -h, --help  print this help
+
+Exit status: 0, 1 when the daemon cannot be reached, 2 on a bad command line.
+`;
+
+/** Runs `aws-node status` with `argv` (the arguments after `status`); resolves to the exit status. */
+export async function runStatus(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  out: { stdout: (s: string) => void; stderr: (s: string) => void },
+): Promise<number> {
+  const read = readOptions(argv, {
+    json: { type: 'boolean' },
+    address: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if ('problem' in read) {
+    out.stderr(`aws-node status: ${read.problem}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  const values = read.values as { json?: boolean; address?: string; help?: boolean };
+  if (values.help) {
+    out.stdout(USAGE);
+    return 0;
+  }
+  const address = values.address ?? (env['INTROSPECTION_BIND_ADDRESS'] || '127.0.0.1:61679');
+  let enis: EnisDocument;
+  let settings: Record<string, unknown>;
+  try {
+    [enis, settings] = (await Promise.all([
+      getJson(address, '/v1/enis', 3000),
+      getJson(address, '/v1/ipamd-env-settings', 3000),
+    ])) as [EnisDocument, Record<string, unknown>];
+  } catch (e) {
+    out.stderr(
+      `aws-node status: cannot read the daemon's introspection at ${address} (${e instanceof Error ? e.message : String(e)}): ` +
+        'is aws-node running in this network namespace, with DISABLE_INTROSPECTION unset? --address names another endpoint\n',
+    );
+    return 1;
+  }
+  out.stdout(values.json ? `${JSON.stringify({ enis, settings })}\n` : `${renderStatus(enis, settings)}\n`);
+  return 0;
+}

@@ -1,0 +1,116 @@
+/**
+ * `aws-node status` against a real introspection server over a real datastore: tables of ENIs, pods and the
+ * pool; `--json`; one line and exit 1 when nothing answers; exit 2 on a bad command line.
+ */
+import { Datastore } from '@vpc-cni-kit/datastore';
+import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runStatus } from '../src/cli/status.js';
+import { formatTable } from '../src/cli/table.js';
+import { loadConfig } from '../src/config/config.js';
+import { type HttpEndpoint, introspectionServer, listen } from '../src/daemon/http-servers.js';
+import { silentLogger } from '../src/daemon/logger.js';
+
+async function status(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runStatus(
+    argv,
+    {},
+    {
+      stdout: (s) => {
+        stdout += s;
+      },
+      stderr: (s) => {
+        stderr += s;
+      },
+    },
+  );
+  return { code, stdout, stderr };
+}
+
+describe('aws-node status', () => {
+  let endpoint: HttpEndpoint;
+
+  beforeAll(async () => {
+    const ds = new Datastore({
+      clock: new ManualClock(),
+      checkpointer: new InMemoryCheckpointer(),
+      cooldownMs: 0,
+    });
+    ds.addEni({ id: 'eni-0a', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+    ds.addEni({ id: 'eni-0b', deviceNumber: 1, routeTableId: 2, subnetId: 's', isPrimary: false });
+    for (let i = 0; i < 3; i++) ds.addCidr('eni-0a', `10.0.1.${10 + i}/32`);
+    ds.addCidr('eni-0b', '10.0.2.16/32');
+    ds.assign(
+      { networkName: 'aws-cni', containerID: 'c1', ifName: 'eth0' },
+      { namespace: 'web', name: 'front-1' },
+    );
+    ds.assign(
+      { networkName: 'aws-cni', containerID: 'c2', ifName: 'eth0' },
+      { namespace: 'web', name: 'front-2' },
+    );
+    endpoint = await listen(
+      introspectionServer(ds, loadConfig({ WARM_IP_TARGET: '5' }), silentLogger),
+      '127.0.0.1:0',
+    );
+  });
+
+  afterAll(async () => {
+    await endpoint?.close();
+  });
+
+  it('prints ENIs, pods and the pool as tables', async () => {
+    const o = await status('--address', endpoint.address);
+    expect(o).toMatchObject({ code: 0, stderr: '' });
+    const [enis, pods, pool] = o.stdout.trim().split('\n\n');
+    expect(enis?.split('\n')).toEqual([
+      'ENIs',
+      'CARD  ENI     PRIMARY  DEVICE  CIDRS  ASSIGNED  RANGES',
+      '----  ------  -------  ------  -----  --------  --------------------------------------',
+      expect.stringMatching(
+        /^0 +eni-0a +yes +0 +3 +2\/3 +10\.0\.1\.10\/32 10\.0\.1\.11\/32 10\.0\.1\.12\/32$/,
+      ),
+      expect.stringMatching(/^0 +eni-0b +no +1 +1 +0\/1 +10\.0\.2\.16\/32$/),
+    ]);
+    expect(pods).toMatch(
+      /^Pods\nPOD +ADDRESS +ENI +CIDR +SINCE\n[- ]+\nweb\/front-1 +10\.0\.1\.1\d +eni-0a +10\.0\.1\.1\d\/32 +\S+\nweb\/front-2 /,
+    );
+    expect(pool?.split('\n').slice(1)).toEqual([
+      'ADDRESSES  ASSIGNED  FREE  PREFIXES  TARGETS',
+      '---------  --------  ----  --------  ----------------------------------',
+      '4          2         2     0         WARM_ENI_TARGET=1 WARM_IP_TARGET=5',
+    ]);
+  });
+
+  it('--json gives the introspection documents', async () => {
+    const o = await status('--json', `--address=${endpoint.address}`);
+    expect(o.code).toBe(0);
+    const doc = JSON.parse(o.stdout) as { enis: Record<string, { AssignedIPs: number }>; settings: unknown };
+    expect(doc.enis['0']?.AssignedIPs).toBe(2);
+    expect(doc.settings).toMatchObject({ WARM_IP_TARGET: 5 });
+  });
+
+  it('one line and exit 1 when no daemon answers; exit 2 on a bad command line', async () => {
+    const down = await status('--address', '127.0.0.1:1');
+    expect(down.code).toBe(1);
+    expect(down.stdout).toBe('');
+    expect(down.stderr).toMatch(
+      /^aws-node status: cannot read the daemon's introspection at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\): is aws-node running/,
+    );
+    expect(down.stderr.trim().split('\n')).toHaveLength(1);
+    expect((await status('--address', 'nonsense')).code).toBe(1);
+    const bad = await status('--tables');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^aws-node status: Unknown option '--tables'/);
+  });
+
+  it('formatTable pads columns and underlines the header', () => {
+    expect(
+      formatTable([
+        ['A', 'BB'],
+        ['ccc', 'd'],
+      ]),
+    ).toBe('A    BB\n---  --\nccc  d');
+  });
+});
