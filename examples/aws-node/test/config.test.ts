@@ -97,8 +97,39 @@ describe('loadConfig', () => {
     [{ ENABLE_POD_ENI: 'true' }, 'ENABLE_POD_ENI: security groups for pods (branch ENIs) is not supported'],
     [{ INTROSPECTION_BIND_ADDRESS: 'here' }, 'INTROSPECTION_BIND_ADDRESS: must be host:port'],
     [{ AWS_EC2_ENDPOINT: 'ec2.local' }, 'AWS_EC2_ENDPOINT: must be an http(s) URL'],
+    [{ AWS_NODE_METRICS_BIND_ADDRESS: ':99999' }, 'AWS_NODE_METRICS_BIND_ADDRESS: port must be 0–65535'],
+    [
+      { AWS_NODE_METRICS_BIND_ADDRESS: '300.1.2.3:61678' },
+      'AWS_NODE_METRICS_BIND_ADDRESS: "300.1.2.3" is not',
+    ],
+    [{ INTROSPECTION_BIND_ADDRESS: '127.0.0.1:65536' }, 'INTROSPECTION_BIND_ADDRESS: port must be 0–65535'],
+    [{ INTROSPECTION_BIND_ADDRESS: '[::zz]:61679' }, 'INTROSPECTION_BIND_ADDRESS: "[::zz]" is not an IPv6'],
+    [{ INTROSPECTION_BIND_ADDRESS: '...:61679' }, 'INTROSPECTION_BIND_ADDRESS: "..." is not'],
+    [
+      { INTROSPECTION_BIND_ADDRESS: 'unix:run/x.sock' },
+      'INTROSPECTION_BIND_ADDRESS: unix: needs an absolute path',
+    ],
+    [{ AWS_NODE_IPAMD_SOCKET: 'ipamd.sock' }, 'AWS_NODE_IPAMD_SOCKET: must be an absolute path'],
+    [
+      { AWS_VPC_K8S_CNI_BACKING_STORE: 'ipam.json' },
+      'AWS_VPC_K8S_CNI_BACKING_STORE: must be an absolute path',
+    ],
   ])('rejects %j naming the variable', (env, message) => {
     expect(problems(env).join('\n')).toContain(message);
+  });
+
+  it.each([
+    '127.0.0.1:61679',
+    ':0',
+    ':65535',
+    '[::1]:61678',
+    '[::]:61678',
+    'localhost:1',
+    'unix:/run/m.sock',
+  ])('accepts the bind address %s', (address) => {
+    expect(problems({ INTROSPECTION_BIND_ADDRESS: address, AWS_NODE_METRICS_BIND_ADDRESS: address })).toEqual(
+      [],
+    );
   });
 
   it('reports every problem at once', () => {

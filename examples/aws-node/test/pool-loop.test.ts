@@ -3,8 +3,7 @@ import { InMemoryGroupCommitCheckpointer, ManualClock } from '@vpc-cni-kit/datas
 import { type EniManager, eniError } from '@vpc-cni-kit/eni-manager';
 import type { PoolDecision } from '@vpc-cni-kit/warm-pool';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../src/daemon/logger.js';
-import { PoolLoop } from '../src/daemon/pool-loop.js';
+import { testPool as poolLoop } from './support/pool.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -18,34 +17,6 @@ function nodeDatastore(addresses: number): Datastore {
   datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
   for (let i = 0; i < addresses; i++) datastore.addCidr('eni-0', `10.0.1.${10 + i}/32`);
   return datastore;
-}
-
-/** A pool loop keeping `warmIpTarget` addresses warm on one ENI of 10, with no host side. */
-function poolLoop(
-  datastore: Datastore,
-  eni: EniManager,
-  warmIpTarget: number,
-  more: Partial<ConstructorParameters<typeof PoolLoop>[0]> = {},
-): PoolLoop {
-  return new PoolLoop({
-    datastore,
-    eni,
-    targets: {
-      warmEniTarget: 0,
-      warmIpTarget,
-      minimumIpTarget: 0,
-      warmPrefixTarget: 0,
-      prefixDelegation: false,
-    },
-    limits: { maxEnis: 1, ipv4PerEni: 9, maxPods: 8 },
-    now: () => Date.now(),
-    log: silentLogger,
-    observer: { decision: () => {}, actionFailed: () => {} },
-    setupEni: async () => {},
-    teardownEni: async () => {},
-    routeTableId: (n) => (n === 0 ? 254 : n + 1),
-    ...more,
-  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
-import type { ImdsEni } from '@vpc-cni-kit/eni-manager';
+import type { Ec2Eni, ImdsEni } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/daemon/logger.js';
 import { RECONCILE_COOLDOWN_MS, reconcileWithImds } from '../src/daemon/reconcile.js';
@@ -110,5 +110,43 @@ describe('reconcileWithImds', () => {
     expect(r.removedEnis).toEqual(['eni-s']);
     expect(torn).toEqual(['eni-s']);
     expect(ds.eniIds().sort()).toEqual(['eni-n', 'eni-p']);
+  });
+
+  it('settles a difference with EC2: an address IMDS does not list yet (lag) stays, with its pod', async () => {
+    const { ds, deps } = setup();
+    const key = { networkName: 'aws-cni', containerID: 'c1', ifName: 'eth0' };
+    expect(ds.assign(key).address).toBe('10.0.0.11');
+    const asked: string[][] = [];
+    const ec2Eni = (id: string, primary: string, secondary: string[]) =>
+      ({ eniId: id, primaryIpv4: primary, secondaryIpv4: secondary, ipv4Prefixes: [] }) as unknown as Ec2Eni;
+    const r = await reconcileWithImds({
+      ...deps([
+        // IMDS lags: 10.0.0.11 (assigned a moment ago) is missing, 10.0.0.13 (released) still shows.
+        eni('eni-p', 0, ['10.0.0.10', '10.0.0.12', '10.0.0.13']),
+        eni('eni-s', 1, ['10.0.0.20', '10.0.0.21']),
+      ]),
+      describeEnis: async (ids) => {
+        asked.push([...ids]);
+        return [ec2Eni('eni-p', '10.0.0.10', ['10.0.0.11', '10.0.0.12'])];
+      },
+    });
+    expect(asked).toEqual([['eni-p']]);
+    expect(r.removedCidrs).toEqual([]);
+    expect(r.addedCidrs).toEqual([]);
+    expect(ds.findByPod(key)?.address).toBe('10.0.0.11');
+  });
+
+  it('removes nothing when EC2 cannot be read to settle a difference', async () => {
+    const { ds, deps } = setup();
+    const key = { networkName: 'aws-cni', containerID: 'c1', ifName: 'eth0' };
+    ds.assign(key);
+    const r = await reconcileWithImds({
+      ...deps([eni('eni-p', 0, ['10.0.0.10', '10.0.0.12']), eni('eni-s', 1, ['10.0.0.20', '10.0.0.21'])]),
+      describeEnis: async () => {
+        throw new Error('EC2 unreachable');
+      },
+    });
+    expect(r.removedCidrs).toEqual([]);
+    expect(ds.findByPod(key)?.address).toBe('10.0.0.11');
   });
 });

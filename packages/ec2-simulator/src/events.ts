@@ -110,6 +110,42 @@ export interface SecurityGroupsChangedEvent {
   readonly groups: readonly string[];
 }
 
+/** A security group was created or deleted, or its rules changed. */
+export interface SecurityGroupRulesChangedEvent {
+  /** Discriminator. */
+  readonly type: 'security-group-rules-changed';
+  /** The group. */
+  readonly groupId: string;
+  /** What happened to it. */
+  readonly change: 'created' | 'deleted' | 'rules';
+}
+
+/** A branch ENI was associated with a trunk (it carries traffic from now: a slow association comes late). */
+export interface TrunkAssociatedEvent {
+  /** Discriminator. */
+  readonly type: 'trunk-associated';
+  /** `trunk-assoc-…` */
+  readonly associationId: string;
+  /** The branch. */
+  readonly branchEniId: string;
+  /** The trunk. */
+  readonly trunkEniId: string;
+  /** VLAN id. */
+  readonly vlanId: number;
+}
+
+/** A branch ENI left its trunk (disassociated, or deleted). */
+export interface TrunkDisassociatedEvent {
+  /** Discriminator. */
+  readonly type: 'trunk-disassociated';
+  /** `trunk-assoc-…` */
+  readonly associationId: string;
+  /** The branch. */
+  readonly branchEniId: string;
+  /** The trunk. */
+  readonly trunkEniId: string;
+}
+
 /**
  * A change to simulated EC2 state, delivered synchronously after the change is made. A data plane subscribes
  * to these to keep namespaces, links and routes in step with EC2.
@@ -122,7 +158,10 @@ export type SimEvent =
   | AddressesAssignedEvent
   | AddressesUnassignedEvent
   | TagsChangedEvent
-  | SecurityGroupsChangedEvent;
+  | SecurityGroupsChangedEvent
+  | SecurityGroupRulesChangedEvent
+  | TrunkAssociatedEvent
+  | TrunkDisassociatedEvent;
 
 /** Every {@link SimEvent} `type`. */
 export type SimEventType = SimEvent['type'];

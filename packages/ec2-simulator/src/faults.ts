@@ -55,10 +55,13 @@ export interface EventualConsistencyFault {
   readonly scope?: 'reads' | 'all' | undefined;
 }
 
-/** A delay fault: `slow-attach` (stays `attaching`, out of IMDS), `slow-detach` (stays `detaching`), `imds-delay`. */
+/**
+ * A delay fault: `slow-attach` (stays `attaching`, out of IMDS), `slow-detach` (stays `detaching`), `imds-delay`,
+ * `slow-associate` (a new trunk association carries no traffic until the delay passes).
+ */
 export interface DelayFault {
   /** Discriminator. */
-  readonly kind: 'slow-attach' | 'slow-detach' | 'imds-delay';
+  readonly kind: 'slow-attach' | 'slow-detach' | 'imds-delay' | 'slow-associate';
   /** The delay. */
   readonly ms: number;
 }
@@ -165,6 +168,7 @@ export function parseFaultSpec(input: unknown): FaultSpec {
     case 'slow-attach':
     case 'slow-detach':
     case 'imds-delay':
+    case 'slow-associate':
       return { kind: o['kind'], ms: nonNegativeInt(o['ms'], 'ms') };
     case 'iam-deny': {
       const actions = o['actions'];
@@ -237,6 +241,9 @@ export class FaultInjector {
       case 'imds-delay':
         this.#timing.imdsDelayMs = s.ms;
         break;
+      case 'slow-associate':
+        this.#timing.associateDelayMs = s.ms;
+        break;
       case 'iam-deny':
         for (const a of s.actions) this.#denied.add(a.startsWith('ec2:') ? a : `ec2:${a}`);
         break;
@@ -271,6 +278,7 @@ export class FaultInjector {
     this.#timing.eventualConsistencyMs = 0;
     this.#timing.eventualConsistencyScope = 'reads';
     this.#timing.attachDelayMs = 0;
+    this.#timing.associateDelayMs = 0;
     this.#timing.detachDelayMs = 0;
     this.#timing.imdsDelayMs = 0;
   }

@@ -21,11 +21,14 @@ export type {
   EniCreatedEvent,
   EniDeletedEvent,
   EniDetachedEvent,
+  SecurityGroupRulesChangedEvent,
   SecurityGroupsChangedEvent,
   SimEvent,
   SimEventListener,
   SimEventType,
   TagsChangedEvent,
+  TrunkAssociatedEvent,
+  TrunkDisassociatedEvent,
 } from './events.js';
 export type {
   DelayFault,
@@ -39,8 +42,8 @@ export type {
 } from './faults.js';
 export { FaultInjector, FaultSpecError, isFaultSpecError, parseFaultSpec } from './faults.js';
 export { IdGenerator } from './ids.js';
-export type { InstanceTypeInfo, NetworkCardInfo } from './instance-types.js';
-export { INSTANCE_TYPES } from './instance-types.js';
+export type { InstanceTypeInfo, InstanceTypeSpec, NetworkCardInfo } from './instance-types.js';
+export { INSTANCE_TYPES, instanceType, instanceTypeTable } from './instance-types.js';
 export type { Ipv4Cidr, Ipv6Cidr } from './ip.js';
 export type {
   AssignedAddress,
@@ -49,13 +52,16 @@ export type {
   Instance,
   InterfaceType,
   SecurityGroup,
+  SecurityGroupRule,
   Subnet,
+  TrunkAssociation,
   Vpc,
 } from './model.js';
 export type {
   ResolvedScenario,
   Scenario,
   ScenarioInstance,
+  ScenarioRule,
   ScenarioSecurityGroup,
   ScenarioSubnet,
   ScenarioVpc,
@@ -64,14 +70,17 @@ export { loadScenarioFile, parseScenario } from './scenario.js';
 export type { CallRecord } from './server.js';
 export type { Ec2Simulator, Ec2SimulatorEndpoints, Ec2SimulatorOptions } from './simulator.js';
 export { startEc2Simulator } from './simulator.js';
+export type { AssociateTrunkRequest } from './state/trunks.js';
 export { Ec2State } from './state.js';
 export type {
   AssignIpv4Request,
   AssignIpv6Request,
   AssignResult,
   CreateEniRequest,
+  CreateSecurityGroupRequest,
   Ec2StateOptions,
   ExplicitAddress,
+  RuleRequest,
   Timing,
 } from './state-types.js';
 export type { BucketLimit, RateLimits } from './throttle.js';

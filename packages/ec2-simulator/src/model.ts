@@ -43,6 +43,52 @@ export interface SecurityGroup {
   readonly vpcId: string;
   /** Tags. */
   readonly tags: Map<string, string>;
+  /** Ingress and egress rules, in the order they were authorized. */
+  rules: SecurityGroupRule[];
+}
+
+/**
+ * One security group rule, normalised: protocol `-1` (all), `tcp`, `udp`, `icmp` or a protocol number; ports
+ * `-1` when the protocol has none (for `icmp`: `fromPort` is the ICMP type, `toPort` the code, `-1` = any).
+ * Exactly one of `cidrIpv4` and `referencedGroupId` names the peer.
+ */
+export interface SecurityGroupRule {
+  /** `sgr-…` */
+  readonly id: string;
+  /** The group it belongs to. */
+  readonly groupId: string;
+  /** Egress (outbound) rather than ingress (inbound). */
+  readonly isEgress: boolean;
+  /** `-1`, `tcp`, `udp`, `icmp` or a protocol number as text. */
+  readonly ipProtocol: string;
+  /** First port (or ICMP type); `-1` when not applicable. */
+  readonly fromPort: number;
+  /** Last port (or ICMP code); `-1` when not applicable. */
+  readonly toPort: number;
+  /** The peer as an IPv4 CIDR. */
+  readonly cidrIpv4: string | undefined;
+  /** The peer as a security group: every address of every interface in that group. */
+  readonly referencedGroupId: string | undefined;
+  /** Description. */
+  readonly description: string;
+}
+
+/** A branch ENI associated with a trunk ENI under a VLAN id. */
+export interface TrunkAssociation {
+  /** `trunk-assoc-…` */
+  readonly id: string;
+  /** The branch interface. */
+  readonly branchEniId: string;
+  /** The trunk interface. */
+  readonly trunkEniId: string;
+  /** VLAN id, 1–4094, unique on its trunk. */
+  readonly vlanId: number;
+  /** Creation time (ms). */
+  readonly createdAt: number;
+  /** The branch carries traffic from this time (a slow-association fault delays it). */
+  readonly readyAt: number;
+  /** Tags. */
+  readonly tags: Map<string, string>;
 }
 
 /** A running instance. */
@@ -112,8 +158,8 @@ export interface Eni {
   readonly availabilityZone: string;
   /** MAC, lower-case colon form. */
   readonly mac: string;
-  /** Interface type. */
-  readonly interfaceType: InterfaceType;
+  /** Interface type (`branch` while associated with a trunk). */
+  interfaceType: InterfaceType;
   /** Description. */
   description: string;
   /** Security group ids. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { ScenarioError } from './errors.js';
-import { INSTANCE_TYPES } from './instance-types.js';
+import { INSTANCE_TYPES, type InstanceTypeSpec } from './instance-types.js';
 import { type Ipv4Cidr, ipv4Overlaps, ipv4Within, parseIpv4, parseIpv4Cidr, parseIpv6Cidr } from './ip.js';
 
 /** A validated scenario with its defaults filled in. */
@@ -49,6 +49,26 @@ export interface ScenarioSecurityGroup {
   readonly description?: string;
   /** Tags. */
   readonly tags?: Readonly<Record<string, string>>;
+  /** Inbound rules (default: none; a group named `default` also admits its own members). */
+  readonly ingress?: readonly ScenarioRule[];
+  /** Outbound rules (default: everything to 0.0.0.0/0, as EC2 gives a new group). */
+  readonly egress?: readonly ScenarioRule[];
+}
+
+/** A security group rule in a scenario: one peer (a CIDR or a group of the same VPC), protocol and ports. */
+export interface ScenarioRule {
+  /** `tcp`, `udp`, `icmp`, `-1` (all) or a protocol number. */
+  readonly ipProtocol: string;
+  /** First port (ICMP: type). */
+  readonly fromPort?: number;
+  /** Last port (ICMP: code). */
+  readonly toPort?: number;
+  /** Peer CIDR. */
+  readonly cidrIpv4?: string;
+  /** Peer security group (declared in the scenario). */
+  readonly referencedGroupId?: string;
+  /** Description. */
+  readonly description?: string;
 }
 
 /** An instance in a scenario. */
@@ -81,6 +101,8 @@ export interface Scenario {
   readonly securityGroups?: readonly ScenarioSecurityGroup[];
   /** Instances. */
   readonly instances?: readonly ScenarioInstance[];
+  /** Instance types added to (or replacing rows of) the built-in table, e.g. a trunking-compatible type. */
+  readonly instanceTypes?: readonly InstanceTypeSpec[];
 }
 
 const ID = (prefix: string) => new RegExp(`^${prefix}-[0-9a-f]{8,17}$`);
@@ -128,13 +150,91 @@ function only(o: Record<string, unknown>, keys: readonly string[], path: string)
   for (const k of Object.keys(o)) if (!keys.includes(k)) invalid(`${path}.${k}`, 'unknown field');
 }
 
+/** One declared instance type: a name and one card's limits (1–64 interfaces, 1–50 addresses each). */
+function scenarioInstanceType(t: unknown, p: string): InstanceTypeSpec {
+  if (!isObj(t)) invalid(p, 'must be an object');
+  only(
+    t,
+    [
+      'name',
+      'maximumNetworkInterfaces',
+      'ipv4AddressesPerInterface',
+      'ipv6AddressesPerInterface',
+      'branchInterfaces',
+      'hypervisor',
+      'networkPerformance',
+    ],
+    p,
+  );
+  const int = (k: string, min: number, max: number, optional = false): number | undefined => {
+    const v = t[k];
+    if (v === undefined && optional) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      invalid(`${p}.${k}`, `must be an integer from ${min} to ${max}`);
+    }
+    return v;
+  };
+  const name = str(t, 'name', p)!;
+  if (!/^[a-z0-9-]+\.[a-z0-9-]+$/.test(name)) invalid(`${p}.name`, 'must look like m5.large');
+  const hypervisor = str(t, 'hypervisor', p, true);
+  if (hypervisor !== undefined && hypervisor !== 'nitro' && hypervisor !== 'xen') {
+    invalid(`${p}.hypervisor`, "must be 'nitro' or 'xen'");
+  }
+  const ipv6 = int('ipv6AddressesPerInterface', 1, 50, true);
+  const branches = int('branchInterfaces', 0, 120, true);
+  const perf = str(t, 'networkPerformance', p, true);
+  return {
+    name,
+    maximumNetworkInterfaces: int('maximumNetworkInterfaces', 1, 64)!,
+    ipv4AddressesPerInterface: int('ipv4AddressesPerInterface', 1, 50)!,
+    ...(ipv6 !== undefined ? { ipv6AddressesPerInterface: ipv6 } : {}),
+    ...(branches !== undefined ? { branchInterfaces: branches } : {}),
+    ...(hypervisor !== undefined ? { hypervisor } : {}),
+    ...(perf !== undefined ? { networkPerformance: perf } : {}),
+  };
+}
+
+/** The shape of one rule (its meaning is checked by the simulator as AuthorizeSecurityGroup* would). */
+function scenarioRule(r: unknown, p: string): ScenarioRule {
+  if (!isObj(r)) invalid(p, 'must be an object');
+  only(r, ['ipProtocol', 'fromPort', 'toPort', 'cidrIpv4', 'referencedGroupId', 'description'], p);
+  const int = (k: string): number | undefined => {
+    const v = r[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < -1 || v > 65535) {
+      invalid(`${p}.${k}`, 'must be an integer from -1 to 65535');
+    }
+    return v;
+  };
+  const cidr = str(r, 'cidrIpv4', p, true);
+  const ref = str(r, 'referencedGroupId', p, true);
+  if ((cidr === undefined) === (ref === undefined)) {
+    invalid(p, 'give exactly one of cidrIpv4 and referencedGroupId');
+  }
+  const fromPort = int('fromPort');
+  const toPort = int('toPort');
+  const description = str(r, 'description', p, true, true);
+  return {
+    ipProtocol: str(r, 'ipProtocol', p)!,
+    ...(fromPort !== undefined ? { fromPort } : {}),
+    ...(toPort !== undefined ? { toPort } : {}),
+    ...(cidr !== undefined ? { cidrIpv4: cidr } : {}),
+    ...(ref !== undefined ? { referencedGroupId: ref } : {}),
+    ...(description !== undefined ? { description } : {}),
+  };
+}
+
 /**
  * Validates an untrusted scenario (for example parsed JSON) and fills in defaults. Throws a
  * {@link ScenarioError} naming the offending field.
  */
 export function parseScenario(input: unknown): ResolvedScenario {
   if (!isObj(input)) invalid('', 'a scenario must be a JSON object');
-  only(input, ['region', 'accountId', 'vpcs', 'subnets', 'securityGroups', 'instances'], '');
+  only(input, ['region', 'accountId', 'vpcs', 'subnets', 'securityGroups', 'instances', 'instanceTypes'], '');
+  const instanceTypes = arr(input, 'instanceTypes', '', true).map((t, i) =>
+    scenarioInstanceType(t, `instanceTypes[${i}]`),
+  );
+  const typeNames = new Set([...INSTANCE_TYPES.keys(), ...instanceTypes.map((t) => t.name)]);
   const region = str(input, 'region', '', true) ?? 'us-west-2';
   if (!/^[a-z]{2}(-[a-z]+)+-\d$/.test(region)) invalid('region', 'must look like us-west-2');
   const accountId = str(input, 'accountId', '', true) ?? '123456789012';
@@ -237,21 +337,40 @@ export function parseScenario(input: unknown): ResolvedScenario {
   const securityGroups: ScenarioSecurityGroup[] = arr(input, 'securityGroups', '', true).map((g, i) => {
     const p = `securityGroups[${i}]`;
     if (!isObj(g)) invalid(p, 'must be an object');
-    only(g, ['id', 'name', 'vpcId', 'description', 'tags'], p);
+    only(g, ['id', 'name', 'vpcId', 'description', 'tags', 'ingress', 'egress'], p);
     const id = str(g, 'id', p)!;
     if (!ID('sg').test(id)) invalid(`${p}.id`, 'must look like sg-0123456789abcdef0');
     unique(id, `${p}.id`);
     const vpcId = defaultVpc(g, p);
     groupVpc.set(id, vpcId);
     const t = tags(g, p);
+    const rules = (key: 'ingress' | 'egress') =>
+      g[key] === undefined
+        ? {}
+        : { [key]: arr(g, key, p).map((r, j) => scenarioRule(r, `${p}.${key}[${j}]`)) };
     return {
       id,
       name: str(g, 'name', p)!,
       vpcId,
       description: str(g, 'description', p, true, true) ?? '',
       ...(t ? { tags: t } : {}),
+      ...rules('ingress'),
+      ...rules('egress'),
     };
   });
+  for (const [i, g] of securityGroups.entries()) {
+    for (const key of ['ingress', 'egress'] as const) {
+      for (const [j, r] of (g[key] ?? []).entries()) {
+        if (r.referencedGroupId !== undefined && groupVpc.get(r.referencedGroupId) !== g.vpcId) {
+          throw new ScenarioError(
+            'SCENARIO_UNKNOWN_REFERENCE',
+            `securityGroups[${i}].${key}[${j}].referencedGroupId`,
+            `no security group ${r.referencedGroupId} in ${g.vpcId}`,
+          );
+        }
+      }
+    }
+  }
 
   const instances: ScenarioInstance[] = arr(input, 'instances', '', true).map((x, i) => {
     const p = `instances[${i}]`;
@@ -263,8 +382,8 @@ export function parseScenario(input: unknown): ResolvedScenario {
       unique(id, `${p}.id`);
     }
     const instanceType = str(x, 'instanceType', p)!;
-    if (!INSTANCE_TYPES.has(instanceType)) {
-      invalid(`${p}.instanceType`, `unknown type; known: ${[...INSTANCE_TYPES.keys()].join(', ')}`);
+    if (!typeNames.has(instanceType)) {
+      invalid(`${p}.instanceType`, `unknown type; known: ${[...typeNames].join(', ')}`);
     }
     const subnetId = str(x, 'subnetId', p)!;
     const vpcId = subnetVpc.get(subnetId);
@@ -302,7 +421,15 @@ export function parseScenario(input: unknown): ResolvedScenario {
   const ips = instances.filter((x) => x.privateIpAddress !== undefined).map((x) => x.privateIpAddress!);
   const dup = ips.find((ip, i) => ips.indexOf(ip) !== i);
   if (dup) throw new ScenarioError('SCENARIO_DUPLICATE_ID', 'instances', `address ${dup} used twice`);
-  return { region, accountId, vpcs, subnets, securityGroups, instances };
+  return {
+    region,
+    accountId,
+    vpcs,
+    subnets,
+    securityGroups,
+    instances,
+    ...(instanceTypes.length > 0 ? { instanceTypes } : {}),
+  };
 }
 
 /** Reads and validates a scenario JSON file. */

@@ -2,10 +2,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AddressAllocation } from './address-pool.js';
 import { type Clock, type RandomSource, seededRandom, systemClock } from './clock.js';
+import { isEc2SimError, ScenarioError } from './errors.js';
 import type { SimEventListener } from './events.js';
 import { FaultInjector } from './faults.js';
 import { createImdsServer } from './imds.js';
-import { INSTANCE_TYPES } from './instance-types.js';
+import { instanceTypeTable } from './instance-types.js';
 import { parseScenario, type Scenario } from './scenario.js';
 import { ADMIN_PREFIX, type CallRecord, createEc2Server } from './server.js';
 import { Ec2State, type Timing } from './state.js';
@@ -104,9 +105,11 @@ export async function startEc2Simulator(options: Ec2SimulatorOptions): Promise<E
   const clock = options.clock ?? systemClock;
   const random = options.random ?? seededRandom(options.seed ?? 1);
   const host = options.host ?? '127.0.0.1';
+  const instanceTypes = instanceTypeTable(scenario.instanceTypes);
   const state = new Ec2State({
     clock,
     random,
+    instanceTypes,
     accountId: scenario.accountId,
     addressAllocation: options.addressAllocation ?? 'sequential',
     ...(options.timing ? { timing: options.timing } : {}),
@@ -135,6 +138,25 @@ export async function startEc2Simulator(options: Ec2SimulatorOptions): Promise<E
       });
     }
   }
+  for (const [i, g] of (scenario.securityGroups ?? []).entries()) {
+    for (const key of ['ingress', 'egress'] as const) {
+      const rules = g[key];
+      if (rules === undefined) continue;
+      try {
+        if (key === 'egress') {
+          const defaults = state
+            .securityGroup(g.id)!
+            .rules.filter((r) => r.isEgress)
+            .map((r) => r.id);
+          state.revokeSecurityGroupRules(g.id, true, [], defaults);
+        }
+        if (rules.length > 0) state.authorizeSecurityGroupRules(g.id, key === 'egress', rules);
+      } catch (e) {
+        if (!isEc2SimError(e)) throw e;
+        throw new ScenarioError('SCENARIO_INVALID', `securityGroups[${i}].${key}`, e.message);
+      }
+    }
+  }
   for (const s of scenario.subnets) {
     state.addSubnet({
       id: s.id,
@@ -153,7 +175,7 @@ export async function startEc2Simulator(options: Ec2SimulatorOptions): Promise<E
   for (const x of ordered) {
     const inst = state.addInstance({
       id: x.id,
-      type: INSTANCE_TYPES.get(x.instanceType)!,
+      type: instanceTypes.get(x.instanceType)!,
       subnetId: x.subnetId,
       securityGroupIds: x.securityGroupIds ?? [],
       privateIpAddress: x.privateIpAddress,

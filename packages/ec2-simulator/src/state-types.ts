@@ -1,6 +1,7 @@
 import type { AddressAllocation } from './address-pool.js';
 import type { Clock, RandomSource } from './clock.js';
 import type { SimEvent } from './events.js';
+import type { InstanceTypeInfo } from './instance-types.js';
 import type { InterfaceType } from './model.js';
 
 /** Delays that shape how changes become visible; the fault injector changes them at run time. */
@@ -18,6 +19,8 @@ export interface Timing {
   detachDelayMs: number;
   /** IMDS reflects attachments and new addresses only after this long. */
   imdsDelayMs: number;
+  /** A new trunk association carries traffic only after this long (default 0). */
+  associateDelayMs?: number;
 }
 
 /** Options of {@link Ec2State}. */
@@ -32,6 +35,8 @@ export interface Ec2StateOptions {
   readonly addressAllocation: AddressAllocation;
   /** Initial timing. */
   readonly timing?: Partial<Timing>;
+  /** The instance types DescribeInstanceTypes knows (default: `INSTANCE_TYPES`). */
+  readonly instanceTypes?: ReadonlyMap<string, InstanceTypeInfo>;
   /** Called when an event listener throws. */
   readonly onListenerError?: (error: unknown, event: SimEvent) => void;
 }
@@ -110,4 +115,32 @@ export interface AssignResult {
   readonly addresses: string[];
   /** Prefixes assigned. */
   readonly prefixes: string[];
+}
+
+/** One rule as the Authorize and Revoke security group actions name it (before normalisation). */
+export interface RuleRequest {
+  /** `tcp`, `udp`, `icmp`, `-1`/`all` or a protocol number. */
+  readonly ipProtocol: string;
+  /** First port (or ICMP type). */
+  readonly fromPort?: number | undefined;
+  /** Last port (or ICMP code). */
+  readonly toPort?: number | undefined;
+  /** Peer CIDR. */
+  readonly cidrIpv4?: string | undefined;
+  /** Peer security group. */
+  readonly referencedGroupId?: string | undefined;
+  /** Description. */
+  readonly description?: string | undefined;
+}
+
+/** Parameters of {@link Ec2State.createSecurityGroup}. */
+export interface CreateSecurityGroupRequest {
+  /** Name, unique in the VPC; not `default`, not `sg-…`. */
+  readonly name: string;
+  /** Description (required by EC2). */
+  readonly description: string;
+  /** VPC. */
+  readonly vpcId: string;
+  /** Tags. */
+  readonly tags?: readonly (readonly [string, string])[] | undefined;
 }

@@ -1,5 +1,6 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
+import { afterEach } from 'vitest';
 import {
   type Ec2Simulator,
   type Ec2SimulatorOptions,
@@ -87,4 +88,27 @@ export async function errorOf(
     };
   }
   throw new Error('expected the call to fail');
+}
+
+/**
+ * Registers an `afterEach` that closes what the returned `boot` started: a simulator and an SDK client per
+ * test.
+ */
+export function useSimulator(): (
+  extra?: Partial<Ec2SimulatorOptions>,
+  maxAttempts?: number,
+) => Promise<{ sim: Ec2Simulator; ec2: EC2Client }> {
+  let sim: Ec2Simulator | undefined;
+  let ec2: EC2Client | undefined;
+  afterEach(async () => {
+    ec2?.destroy();
+    await sim?.close();
+    sim = undefined;
+    ec2 = undefined;
+  });
+  return async (extra = {}, maxAttempts = 3) => {
+    sim = await start(extra);
+    ec2 = client(sim, maxAttempts);
+    return { sim, ec2 };
+  };
 }

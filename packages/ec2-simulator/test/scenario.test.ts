@@ -96,4 +96,89 @@ describe('parseScenario', () => {
   it('startEc2Simulator rejects an invalid scenario before listening', async () => {
     await expect(startEc2Simulator({ scenario: { vpcs: 'x' } })).rejects.toBeInstanceOf(ScenarioError);
   });
+
+  it('declares security group rules and trunk-capable instance types', async () => {
+    const declared = {
+      ...base,
+      instanceTypes: [
+        {
+          name: 'm6i.large',
+          maximumNetworkInterfaces: 3,
+          ipv4AddressesPerInterface: 10,
+          branchInterfaces: 9,
+        },
+      ],
+      securityGroups: [
+        {
+          id: 'sg-0a000000000000001',
+          name: 'db',
+          ingress: [
+            { ipProtocol: 'tcp', fromPort: 5432, toPort: 5432, referencedGroupId: 'sg-0b000000000000002' },
+          ],
+          egress: [{ ipProtocol: 'udp', fromPort: 53, toPort: 53, cidrIpv4: '10.0.0.0/16' }],
+        },
+        { id: 'sg-0b000000000000002', name: 'clients' },
+      ],
+      instances: [{ instanceType: 'm6i.large', subnetId: 'subnet-0a000000000000001' }],
+    };
+    expect(parseScenario(parseScenario(declared))).toEqual(parseScenario(declared));
+    const sim = await startEc2Simulator({ scenario: declared, rateLimits: false });
+    try {
+      expect(sim.state.instanceTypes().get('m6i.large')).toMatchObject({
+        isTrunkingCompatible: true,
+        branchInterfaces: 9,
+      });
+      const db = sim.state.securityGroup('sg-0a000000000000001')!;
+      expect(
+        db.rules.map((r) => [r.isEgress, r.ipProtocol, r.fromPort, r.referencedGroupId ?? r.cidrIpv4]),
+      ).toEqual([
+        [false, 'tcp', 5432, 'sg-0b000000000000002'],
+        [true, 'udp', 53, '10.0.0.0/16'],
+      ]);
+      // A group without declared egress keeps EC2's allow-all.
+      expect(sim.state.securityGroup('sg-0b000000000000002')!.rules).toMatchObject([
+        { isEgress: true, ipProtocol: '-1', cidrIpv4: '0.0.0.0/0' },
+      ]);
+    } finally {
+      await sim.close();
+    }
+    expect(
+      fails({
+        ...declared,
+        instanceTypes: [{ name: 'x', maximumNetworkInterfaces: 3, ipv4AddressesPerInterface: 10 }],
+      }),
+    ).toEqual({ code: 'SCENARIO_INVALID', path: 'instanceTypes[0].name' });
+    expect(
+      fails({
+        ...declared,
+        securityGroups: [
+          {
+            id: 'sg-0a000000000000001',
+            name: 'db',
+            ingress: [{ ipProtocol: 'tcp', referencedGroupId: 'sg-0f0000000000000ff' }],
+          },
+        ],
+      }),
+    ).toEqual({ code: 'SCENARIO_UNKNOWN_REFERENCE', path: 'securityGroups[0].ingress[0].referencedGroupId' });
+    expect(
+      fails({
+        ...declared,
+        securityGroups: [{ id: 'sg-0a000000000000001', name: 'db', ingress: [{ ipProtocol: 'tcp' }] }],
+      }),
+    ).toEqual({ code: 'SCENARIO_INVALID', path: 'securityGroups[0].ingress[0]' });
+    await expect(
+      startEc2Simulator({
+        scenario: {
+          ...declared,
+          securityGroups: [
+            {
+              id: 'sg-0a000000000000001',
+              name: 'db',
+              ingress: [{ ipProtocol: 'tcp', cidrIpv4: '10.0.0.0/8' }],
+            },
+          ],
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'SCENARIO_INVALID', path: 'securityGroups[0].ingress' });
+  });
 });

@@ -165,3 +165,111 @@ describe('Ec2State under random operation sequences', () => {
     );
   });
 });
+
+type TrunkOp =
+  | { op: 'create'; trunk: boolean }
+  | { op: 'attach'; eni: number; device: number }
+  | { op: 'detach'; eni: number }
+  | { op: 'associate'; branch: number; trunk: number; vlan: number }
+  | { op: 'disassociate'; which: number }
+  | { op: 'delete'; eni: number };
+
+const trunkOpArb: fc.Arbitrary<TrunkOp> = fc.oneof(
+  fc.record({ op: fc.constant('create' as const), trunk: fc.boolean() }),
+  fc.record({ op: fc.constant('attach' as const), eni: fc.nat(15), device: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ op: fc.constant('detach' as const), eni: fc.nat(15) }),
+  fc.record({
+    op: fc.constant('associate' as const),
+    branch: fc.nat(15),
+    trunk: fc.nat(15),
+    vlan: fc.integer({ min: 1, max: 12 }),
+  }),
+  fc.record({ op: fc.constant('disassociate' as const), which: fc.nat(12) }),
+  fc.record({ op: fc.constant('delete' as const), eni: fc.nat(15) }),
+);
+
+const TRUNK_NODE = 'i-0b000000000000002';
+
+function trunkWorld(seed: number): Ec2State {
+  const state = world(seed);
+  // m5.large: 3 interfaces, trunking-compatible, 9 branches per trunk.
+  state.addInstance({
+    id: TRUNK_NODE,
+    type: INSTANCE_TYPES.get('m5.large')!,
+    subnetId: SUBNET,
+    securityGroupIds: [],
+  });
+  return state;
+}
+
+function applyTrunk(state: Ec2State, o: TrunkOp): void {
+  const enis = state.enis();
+  const pick = (i: number) => enis[i % enis.length]!;
+  switch (o.op) {
+    case 'create':
+      state.createNetworkInterface({ subnetId: SUBNET, ...(o.trunk ? { interfaceType: 'trunk' } : {}) });
+      return;
+    case 'attach':
+      state.attach(pick(o.eni).id, TRUNK_NODE, o.device, undefined);
+      return;
+    case 'detach': {
+      const a = pick(o.eni).attachment;
+      state.detach(a ? a.id : 'eni-attach-0000000000000000');
+      return;
+    }
+    case 'associate':
+      state.associateTrunkInterface({
+        branchEniId: pick(o.branch).id,
+        trunkEniId: pick(o.trunk).id,
+        vlanId: o.vlan,
+      });
+      return;
+    case 'disassociate': {
+      const all = state.trunkAssociations();
+      state.disassociateTrunkInterface(
+        all.length > 0 ? all[o.which % all.length]!.id : 'trunk-assoc-00000000',
+      );
+      return;
+    }
+    case 'delete':
+      state.deleteNetworkInterface(pick(o.eni).id);
+      return;
+  }
+}
+
+describe('Ec2State trunks under random operation sequences', () => {
+  it('never reuses a VLAN id on a trunk, never exceeds the branch limit, and counts the trunk as an ENI', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1000 }), fc.array(trunkOpArb, { maxLength: 80 }), (seed, ops) => {
+        const state = trunkWorld(seed);
+        for (const o of ops) {
+          const before = dump(state);
+          try {
+            applyTrunk(state, o);
+          } catch (e) {
+            if (!isEc2SimError(e)) throw e;
+            expect(dump(state)).toBe(before);
+          }
+          const attached = state.attachedEnis(TRUNK_NODE);
+          // The trunk is one of at most 3 interfaces; at most one trunk per instance.
+          expect(attached.length).toBeLessThanOrEqual(3);
+          expect(attached.filter((e) => e.interfaceType === 'trunk').length).toBeLessThanOrEqual(1);
+          for (const trunk of state.enis().filter((e) => e.interfaceType === 'trunk')) {
+            const vlans = state.trunkAssociations(trunk.id).map((a) => a.vlanId);
+            expect(new Set(vlans).size).toBe(vlans.length);
+            expect(vlans.length).toBeLessThanOrEqual(9);
+          }
+          for (const a of state.trunkAssociations()) {
+            const branch = state.eni(a.branchEniId)!;
+            expect(branch.interfaceType).toBe('branch');
+            expect(branch.attachment).toBeUndefined();
+            expect(state.eni(a.trunkEniId)!.interfaceType).toBe('trunk');
+          }
+          const branches = state.enis().filter((e) => e.interfaceType === 'branch').length;
+          expect(branches).toBe(state.trunkAssociations().length);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

@@ -1,16 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import type { SecurityGroupRule } from '../src/model.js';
 import { parseScenario } from '../src/scenario.js';
 import { isVpcError, runIdOfNetns, runNames, VpcError } from '../src/vpc/index.js';
 import { newRunId } from '../src/vpc/names.js';
 import {
   nextEthName,
   nftBase,
+  nftBranchRemove,
+  nftBranchUpsert,
   nftEniRemove,
   nftEniUpsert,
   nftOwnership,
   ownedDestinations,
   subnetAddressing,
 } from '../src/vpc/plan.js';
+import { nftSecurityGroups, ruleMatch } from '../src/vpc/security-plan.js';
 
 describe('virtual VPC plans (pure)', () => {
   it('puts the gateway at base + 1 with the subnet mask, and rejects bad CIDRs with a typed error', () => {
@@ -46,20 +50,75 @@ describe('virtual VPC plans (pure)', () => {
     expect(base).toContain('iifname vmap @eni_dispatch');
   });
 
-  it('creates the per-ENI check once, then only replaces its contents; disabling the check drops the rules', () => {
-    const first = nftEniUpsert('e3', ['10.0.0.5/32', '10.0.0.32/28'], true, true);
+  it('creates the per-ENI check once, then only replaces its contents; disabling the check drops the source rules', () => {
+    const first = nftEniUpsert('e3', ['10.0.0.5/32', '10.0.0.32/28'], true, true, 3);
     expect(first).toContain('add counter ip vckvpc sdc_e3');
     expect(first).toContain('add element ip vckvpc src_e3 { 10.0.0.5, 10.0.0.32/28 }');
     expect(first.at(-1)).toBe('add element ip vckvpc eni_dispatch { "e3" : jump eni_e3 }');
-    const again = nftEniUpsert('e3', ['10.0.0.5/32'], false, false);
+    expect(first).toContain('add rule ip vckvpc eni_e3 meta mark set 3');
+    expect(first).toContain('add rule ip vckvpc eni_e3 ether saddr vmap @brm_e3');
+    const again = nftEniUpsert('e3', ['10.0.0.5/32'], false, false, 3);
     expect(again.some((c) => c.startsWith('add counter') || c.includes('eni_dispatch'))).toBe(false);
-    expect(again.some((c) => c.startsWith('add rule'))).toBe(false);
+    expect(again.filter((c) => c.startsWith('add rule'))).toEqual([
+      'add rule ip vckvpc eni_e3 ether saddr vmap @brm_e3',
+      'add rule ip vckvpc eni_e3 meta mark set 3',
+    ]);
     expect(nftEniRemove('e3')).toEqual([
       'delete element ip vckvpc eni_dispatch { "e3" }',
       'flush chain ip vckvpc eni_e3',
+      'delete map ip vckvpc brm_e3',
       'delete chain ip vckvpc eni_e3',
       'delete set ip vckvpc src_e3',
     ]);
+  });
+
+  it('keys a branch check by its MAC on the trunk link', () => {
+    const b = nftBranchUpsert('e3', 'b7', '02:00:00:00:00:07', ['10.0.0.9/32'], true, true, 7);
+    expect(b).toContain('add element ip vckvpc brm_e3 { 02:00:00:00:00:07 : goto eni_b7 }');
+    expect(b).toContain('add rule ip vckvpc eni_b7 ip saddr @src_b7 return');
+    expect(nftBranchRemove('e3', 'b7', '02:00:00:00:00:07')[0]).toBe(
+      'delete element ip vckvpc brm_e3 { 02:00:00:00:00:07 }',
+    );
+  });
+
+  it('renders security-group rules as nft matches and one check per ENI and direction', () => {
+    const rule = (r: Partial<SecurityGroupRule>): SecurityGroupRule => ({
+      id: 'sgr-1',
+      groupId: 'sg-0a',
+      isEgress: false,
+      ipProtocol: '-1',
+      fromPort: -1,
+      toPort: -1,
+      cidrIpv4: undefined,
+      referencedGroupId: undefined,
+      description: '',
+      ...r,
+    });
+    expect(
+      ruleMatch(rule({ ipProtocol: 'tcp', fromPort: 5432, toPort: 5432, referencedGroupId: 'sg-0b' })),
+    ).toBe('ip saddr @gm_0b tcp dport 5432');
+    expect(ruleMatch(rule({ ipProtocol: 'udp', fromPort: 0, toPort: 65535, cidrIpv4: '10.0.0.0/16' }))).toBe(
+      'ip saddr 10.0.0.0/16 meta l4proto udp',
+    );
+    expect(
+      ruleMatch(rule({ isEgress: true, ipProtocol: 'icmp', fromPort: 8, toPort: -1, cidrIpv4: '0.0.0.0/0' })),
+    ).toBe('icmp type 8');
+    expect(ruleMatch(rule({ ipProtocol: '47', cidrIpv4: '10.0.0.5/32' }))).toBe(
+      'ip saddr 10.0.0.5 meta l4proto 47',
+    );
+    const { commands, objects } = nftSecurityGroups(
+      {
+        enis: [{ eniId: 'eni-0a', mark: 1, owned: ['10.0.0.5/32'], groups: ['sg-0a'] }],
+        rules: new Map([['sg-0a', [rule({ referencedGroupId: 'sg-0a' })]]]),
+      },
+      { chains: ['sgi_old'], sets: [] },
+    );
+    expect(objects).toEqual({ chains: ['sgi_0a', 'sgo_0a'], sets: ['gm_0a'] });
+    expect(commands).toContain('add element ip vcksg gm_0a { 10.0.0.5 }');
+    expect(commands).toContain('add rule ip vcksg sgi_0a ip saddr @gm_0a return');
+    expect(commands).toContain('add rule ip vcksg sgo_0a counter name sgdo_0a drop');
+    expect(commands).toContain('delete chain ip vcksg sgi_old');
+    expect(commands.at(-3)).toBe('add rule ip vcksg sg_check ct state established,related accept');
   });
 
   it('never emits an empty element list', () => {

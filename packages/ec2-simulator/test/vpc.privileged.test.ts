@@ -304,7 +304,13 @@ describePrivileged('virtual VPC: two instances, live ENIs, router checks', () =>
     };
     expect(view.addresses['10.0.0.10']?.instanceId).toBe(NODE_A);
     expect(Object.keys(view.drops).sort()).toEqual(
-      ['egress-not-public', 'ingress-not-public', 'source-dest-check', 'unassigned-destination'].sort(),
+      [
+        'egress-not-public',
+        'ingress-not-public',
+        'security-group',
+        'source-dest-check',
+        'unassigned-destination',
+      ].sort(),
     );
     expect(vpc.errors).toEqual([]);
   });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { EniContext } from './context.js';
+import { describeEni } from './describe.js';
 import { type Ec2Eni, toEc2Eni } from './ec2/eni.js';
 import { type EniManagerError, eniError, isEniManagerError } from './errors.js';
 import { rollbackCreatedEni } from './free.js';
 import type { NodeMetadata } from './imds/discovery.js';
-import type { ImdsEni } from './imds/node-info.js';
+import type { ImdsEni, NodeInfo } from './imds/node-info.js';
 import { pollUntil } from './poll.js';
 import { awsId } from './shapes.js';
 import { discoverSubnets } from './subnets.js';
@@ -54,6 +55,17 @@ export interface AllocationNode {
   readonly primarySubnetId: string;
   /** The primary ENI's security groups. */
   readonly securityGroupIds: readonly string[];
+}
+
+/** The {@link AllocationNode} of a node as {@link NodeMetadata.discoverNode} found it (its primary ENI's VPC, subnet and groups). */
+export function allocationNodeOf(node: NodeInfo): AllocationNode {
+  return {
+    instanceId: node.instanceId,
+    vpcId: node.primaryEni.vpcId,
+    availabilityZone: node.availabilityZone,
+    primarySubnetId: node.primaryEni.subnetId,
+    securityGroupIds: node.primaryEni.securityGroupIds,
+  };
 }
 
 /** Allocation settings fixed for the life of a node. */
@@ -196,14 +208,23 @@ async function attachAndReady(
   card: number,
   progress: { attachmentId?: string },
 ): Promise<AllocatedEni> {
-  const deviceIndex = await firstFreeDeviceIndex(ctx, node.instanceId, card, settings.maxDeviceIndex ?? 99);
-  const attached = await ctx.ec2.call('AttachNetworkInterface', {
-    NetworkInterfaceId: eni.eniId,
-    InstanceId: node.instanceId,
-    DeviceIndex: deviceIndex,
-    NetworkCardIndex: card,
-  });
-  const attachmentId = attached.AttachmentId;
+  let deviceIndex = await firstFreeDeviceIndex(ctx, node.instanceId, card, settings.maxDeviceIndex ?? 99);
+  let attachmentId: string | undefined;
+  try {
+    attachmentId = (
+      await ctx.ec2.call('AttachNetworkInterface', {
+        NetworkInterfaceId: eni.eniId,
+        InstanceId: node.instanceId,
+        DeviceIndex: deviceIndex,
+        NetworkCardIndex: card,
+      })
+    ).AttachmentId;
+  } catch (error) {
+    // The reply may be lost while the attach went through (or a retry met it: InUse): adopt what EC2 has.
+    const adopted = await attachedToUs(ctx, eni.eniId, node.instanceId, card);
+    if (adopted === undefined) throw error;
+    ({ attachmentId, deviceIndex } = adopted);
+  }
   if (attachmentId !== undefined) progress.attachmentId = attachmentId;
   if (attachmentId === undefined || awsId('eni-attach', attachmentId) === undefined) {
     throw eniError('Ec2InvalidResponse', 'AttachNetworkInterface returned no valid AttachmentId', {
@@ -224,6 +245,23 @@ async function attachAndReady(
     ec2: eni,
     imds,
   };
+}
+
+/**
+ * After a failed attach: the ENI's attachment when EC2 shows it attached (or attaching) to this instance on
+ * this card, or `undefined` (then the failure stands). A describe that fails leaves the failure standing too.
+ */
+async function attachedToUs(
+  ctx: EniContext,
+  eniId: string,
+  instanceId: string,
+  card: number,
+): Promise<{ attachmentId: string; deviceIndex: number } | undefined> {
+  const now = await describeEni(ctx.ec2, eniId).catch(() => undefined);
+  const a = now?.attachment;
+  if (a === undefined || a.instanceId !== instanceId || a.networkCardIndex !== card) return undefined;
+  if (a.status !== 'attached' && a.status !== 'attaching') return undefined;
+  return { attachmentId: a.attachmentId, deviceIndex: a.deviceIndex };
 }
 
 async function firstFreeDeviceIndex(

@@ -22,8 +22,12 @@ const codes = {
   'InvalidNetworkInterfaceID.Malformed': { retryable: false, source: 'ec2' },
   /** The attachment does not exist (already detached). */
   'InvalidAttachmentID.NotFound': { retryable: false, source: 'ec2' },
-  /** The ENI is still attached or detaching; deleting it later can succeed. */
-  'InvalidNetworkInterface.InUse': { retryable: true, source: 'ec2' },
+  /**
+   * The ENI is attached (or detaching): an attach of an ENI already attached (often this very call's earlier
+   * attempt, whose reply was lost), or a delete before the detach finished. Not retryable as is: read the ENI
+   * and adopt its attachment, or detach first.
+   */
+  'InvalidNetworkInterface.InUse': { retryable: false, source: 'ec2' },
   /** The resource is in a state that forbids the call for now (e.g. still attaching). */
   IncorrectState: { retryable: true, source: 'ec2' },
   /** The subnet does not exist. */

@@ -60,7 +60,9 @@ export async function deleteEniWithRetries(ctx: EniContext, eniId: string): Prom
         if (isEniManagerError(error, 'InvalidNetworkInterfaceID.NotFound')) {
           return { done: true, value: 'already-gone' as FreeEniOutcome };
         }
-        if (!isEniManagerError(error) || !error.retryable) throw error;
+        // In use: the detach has not finished yet (the wait above saw `available`, EC2 lags a moment).
+        if (!isEniManagerError(error) || !(error.retryable || error.code === 'InvalidNetworkInterface.InUse'))
+          throw error;
         lastError = error;
         return { done: false, value: 'deleted' as FreeEniOutcome };
       }

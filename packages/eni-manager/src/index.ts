@@ -7,7 +7,13 @@ export type {
   UnassignPrefixes,
   UnassignRequest,
 } from './addresses.js';
-export type { AllocatedEni, AllocateEniRequest, AllocationNode, AllocationSettings } from './allocate.js';
+export {
+  type AllocatedEni,
+  type AllocateEniRequest,
+  type AllocationNode,
+  type AllocationSettings,
+  allocationNodeOf,
+} from './allocate.js';
 export { type BackoffPolicy, backoffDelay, ec2RetryBackoff, imdsWaitBackoff } from './backoff.js';
 export { type ClassifiableEni, type ClassifyOptions, classifyEni, type EniClass } from './classification.js';
 export { type Clock, type RandomSource, systemClock } from './clock.js';

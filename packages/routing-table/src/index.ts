@@ -15,6 +15,7 @@ export {
   hostVethName,
   type RandomBytes,
   routeTableId,
+  validateIfName,
   validateVethPrefix,
 } from './naming.js';
 export { type NetlinkPortFactoryOptions, netlinkPortFactory, netlinkRoutingPort } from './netlink-port.js';

@@ -2,37 +2,17 @@
  * Failure and scale scenarios of aws-node on the virtual VPC, each on its own one-node cluster.
  */
 import { readFileSync } from 'node:fs';
-import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
+import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
-import { awsNodeBinDir } from '../src/bin-dir.js';
-import { Cluster, type ClusterOptions, type ClusterPod, PodError } from '../src/cluster.js';
+import { type Cluster, type ClusterOptions, type ClusterPod, PodError } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
-
-const binDir = awsNodeBinDir();
-
-interface EnisDoc {
-  [card: string]: { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> };
-}
+import { enis, eventually, startOneNode } from './support/scenario.js';
 
 describePrivileged('aws-node scenarios', () => {
   let cluster: Cluster | undefined;
   const start = async (options: Partial<ClusterOptions> = {}) => {
-    cluster = await Cluster.start({
-      nodes: 1,
-      binDir,
-      libcniRunner: await buildLibcniRunner(),
-      simulator: { rateLimits: false },
-      ...options,
-    });
+    cluster = await startOneNode(options);
     return cluster;
-  };
-  const enis = async (c: Cluster) => ((await c.introspect(0, '/v1/enis')) as EnisDoc)['0']!;
-  const eventually = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
   };
 
   afterEach(async () => {

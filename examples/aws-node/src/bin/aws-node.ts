@@ -45,9 +45,9 @@ main().then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(
-      `aws-node: failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
-    );
-    process.exitCode = 1;
+    // One line for the operator; startDaemon has already released what it opened, so nothing keeps the
+    // process alive, and exiting now makes sure of it.
+    process.stderr.write(`aws-node: failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
   },
 );

@@ -1,3 +1,5 @@
+import { isAbsolute } from 'node:path';
+import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
 
@@ -176,9 +178,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     ['INTROSPECTION_BIND_ADDRESS', config.introspection.bindAddress],
     ['AWS_NODE_METRICS_BIND_ADDRESS', config.metrics.bindAddress],
   ] as const) {
-    if (!address.startsWith('unix:') && !/^(\[[0-9a-fA-F:]+\]|[0-9.]*|localhost):\d{1,5}$/.test(address)) {
-      r.problem(name, 'must be host:port, :port or unix:<path>');
-    }
+    const parsed = parseBindAddress(address);
+    if ('problem' in parsed) r.problem(name, parsed.problem);
+  }
+  for (const [name, path] of [
+    ['AWS_NODE_IPAMD_SOCKET', config.socketPath],
+    ['AWS_VPC_K8S_CNI_BACKING_STORE', config.backingStorePath],
+    ['HOST_CNI_BIN_PATH', config.hostCniBinPath],
+    ['HOST_CNI_CONFDIR_PATH', config.hostCniConfDirPath],
+  ] as const) {
+    if (!isAbsolute(path)) r.problem(name, 'must be an absolute path');
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

@@ -1,5 +1,6 @@
 import { createGroupCommitFileCheckpointer, Datastore, systemClock } from '@vpc-cni-kit/datastore';
 import {
+  allocationNodeOf,
   createEc2Api,
   createEniManager,
   createImdsNodeMetadata,
@@ -22,8 +23,10 @@ import { type HttpEndpoint, introspectionServer, listen, metricsServer } from '.
 import { ipamBackend } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 import { DaemonMetrics } from './metrics.js';
+import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
+import { restoreNode } from './restore.js';
 
 /** A running daemon. */
 export interface RunningDaemon {
@@ -54,6 +57,11 @@ export interface StartOptions {
   bandwidthPlugin?: boolean;
   /** Period of the reconcile with IMDS (the reference: 60 s). */
   reconcileIntervalMs?: number;
+  /**
+   * How long start may wait for IMDS/EC2 to list the address of a pod that still runs before it decides
+   * (see {@link restoreNode}). Default 10 s.
+   */
+  restoreConfirmMs?: number;
 }
 
 /**
@@ -62,6 +70,28 @@ export interface StartOptions {
  * introspection → pool loop → conflist written once healthy.
  */
 export async function startDaemon(config: AwsNodeConfig, options: StartOptions): Promise<RunningDaemon> {
+  // What start has opened so far, released newest first if a later step fails: a daemon that failed to
+  // start holds no socket, server, timer or netlink handle, so its process exits.
+  const opened: (() => unknown)[] = [];
+  try {
+    return await start(config, options, (release) => void opened.push(release));
+  } catch (e) {
+    for (const release of opened.reverse()) {
+      try {
+        await release();
+      } catch {
+        // releasing what is left matters more than why one release failed
+      }
+    }
+    throw e;
+  }
+}
+
+async function start(
+  config: AwsNodeConfig,
+  options: StartOptions,
+  onFailure: (release: () => unknown) => void,
+): Promise<RunningDaemon> {
   const started = performance.now();
   const { log } = options;
   const metrics = new DaemonMetrics();
@@ -94,6 +124,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     hooks,
     userAgent: `vpc-cni-kit-aws-node/${options.version}`,
   });
+  onFailure(() => ec2.destroy());
   const limits = await createInstanceLimitsSource(ec2).limits(node.instanceType);
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
   const podsMax = maxPods(limits, { prefixDelegation: config.prefixDelegation });
@@ -107,6 +138,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
 
   // 3. Host network.
   const host: Host = await openHost({ yieldDuringPlumbing: !checkpointer.inline });
+  onFailure(() => host.close());
   const primaryIf = await host.linkByMac(node.primaryMac);
   await host.setMtu(primaryIf, config.eniMtu);
   const vpcCidrs = [...node.primaryEni.vpcIpv4Cidrs];
@@ -140,13 +172,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   const eni: EniManager = createEniManager({
     ec2,
     metadata,
-    node: {
-      instanceId: node.instanceId,
-      vpcId: node.primaryEni.vpcId,
-      availabilityZone: node.availabilityZone,
-      primarySubnetId: node.primaryEni.subnetId,
-      securityGroupIds: node.primaryEni.securityGroupIds,
-    },
+    node: allocationNodeOf(node),
     ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
     additionalTags: config.additionalEniTags,
     subnetDiscovery: config.subnetDiscovery,
@@ -180,16 +206,25 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     },
     routeTableId,
   });
-  for (const e of node.enis.filter((x) => x.networkCard === 0)) await pool.adoptEni(e);
-
-  // 5. Checkpoint, validated against host veths: a pod whose veth is gone was deleted while we were down.
+  // 5. ENIs (IMDS, with EC2's addresses: IMDS lags EC2) and the checkpoint, validated against host veths: a
+  // pod whose veth is gone was deleted while we were down; a live pod's address is never given to another.
   const links = await host.linkNames();
-  const report = datastore.restore({
-    keep: (entry) => {
+  const { report, enis: startEnis } = await restoreNode({
+    datastore,
+    readCheckpoint: () => checkpointer.read(),
+    listImdsEnis: () => metadata.listEnis(),
+    ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
+    adoptEni: (e) => pool.adoptEni(e),
+    podExists: (entry) => {
       const { k8sPodNamespace: ns, k8sPodName: name } = entry.metadata;
       if (!ns || !name) return true; // the reference keeps entries without pod names (back-compat)
       return links.has(host.plumber.hostVethName(config.vethPrefix, ns, name));
     },
+    confirmWaitMs: options.restoreConfirmMs ?? 10_000,
+    retryMs: 500,
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: () => performance.now(),
+    log,
   });
   for (const d of report.dropped)
     log.warn('checkpoint entry dropped', {
@@ -211,7 +246,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
   // CIDRs. Its scope lets the reconcile delete rules and routes of pods dropped above. A daemon killed while
   // plumbing a pod can leave its host veth down: bring kept pods' veths up first (the runtime's retried ADD
   // re-plumbs the pod). A failure here is logged, never fatal: serving the other pods matters more.
-  const enisByDevice = new Map(node.enis.map((e) => [e.eniId, e]));
+  const enisByDevice = new Map(startEnis.map((e) => [e.eniId, e]));
   const restoredPods = datastore.assignments().flatMap((a) => {
     const e = enisByDevice.get(a.eniId);
     const table = e === undefined ? 254 : routeTableId(e.deviceNumber, e.networkCard);
@@ -261,15 +296,20 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
         poolCondition: () => pool.condition(),
         wakePool: () => pool.wake(),
         now: () => performance.now(),
+        checkNetns: netnsGuard(),
       }),
     ),
   });
+  onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
     ? await listen(introspectionServer(datastore, config, log), config.introspection.bindAddress)
     : undefined;
+  onFailure(() => introspection?.close());
   const metricsEndpoint = config.metrics.enabled
     ? await listen(metricsServer(metrics, datastore), config.metrics.bindAddress)
     : undefined;
+  onFailure(() => metricsEndpoint?.close());
+  onFailure(() => pool.stop());
   if (!config.disableNetworkResourceProvisioning) {
     // Pre-scale before declaring the node ready, as the reference's node init does, so the first pods find
     // addresses waiting.
@@ -285,6 +325,7 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
         reconcileWithImds({
           datastore,
           metadata,
+          ...(config.imdsOnlyMode ? {} : { describeEnis: (ids) => eni.describeEnis(ids) }),
           log,
           now: () => Date.now(),
           adoptEni: (e) => pool.adoptEni(e),
@@ -314,6 +355,12 @@ export async function startDaemon(config: AwsNodeConfig, options: StartOptions):
     };
     gcTimer = setTimeout(gc, Math.floor(Math.random() * 300_000));
   }
+
+  onFailure(() => {
+    terminating = true;
+    if (gcTimer !== undefined) clearTimeout(gcTimer);
+    if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
+  });
 
   // 7. Healthy: tell the runtime.
   const conflistPath = await writeConflist(

@@ -1,9 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { Datastore } from '@vpc-cni-kit/datastore';
+import { parseBindAddress } from '../config/bind-address.js';
 import type { AwsNodeConfig } from '../config/config.js';
 import type { Logger } from './logger.js';
 import type { DaemonMetrics } from './metrics.js';
+import { StartError } from './start-error.js';
 
 /** A listening HTTP server. */
 export interface HttpEndpoint {
@@ -12,24 +14,34 @@ export interface HttpEndpoint {
   close(): Promise<void>;
 }
 
-/** Listens on `host:port`, `:port` or `unix:<path>`. */
+/** Listens on `host:port`, `:port`, `[ipv6]:port` or `unix:<path>` (see {@link parseBindAddress}). */
 export async function listen(server: Server, bind: string): Promise<HttpEndpoint> {
-  let address: string;
-  if (bind.startsWith('unix:')) {
-    const path = bind.slice(5);
-    await rm(path, { force: true });
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
-    address = bind;
-  } else {
-    const i = bind.lastIndexOf(':');
-    const host = bind.slice(0, i).replace(/^\[|\]$/g, '');
-    const port = Number(bind.slice(i + 1));
-    await new Promise<void>((resolve, reject) =>
-      server.once('error', reject).listen(port, host === '' ? undefined : host, resolve),
+  const at = parseBindAddress(bind);
+  if ('problem' in at)
+    throw new StartError('ListenFailed', `cannot listen on ${JSON.stringify(bind)}: ${at.problem}`);
+  try {
+    if (at.kind === 'unix') await rm(at.path, { force: true });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      if (at.kind === 'unix') server.listen(at.path, resolve);
+      else server.listen(at.port, at.host, resolve);
+    });
+  } catch (e) {
+    throw new StartError(
+      'ListenFailed',
+      `cannot listen on ${bind}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      {
+        cause: e,
+      },
     );
-    const a = server.address();
-    address = typeof a === 'object' && a !== null ? `${host === '' ? '0.0.0.0' : host}:${a.port}` : bind;
   }
+  const a = server.address();
+  const address =
+    at.kind === 'unix'
+      ? bind
+      : typeof a === 'object' && a !== null
+        ? `${at.host ?? '0.0.0.0'}:${a.port}`
+        : bind;
   return {
     address,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

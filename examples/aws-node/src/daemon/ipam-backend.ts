@@ -4,6 +4,7 @@ import {
   isDatastoreError,
   type PendingChange,
 } from '@vpc-cni-kit/datastore';
+import { isRoutingError, validateIfName, validateVethPrefix } from '@vpc-cni-kit/routing-table';
 import { GrpcStatus } from '../rpc/grpc-client.js';
 import { type CniBackend, RpcStatusError } from '../rpc/grpc-server.js';
 import {
@@ -15,6 +16,7 @@ import {
   type DelNetworkRequest,
 } from '../rpc/messages.js';
 import type { Logger } from './logger.js';
+import type { NetnsCheck } from './netns-guard.js';
 
 /** Daemon-side pod plumbing (routing-table's setup/teardown in production, a recorder in tests). */
 export interface PodPlumber {
@@ -73,6 +75,37 @@ export interface IpamBackendDeps {
   wakePool: () => void;
   /** Monotonic milliseconds, for latency. */
   now: () => number;
+  /**
+   * Refuses a pod namespace the daemon must not plumb (see {@link netnsGuard}: the node's own, a relative or
+   * missing path). Asked before anything is assigned.
+   */
+  checkNetns: NetnsCheck;
+}
+
+/** The lowest and highest pod MTU a request may ask for (as `POD_MTU`). */
+const POD_MTU_RANGE = [576, 9001] as const;
+
+/**
+ * Everything wrong with an AddNetwork request that can be known before an address is taken, or `undefined`.
+ * A request refused here changes nothing: no address, no checkpoint write, no link.
+ */
+function addRequestProblem(req: AddNetworkRequest, deps: IpamBackendDeps): string | undefined {
+  if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '')
+    return 'ContainerID, IfName and NetworkName are required';
+  if (req.RequiresMultiNICAttachment) return 'multi-NIC attachments are not supported (ENABLE_MULTI_NIC)';
+  // Even when the plugin plumbs (PodPlumbing false), an address is never handed out for the node's own namespace.
+  if (!req.PodPlumbing) return req.Netns === '' ? undefined : deps.checkNetns(req.Netns);
+  const [low, high] = POD_MTU_RANGE;
+  if (req.Mtu !== 0 && (!Number.isInteger(req.Mtu) || req.Mtu < low || req.Mtu > high))
+    return `Mtu must be 0 (the daemon's POD_MTU) or ${low}–${high}, got ${req.Mtu}`;
+  try {
+    validateIfName(req.IfName, 'IfName');
+    if (req.VethPrefix !== '') validateVethPrefix(req.VethPrefix);
+  } catch (e) {
+    if (isRoutingError(e)) return e.message;
+    throw e;
+  }
+  return deps.checkNetns(req.Netns);
 }
 
 function checkVersion(deps: IpamBackendDeps, clientVersion: string): void {
@@ -102,14 +135,8 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       return { Success: false, FailureCode: code, FailureMessage: message };
     };
     checkVersion(deps, req.ClientVersion);
-    if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '') {
-      return fail(AddFailureCode.InvalidRequest, 'ContainerID, IfName and NetworkName are required');
-    }
-    if (req.RequiresMultiNICAttachment)
-      return fail(
-        AddFailureCode.InvalidRequest,
-        'multi-NIC attachments are not supported (ENABLE_MULTI_NIC)',
-      );
+    const problem = addRequestProblem(req, deps);
+    if (problem !== undefined) return fail(AddFailureCode.InvalidRequest, problem);
     if (deps.shuttingDown()) return fail(AddFailureCode.ShuttingDown, 'the daemon is terminating');
 
     const key = { networkName: req.NetworkName, containerID: req.ContainerID, ifName: req.IfName };
@@ -156,12 +183,13 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       VPCv4CIDRs: [...deps.vpcCidrs()],
     };
     if (req.PodPlumbing) {
-      const hostVeth = deps.plumber.hostVethName(
-        req.VethPrefix || deps.vethPrefix,
-        req.K8S_POD_NAMESPACE,
-        req.K8S_POD_NAME,
-      );
+      let hostVeth = '';
       try {
+        hostVeth = deps.plumber.hostVethName(
+          req.VethPrefix || deps.vethPrefix,
+          req.K8S_POD_NAMESPACE,
+          req.K8S_POD_NAME,
+        );
         const done = await deps.plumber.setup({
           podIp: assigned.address,
           hostVeth,
@@ -174,9 +202,10 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         // Roll back: nothing of this pod may stay behind, and the address goes back to the pool.
-        await deps.plumber
-          .teardown({ podIp: assigned.address, hostVeth, eniTable: assigned.routeTableId })
-          .catch(() => undefined);
+        if (hostVeth !== '')
+          await deps.plumber
+            .teardown({ podIp: assigned.address, hostVeth, eniTable: assigned.routeTableId })
+            .catch(() => undefined);
         await releaseAfterFailedAdd(key, pending, assigned.address);
         return fail(AddFailureCode.PlumbingFailed, message);
       }

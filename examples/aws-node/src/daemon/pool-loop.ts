@@ -194,12 +194,22 @@ export class PoolLoop {
       case 'none':
         return;
       case 'assign': {
-        const got = await eni.assignIpv4(
-          d.eniId,
-          d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
-        );
-        for (const ip of got.ipv4Addresses) datastore.addCidr(d.eniId, `${ip}/32`);
-        for (const p of got.ipv4Prefixes) datastore.addCidr(d.eniId, p);
+        let got: Awaited<ReturnType<EniManager['assignIpv4']>>;
+        try {
+          got = await eni.assignIpv4(
+            d.eniId,
+            d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
+          );
+        } catch (e) {
+          // The reply may be lost while EC2 assigned: adopt what the ENI holds now, so EC2 never has more
+          // addresses than the datastore knows (they would fill the ENI up to PrivateIpAddressLimitExceeded).
+          await this.adoptFromEc2(d.eniId);
+          throw e;
+        }
+        const known = this.knownCidrs(d.eniId);
+        for (const ip of got.ipv4Addresses)
+          if (!known.has(`${ip}/32`)) datastore.addCidr(d.eniId, `${ip}/32`);
+        for (const p of got.ipv4Prefixes) if (!known.has(p)) datastore.addCidr(d.eniId, p);
         return;
       }
       case 'create-eni': {
@@ -211,13 +221,21 @@ export class PoolLoop {
       }
       case 'release': {
         for (const { eniId, cidr } of d.cidrs) {
+          // Out of the datastore first, so no pod takes it while EC2 releases it.
           datastore.removeCidr(eniId, cidr);
           this.recentlyReleased.set(`${eniId} ${cidr}`, this.deps.now());
           const isPrefix = !cidr.endsWith('/32');
-          await eni.unassignIpv4(
-            eniId,
-            isPrefix ? { ipv4Prefixes: [cidr] } : { ipv4Addresses: [cidr.slice(0, -3)] },
-          );
+          try {
+            await eni.unassignIpv4(
+              eniId,
+              isPrefix ? { ipv4Prefixes: [cidr] } : { ipv4Addresses: [cidr.slice(0, -3)] },
+            );
+          } catch (e) {
+            // Failed, or its reply lost: whatever EC2 still assigns goes back into the datastore.
+            this.recentlyReleased.delete(`${eniId} ${cidr}`);
+            await this.adoptFromEc2(eniId);
+            throw e;
+          }
         }
         this.lastShrinkAt = this.deps.now();
         return;
@@ -230,6 +248,43 @@ export class PoolLoop {
         return;
       }
     }
+  }
+
+  private knownCidrs(eniId: string): Set<string> {
+    return new Set(
+      this.deps.datastore
+        .stats()
+        .enis.find((x) => x.id === eniId)
+        ?.cidrs.map((c) => c.cidr) ?? [],
+    );
+  }
+
+  /**
+   * Re-reads one ENI from EC2 after a mutating call failed (it may have been carried out, its reply lost) and
+   * records the addresses and prefixes EC2 assigns to it that the datastore lacks, except ones this loop is
+   * releasing. Adds only: an address the datastore has and EC2 does not is the reconcile's to settle. A
+   * failed re-read is logged; the reconcile catches up.
+   */
+  private async adoptFromEc2(eniId: string): Promise<void> {
+    const { datastore, log } = this.deps;
+    let seen: Awaited<ReturnType<EniManager['describeEnis']>>;
+    try {
+      seen = await this.deps.eni.describeEnis([eniId]);
+    } catch (e) {
+      log.warn('cannot re-read the ENI after a failed EC2 call', { eni: eniId, error: String(e) });
+      return;
+    }
+    const ec2 = seen.find((x) => x.eniId === eniId);
+    if (ec2 === undefined || !datastore.eniIds().includes(eniId)) return;
+    const known = this.knownCidrs(eniId);
+    const adopted: string[] = [];
+    for (const cidr of [...ec2.secondaryIpv4.map((ip) => `${ip}/32`), ...ec2.ipv4Prefixes]) {
+      if (known.has(cidr) || this.recentlyReleased.has(`${eniId} ${cidr}`)) continue;
+      datastore.addCidr(eniId, cidr);
+      adopted.push(cidr);
+    }
+    if (adopted.length > 0)
+      log.info('adopted what EC2 holds after a failed call', { eni: eniId, cidrs: adopted });
   }
 
   /** Sets up and records an attached ENI and its addresses (new ones and, at start, existing ones). */

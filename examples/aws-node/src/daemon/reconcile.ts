@@ -1,5 +1,5 @@
 import type { Datastore, DroppedAssignment } from '@vpc-cni-kit/datastore';
-import type { ImdsEni, NodeMetadata } from '@vpc-cni-kit/eni-manager';
+import type { Ec2Eni, ImdsEni, NodeMetadata } from '@vpc-cni-kit/eni-manager';
 import type { Logger } from './logger.js';
 
 /** What one reconcile changed. */
@@ -24,6 +24,13 @@ export interface ReconcilerDeps {
   teardownEni: (eniId: string) => Promise<void>;
   /** CIDRs the pool loop released recently, by `eniId cidr`, with the time (IMDS may still list them). */
   recentlyReleased: ReadonlyMap<string, number>;
+  /**
+   * EC2's view of ENIs (DescribeNetworkInterfaces by id), asked only for known ENIs whose IMDS addresses
+   * differ from the datastore's, as the reference does: IMDS lags EC2 both ways, so a difference is settled by
+   * EC2. Absent in IMDS-only mode (IMDS is then trusted). If EC2 cannot be read, addresses are added from IMDS
+   * but none is removed this round.
+   */
+  describeEnis?: (eniIds: readonly string[]) => Promise<Ec2Eni[]>;
 }
 
 /** The reference's reconcile cooldown: a released CIDR is not re-added from IMDS for 60 s. */
@@ -49,6 +56,27 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
   const known = new Map(stats.enis.map((e) => [e.id, e]));
   const now = deps.now();
 
+  const cidrsOf = (e: { ipv4Addresses: readonly string[]; ipv4Prefixes: readonly string[] }) =>
+    new Set([...e.ipv4Addresses.map((ip) => `${ip}/32`), ...e.ipv4Prefixes]);
+  const haveOf = (id: string) => new Set(known.get(id)?.cidrs.map((c) => c.cidr) ?? []);
+  const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+  // Known ENIs where IMDS and the datastore disagree: EC2 settles it.
+  const differing = imdsEnis.filter(
+    (e) =>
+      known.has(e.eniId) &&
+      !sameSet(cidrsOf({ ...e, ipv4Addresses: e.ipv4Addresses.slice(1) }), haveOf(e.eniId)),
+  );
+  let truth: Map<string, Ec2Eni> | undefined;
+  let mayRemove = true;
+  if (differing.length > 0 && deps.describeEnis !== undefined) {
+    try {
+      truth = new Map((await deps.describeEnis(differing.map((e) => e.eniId))).map((e) => [e.eniId, e]));
+    } catch (e) {
+      mayRemove = false;
+      log.warn('reconcile: EC2 could not be read; adding from IMDS, removing nothing', { error: String(e) });
+    }
+  }
+
   for (const e of imdsEnis) {
     const current = known.get(e.eniId);
     if (current === undefined) {
@@ -56,8 +84,12 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
       report.adoptedEnis.push(e.eniId);
       continue;
     }
-    const want = new Set([...e.ipv4Addresses.slice(1).map((ip) => `${ip}/32`), ...e.ipv4Prefixes]);
-    const have = new Set(current.cidrs.map((c) => c.cidr));
+    const ec2 = truth?.get(e.eniId);
+    const want =
+      ec2 !== undefined
+        ? cidrsOf({ ipv4Addresses: ec2.secondaryIpv4, ipv4Prefixes: ec2.ipv4Prefixes })
+        : cidrsOf({ ...e, ipv4Addresses: e.ipv4Addresses.slice(1) });
+    const have = haveOf(e.eniId);
     for (const cidr of want) {
       if (have.has(cidr)) continue;
       const released = deps.recentlyReleased.get(`${e.eniId} ${cidr}`);
@@ -66,7 +98,7 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
       report.addedCidrs.push(`${e.eniId} ${cidr}`);
     }
     for (const cidr of have) {
-      if (want.has(cidr)) continue;
+      if (want.has(cidr) || !mayRemove) continue;
       const removal = datastore.removeCidr(e.eniId, cidr, { force: true });
       report.removedCidrs.push(`${e.eniId} ${cidr}`);
       report.droppedPods.push(...removal.dropped);

@@ -13,8 +13,23 @@ import {
   describeNetworkInterfaces,
   modifyNetworkInterfaceAttribute,
 } from './network-interfaces.js';
-import { describeSecurityGroups, describeSubnets } from './subnets.js';
+import {
+  authorizeSecurityGroupEgress,
+  authorizeSecurityGroupIngress,
+  createSecurityGroup,
+  deleteSecurityGroup,
+  describeSecurityGroupRules,
+  describeSecurityGroups,
+  revokeSecurityGroupEgress,
+  revokeSecurityGroupIngress,
+} from './security-groups.js';
+import { describeSubnets } from './subnets.js';
 import { createTags, deleteTags } from './tags.js';
+import {
+  associateTrunkInterface,
+  describeTrunkInterfaceAssociations,
+  disassociateTrunkInterface,
+} from './trunks.js';
 
 /** Every action the simulator implements, with its throttling family. */
 export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSpec>([
@@ -38,6 +53,16 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ['UnassignPrivateIpAddresses', { handler: unassignPrivateIpAddresses, family: 'ipv4-assign' }],
   ['AssignIpv6Addresses', { handler: assignIpv6Addresses, family: 'ipv6-assign' }],
   ['UnassignIpv6Addresses', { handler: unassignIpv6Addresses, family: 'ipv6-assign' }],
+  ['DescribeSecurityGroupRules', { handler: describeSecurityGroupRules, family: 'describe' }],
+  ['CreateSecurityGroup', { handler: createSecurityGroup, family: 'mutating' }],
+  ['DeleteSecurityGroup', { handler: deleteSecurityGroup, family: 'mutating' }],
+  ['AuthorizeSecurityGroupIngress', { handler: authorizeSecurityGroupIngress, family: 'mutating' }],
+  ['AuthorizeSecurityGroupEgress', { handler: authorizeSecurityGroupEgress, family: 'mutating' }],
+  ['RevokeSecurityGroupIngress', { handler: revokeSecurityGroupIngress, family: 'mutating' }],
+  ['RevokeSecurityGroupEgress', { handler: revokeSecurityGroupEgress, family: 'mutating' }],
+  ['AssociateTrunkInterface', { handler: associateTrunkInterface, family: 'mutating' }],
+  ['DisassociateTrunkInterface', { handler: disassociateTrunkInterface, family: 'mutating' }],
+  ['DescribeTrunkInterfaceAssociations', { handler: describeTrunkInterfaceAssociations, family: 'describe' }],
   ['CreateTags', { handler: createTags, family: 'tags' }],
   ['DeleteTags', { handler: deleteTags, family: 'tags' }],
 ]);

@@ -1,5 +1,5 @@
 import { Ec2SimError } from '../errors.js';
-import { INSTANCE_TYPES, type InstanceTypeInfo } from '../instance-types.js';
+import type { InstanceTypeInfo } from '../instance-types.js';
 import type { Instance } from '../model.js';
 import {
   type ActionHandler,
@@ -157,13 +157,14 @@ function renderType(t: InstanceTypeInfo) {
 }
 
 /** DescribeInstanceTypes: `InstanceType.N`, filters, MaxResults 5–100. Unknown types are `InvalidInstanceType`. */
-export const describeInstanceTypes: ActionHandler = (_ctx, params) => {
+export const describeInstanceTypes: ActionHandler = ({ state }, params) => {
   const dry = dryRun(params);
   const names = params.list('InstanceType');
   const filters = params.filters();
-  let types = [...INSTANCE_TYPES.values()];
+  const table = state.instanceTypes();
+  let types = [...table.values()];
   if (names.length > 0) {
-    const unknown = names.filter((n) => !INSTANCE_TYPES.has(n));
+    const unknown = names.filter((n) => !table.has(n));
     if (unknown.length > 0) {
       throw new Ec2SimError(
         'InvalidInstanceType',

@@ -1,5 +1,5 @@
 import { Ec2SimError } from '../errors.js';
-import type { SecurityGroup, Subnet } from '../model.js';
+import type { Subnet } from '../model.js';
 import {
   type ActionHandler,
   applyFilters,
@@ -89,75 +89,6 @@ export const describeSubnets: ActionHandler = ({ state }, params) => {
       mapPublicIpOnLaunch: false,
       assignIpv6AddressOnCreation: false,
       tagSet: tagSet(s.tags),
-    })),
-    nextToken,
-  };
-};
-
-const GROUP_FILTERS = ['group-id', 'group-name', 'vpc-id', 'description', 'owner-id'];
-
-/** DescribeSecurityGroups: `GroupId.N`, `GroupName.N`, filters, MaxResults 5–1000. */
-export const describeSecurityGroups: ActionHandler = ({ state }, params) => {
-  const dry = dryRun(params);
-  const ids = params.list('GroupId');
-  const names = params.list('GroupName');
-  const filters = params.filters();
-  rejectIdsWithMaxResults(params, ids, 'GroupIds');
-  let groups = state.securityGroups();
-  for (const id of ids) {
-    if (!groups.some((g) => g.id === id)) {
-      throw new Ec2SimError('InvalidGroup.NotFound', `The security group '${id}' does not exist`);
-    }
-  }
-  for (const n of names) {
-    if (!groups.some((g) => g.name === n)) {
-      throw new Ec2SimError('InvalidGroup.NotFound', `The security group '${n}' does not exist`);
-    }
-  }
-  if (ids.length > 0) groups = groups.filter((g) => ids.includes(g.id));
-  if (names.length > 0) groups = groups.filter((g) => names.includes(g.name));
-  const fields = (g: SecurityGroup, name: string): string[] => {
-    switch (name) {
-      case 'group-id':
-        return [g.id];
-      case 'group-name':
-        return [g.name];
-      case 'vpc-id':
-        return [g.vpcId];
-      case 'description':
-        return [g.description];
-      case 'owner-id':
-        return [state.accountId];
-      default:
-        return [];
-    }
-  };
-  const matched = applyFilters(groups, filters, GROUP_FILTERS, fields, (g) => g.tags);
-  const { page, nextToken } = paginate(matched, params, {
-    min: 5,
-    max: 1000,
-    action: 'DescribeSecurityGroups',
-  });
-  params.finish();
-  if (dry) dryRunSucceeded();
-  return {
-    securityGroupInfo: page.map((g) => ({
-      ownerId: state.accountId,
-      groupId: g.id,
-      groupName: g.name,
-      groupDescription: g.description,
-      vpcId: g.vpcId,
-      ipPermissions: [],
-      ipPermissionsEgress: [
-        {
-          ipProtocol: '-1',
-          groups: [],
-          ipRanges: [{ cidrIp: '0.0.0.0/0' }],
-          ipv6Ranges: [],
-          prefixListIds: [],
-        },
-      ],
-      tagSet: tagSet(g.tags),
     })),
     nextToken,
   };

@@ -62,6 +62,7 @@ export function followEc2State(deps: FollowerDeps): Follower {
       ipv4,
       sourceDestCheck: eni.sourceDestCheck,
       isPublic: isPrimary,
+      groups: eni.groups,
       instanceNetns: nsPath,
       ifname,
     });
@@ -69,12 +70,43 @@ export function followEc2State(deps: FollowerDeps): Follower {
       const sub = subnetAddressing(state.subnet(eni.subnetId)!.cidrBlock);
       configurePrimaryInterface(nsPath, ifname, ipv4.primary, sub.prefixLength, sub.gateway);
     }
+    if (eni.interfaceType === 'trunk') {
+      const now = state.now();
+      for (const a of state.trunkAssociations(eni.id)) if (a.readyAt <= now) plugBranch(a.branchEniId);
+    }
+  };
+
+  /** Plugs a branch onto its trunk when both exist and the association is ready. */
+  const plugBranch = (branchEniId: string): void => {
+    const branch = state.eni(branchEniId);
+    const a = state.trunkAssociations().find((x) => x.branchEniId === branchEniId);
+    if (!branch || !a || a.readyAt > state.now()) return;
+    router.plugBranch({
+      eniId: branch.id,
+      trunkEniId: a.trunkEniId,
+      mac: branch.mac,
+      ipv4: eniIpv4(branch),
+      sourceDestCheck: branch.sourceDestCheck,
+      groups: branch.groups,
+    });
+  };
+
+  const refreshSecurity = (): void => {
+    router.setSecurity(
+      new Map(state.securityGroups().map((g) => [g.id, g.rules])),
+      (id) => state.eni(id)?.groups,
+    );
   };
 
   const sync = (eniId: string): void => {
     const eni = state.eni(eniId);
-    if (!eni?.attachment) router.unplug(eniId);
-    else if (!router.eni(eniId)) plug(eni);
+    const plugged = router.eni(eniId);
+    if (plugged?.trunkEniId !== undefined) {
+      const still = eni && state.trunkAssociations().some((a) => a.branchEniId === eniId);
+      if (still) router.update(eniId, eniIpv4(eni), eni.sourceDestCheck);
+      else router.unplug(eniId);
+    } else if (!eni?.attachment) router.unplug(eniId);
+    else if (!plugged) plug(eni);
     else router.update(eniId, eniIpv4(eni), eni.sourceDestCheck);
   };
 
@@ -87,11 +119,22 @@ export function followEc2State(deps: FollowerDeps): Follower {
       case 'addresses-unassigned':
         sync(ev.eniId);
         break;
+      case 'security-groups-changed':
+      case 'security-group-rules-changed':
+        refreshSecurity();
+        break;
+      case 'trunk-associated':
+        plugBranch(ev.branchEniId);
+        break;
+      case 'trunk-disassociated':
+        router.unplug(ev.branchEniId);
+        break;
       default:
         break;
     }
   };
 
+  refreshSecurity();
   const queue: SimEvent[] = [];
   let busy = false;
   const unsubscribe = state.subscribe((event) => {

@@ -35,7 +35,9 @@ export type DropReason =
   /** Towards the internet from an address without a public mapping (missing or wrong SNAT). */
   | 'egress-not-public'
   /** From the internet to an address without a public mapping. */
-  | 'ingress-not-public';
+  | 'ingress-not-public'
+  /** No security-group rule of the sending ENI (egress) or the receiving ENI (ingress) allows a new flow. */
+  | 'security-group';
 
 /** Every {@link DropReason}. */
 export const DROP_REASONS: readonly DropReason[] = [
@@ -43,6 +45,7 @@ export const DROP_REASONS: readonly DropReason[] = [
   'unassigned-destination',
   'egress-not-public',
   'ingress-not-public',
+  'security-group',
 ];
 
 /** Named nft counter of each global drop reason (source-dest-check is counted per ENI link). */
@@ -121,30 +124,50 @@ export function nftBase(vpcCidrs: readonly string[]): string[] {
   ];
 }
 
-/** The per-ENI source check for router link `link`: created on first use, contents replaced. */
+/**
+ * The per-ENI check for router link `link`, created on first use, contents replaced: frames from a branch's
+ * MAC go to that branch's check (map `brm_<link>`); the rest get the ENI's mark (which the security-group
+ * checks read) and, with source/destination check on, must come from an owned address.
+ */
 export function nftEniUpsert(
   link: string,
   owned: readonly string[],
   sourceDestCheck: boolean,
   isNew: boolean,
+  mark: number,
 ): string[] {
   const t = `ip ${NFT_TABLE}`;
   const out: string[] = [];
-  if (isNew) {
-    out.push(
-      `add counter ${t} sdc_${link}`,
-      `add set ${t} src_${link} { type ipv4_addr; flags interval; auto-merge; }`,
-      `add chain ${t} eni_${link}`,
-    );
-  }
-  out.push(...setContents(`src_${link}`, owned), `flush chain ${t} eni_${link}`);
+  if (isNew) out.push(...checkObjects(link), `add map ${t} brm_${link} { type ether_addr : verdict; }`);
+  out.push(
+    ...setContents(`src_${link}`, owned),
+    `flush chain ${t} eni_${link}`,
+    `add rule ${t} eni_${link} ether saddr vmap @brm_${link}`,
+    ...markAndCheck(`eni_${link}`, link, sourceDestCheck, mark),
+  );
+  if (isNew) out.push(`add element ${t} eni_dispatch { "${link}" : jump eni_${link} }`);
+  return out;
+}
+
+/** The counter, source set and chain of one interface's check. */
+function checkObjects(key: string): string[] {
+  const t = `ip ${NFT_TABLE}`;
+  return [
+    `add counter ${t} sdc_${key}`,
+    `add set ${t} src_${key} { type ipv4_addr; flags interval; auto-merge; }`,
+    `add chain ${t} eni_${key}`,
+  ];
+}
+
+function markAndCheck(chain: string, key: string, sourceDestCheck: boolean, mark: number): string[] {
+  const t = `ip ${NFT_TABLE}`;
+  const out = [`add rule ${t} ${chain} meta mark set ${mark}`];
   if (sourceDestCheck) {
     out.push(
-      `add rule ${t} eni_${link} ip saddr @src_${link} return`,
-      `add rule ${t} eni_${link} counter name sdc_${link} drop`,
+      `add rule ${t} ${chain} ip saddr @src_${key} return`,
+      `add rule ${t} ${chain} counter name sdc_${key} drop`,
     );
   }
-  if (isNew) out.push(`add element ${t} eni_dispatch { "${link}" : jump eni_${link} }`);
   return out;
 }
 
@@ -154,8 +177,45 @@ export function nftEniRemove(link: string): string[] {
   return [
     `delete element ${t} eni_dispatch { "${link}" }`,
     `flush chain ${t} eni_${link}`,
+    `delete map ${t} brm_${link}`,
     `delete chain ${t} eni_${link}`,
     `delete set ${t} src_${link}`,
+  ];
+}
+
+/**
+ * The check of a branch ENI riding on trunk link `trunkLink`, told apart by its MAC `mac` (where AWS uses
+ * the VLAN tag): key `key` names its chain, source set and counter.
+ */
+export function nftBranchUpsert(
+  trunkLink: string,
+  key: string,
+  mac: string,
+  owned: readonly string[],
+  sourceDestCheck: boolean,
+  isNew: boolean,
+  mark: number,
+): string[] {
+  const t = `ip ${NFT_TABLE}`;
+  const out: string[] = [];
+  if (isNew) out.push(...checkObjects(key));
+  out.push(
+    ...setContents(`src_${key}`, owned),
+    `flush chain ${t} eni_${key}`,
+    ...markAndCheck(`eni_${key}`, key, sourceDestCheck, mark),
+  );
+  if (isNew) out.push(`add element ${t} brm_${trunkLink} { ${mac} : goto eni_${key} }`);
+  return out;
+}
+
+/** Removes a branch's check (its counter stays). `trunkGone`: the trunk's map is deleted in the same step. */
+export function nftBranchRemove(trunkLink: string, key: string, mac: string, trunkGone = false): string[] {
+  const t = `ip ${NFT_TABLE}`;
+  return [
+    ...(trunkGone ? [] : [`delete element ${t} brm_${trunkLink} { ${mac} }`]),
+    `flush chain ${t} eni_${key}`,
+    `delete chain ${t} eni_${key}`,
+    `delete set ${t} src_${key}`,
   ];
 }
 

@@ -1,5 +1,6 @@
 import { isNetlinkError, type NetlinkHandleSync, openSync, sysctlWrite } from '@vpc-cni-kit/netlink';
 import { parseIpv4 } from '../ip.js';
+import type { SecurityGroupRule } from '../model.js';
 import { VpcError } from './errors.js';
 import { nftApply, nftCounters } from './exec.js';
 import {
@@ -9,6 +10,8 @@ import {
   type EniIpv4,
   NFT_TABLE,
   nftBase,
+  nftBranchRemove,
+  nftBranchUpsert,
   nftEniRemove,
   nftEniUpsert,
   nftOwnership,
@@ -19,6 +22,13 @@ import {
   type SubnetAddressing,
   VPC_ADDRESSES,
 } from './plan.js';
+import {
+  egressCounter,
+  ingressCounter,
+  NFT_SG_TABLE,
+  nftSecurityGroups,
+  type SecurityObjects,
+} from './security-plan.js';
 
 /** One ENI as the router knows it. */
 export interface RouterEni {
@@ -28,9 +38,11 @@ export interface RouterEni {
   readonly instanceId: string;
   /** The ENI's MAC. */
   readonly mac: string;
-  /** Router-side link name. */
+  /** Router-side link name (a branch's is its trunk's). */
   readonly link: string;
-  /** Link name inside the instance. */
+  /** Name of its nft check, counter and source set (`link` for an ENI, `b<mark>` for a branch). */
+  readonly key: string;
+  /** Link name inside the instance (a branch's is its trunk's). */
   readonly ifname: string;
   /** Addresses it owns now. */
   ipv4: EniIpv4;
@@ -38,6 +50,28 @@ export interface RouterEni {
   sourceDestCheck: boolean;
   /** The primary address maps to a public address (the instance's primary ENI). */
   readonly isPublic: boolean;
+  /** Packet mark of traffic from it (for the security-group checks). */
+  readonly mark: number;
+  /** Its security groups. */
+  groups: readonly string[];
+  /** Set for a branch ENI: the trunk it rides on. */
+  readonly trunkEniId: string | undefined;
+}
+
+/** What {@link VpcRouter.plugBranch} needs. */
+export interface PlugBranchRequest {
+  /** Branch ENI id. */
+  readonly eniId: string;
+  /** Its trunk (already plugged). */
+  readonly trunkEniId: string;
+  /** The branch's MAC: the router tells branches on a trunk apart by it. */
+  readonly mac: string;
+  /** Owned addresses. */
+  readonly ipv4: EniIpv4;
+  /** Source/destination check on. */
+  readonly sourceDestCheck: boolean;
+  /** Security groups. */
+  readonly groups: readonly string[];
 }
 
 /** What {@link VpcRouter.plug} needs. */
@@ -54,6 +88,8 @@ export interface PlugRequest {
   readonly sourceDestCheck: boolean;
   /** The instance's primary ENI (its primary address is public). */
   readonly isPublic: boolean;
+  /** Security groups (default: none, so nothing new gets in or out until groups are set). */
+  readonly groups?: readonly string[];
   /** Instance namespace file. */
   readonly instanceNetns: string;
   /** Name of the link inside the instance (`ethN`). */
@@ -78,6 +114,8 @@ export interface RouterView {
   readonly drops: Readonly<Record<DropReason, number>>;
   /** Source/destination-check drops per ENI id. */
   readonly sourceDestCheckDropsByEni: Readonly<Record<string, number>>;
+  /** Security-group drops per ENI id (ENIs without any left out): new flows refused into it (`ingress`) or out of it (`egress`). */
+  readonly securityGroupDropsByEni: Readonly<Record<string, { ingress: number; egress: number }>>;
   /** Subnet gateways the router answers on. */
   readonly gateways: readonly string[];
   /** Public (internet-mappable) addresses. */
@@ -114,7 +152,11 @@ export class VpcRouter {
   readonly #gateways: readonly string[];
   readonly #enis = new Map<string, RouterEni>();
   readonly #linkOwners = new Map<string, string>();
+  #rules: ReadonlyMap<string, readonly SecurityGroupRule[]> = new Map();
+  #sgObjects: SecurityObjects = { chains: [], sets: [] };
+  readonly #sgSeen = new Set<string>();
   #links = 0;
+  #marks = 0;
   #closed = false;
 
   private constructor(rtr: NetlinkHandleSync, routerNetns: string, gateways: readonly string[]) {
@@ -179,7 +221,11 @@ export class VpcRouter {
         inet.close();
       }
       const router = new VpcRouter(rtr, opts.routerNetns, gateways);
-      nftApply(op, opts.routerNetns, [...nftBase(opts.vpcCidrs), ...router.#ownership()]);
+      nftApply(op, opts.routerNetns, [
+        ...nftBase(opts.vpcCidrs),
+        ...router.#ownership(),
+        ...router.#security(),
+      ]);
       return router;
     });
   }
@@ -221,10 +267,14 @@ export class VpcRouter {
         instanceId: req.instanceId,
         mac: req.mac,
         link,
+        key: link,
         ifname: req.ifname,
         ipv4: { primary: req.ipv4.primary, secondaries: [], prefixes: [] },
         sourceDestCheck: req.sourceDestCheck,
         isPublic: req.isPublic,
+        mark: ++this.#marks,
+        groups: req.groups ?? [],
+        trunkEniId: undefined,
       };
       try {
         // Answer proxy ARP at once (the default waits up to 0.8 s at random for broadcast requests).
@@ -236,12 +286,70 @@ export class VpcRouter {
         this.#routes(eni, req.ipv4);
         eni.ipv4 = req.ipv4;
         nftApply('router.plug', this.#routerNetns, [
-          ...nftEniUpsert(link, ownedDestinations(eni.ipv4), eni.sourceDestCheck, true),
+          ...nftEniUpsert(link, ownedDestinations(eni.ipv4), eni.sourceDestCheck, true, eni.mark),
           ...this.#ownership(),
+          ...this.#security(),
         ]);
       } catch (e) {
         this.#enis.delete(req.eniId);
         ignoring(['ENODEV'], () => this.#rtr.linkDel(link));
+        throw e;
+      }
+      return eni;
+    });
+  }
+
+  /**
+   * Hot-plugs a branch ENI onto its plugged trunk: routes and a permanent neighbour for its addresses on the
+   * trunk's link with the branch's MAC, a check keyed by that MAC, and its security groups. The instance side
+   * (a link stacked on the trunk with the branch's MAC) is the node's to create, as on EC2. Returns
+   * `undefined` when the trunk is not plugged (the branch is plugged with it later).
+   */
+  plugBranch(req: PlugBranchRequest): RouterEni | undefined {
+    this.#open('router.plugBranch');
+    const have = this.#enis.get(req.eniId);
+    if (have) return have;
+    const trunk = this.#enis.get(req.trunkEniId);
+    if (!trunk) return undefined;
+    return dataplane('router.plugBranch', () => {
+      const mark = ++this.#marks;
+      const eni: RouterEni = {
+        eniId: req.eniId,
+        instanceId: trunk.instanceId,
+        mac: req.mac,
+        link: trunk.link,
+        key: `b${mark}`,
+        ifname: trunk.ifname,
+        ipv4: { primary: req.ipv4.primary, secondaries: [], prefixes: [] },
+        sourceDestCheck: req.sourceDestCheck,
+        isPublic: false,
+        mark,
+        groups: req.groups,
+        trunkEniId: trunk.eniId,
+      };
+      try {
+        this.#rtr.neighReplace({ dev: trunk.link, address: req.ipv4.primary, lladdr: req.mac });
+        this.#rtr.routeReplace({ dst: `${req.ipv4.primary}/32`, dev: trunk.link, scope: 'link' });
+        this.#enis.set(req.eniId, eni);
+        this.#linkOwners.set(eni.key, req.eniId);
+        this.#routes(eni, req.ipv4);
+        eni.ipv4 = req.ipv4;
+        nftApply('router.plugBranch', this.#routerNetns, [
+          ...nftBranchUpsert(
+            trunk.link,
+            eni.key,
+            eni.mac,
+            ownedDestinations(eni.ipv4),
+            eni.sourceDestCheck,
+            true,
+            mark,
+          ),
+          ...this.#ownership(),
+          ...this.#security(),
+        ]);
+      } catch (e) {
+        this.#enis.delete(req.eniId);
+        this.#forgetBranchRoutes(eni);
         throw e;
       }
       return eni;
@@ -259,22 +367,62 @@ export class VpcRouter {
       this.#routes(eni, ipv4);
       eni.ipv4 = ipv4;
       eni.sourceDestCheck = sourceDestCheck;
+      const owned = ownedDestinations(ipv4);
       nftApply('router.update', this.#routerNetns, [
-        ...nftEniUpsert(eni.link, ownedDestinations(ipv4), sourceDestCheck, false),
+        ...(eni.trunkEniId === undefined
+          ? nftEniUpsert(eni.link, owned, sourceDestCheck, false, eni.mark)
+          : nftBranchUpsert(eni.link, eni.key, eni.mac, owned, sourceDestCheck, false, eni.mark)),
         ...this.#ownership(),
+        ...this.#security(),
       ]);
     });
   }
 
-  /** Unplugs an ENI: deletes its veth (both ends) and its checks. No-op for an unknown ENI. */
+  /**
+   * Replaces the security groups of plugged ENIs (`groupsOf`) and every group's rules, in one nft
+   * transaction: new flows meet the new rules at once, established flows keep going (as on EC2).
+   */
+  setSecurity(
+    rules: ReadonlyMap<string, readonly SecurityGroupRule[]>,
+    groupsOf: (eniId: string) => readonly string[] | undefined,
+  ): void {
+    this.#open('router.setSecurity');
+    dataplane('router.setSecurity', () => {
+      this.#rules = rules;
+      for (const e of this.#enis.values()) e.groups = groupsOf(e.eniId) ?? e.groups;
+      nftApply('router.setSecurity', this.#routerNetns, this.#security());
+    });
+  }
+
+  /**
+   * Unplugs an ENI: deletes its veth (both ends) and its checks; a trunk takes its branches with it; a
+   * branch loses its routes and check at once. No-op for an unknown ENI.
+   */
   unplug(eniId: string): void {
     this.#open('router.unplug');
     const eni = this.#enis.get(eniId);
     if (!eni) return;
     dataplane('router.unplug', () => {
+      if (eni.trunkEniId !== undefined) {
+        this.#forgetBranchRoutes(eni);
+        this.#enis.delete(eniId);
+        nftApply('router.unplug', this.#routerNetns, [
+          ...nftBranchRemove(eni.link, eni.key, eni.mac),
+          ...this.#ownership(),
+          ...this.#security(),
+        ]);
+        return;
+      }
+      const branches = [...this.#enis.values()].filter((b) => b.trunkEniId === eniId);
       ignoring(['ENODEV'], () => this.#rtr.linkDel(eni.link));
       this.#enis.delete(eniId);
-      nftApply('router.unplug', this.#routerNetns, [...nftEniRemove(eni.link), ...this.#ownership()]);
+      for (const b of branches) this.#enis.delete(b.eniId);
+      nftApply('router.unplug', this.#routerNetns, [
+        ...nftEniRemove(eni.link),
+        ...branches.flatMap((b) => nftBranchRemove(eni.link, b.key, b.mac, true)),
+        ...this.#ownership(),
+        ...this.#security(),
+      ]);
     });
   }
 
@@ -282,6 +430,7 @@ export class VpcRouter {
   view(): RouterView {
     this.#open('router.view');
     const counters = nftCounters('router.view', this.#routerNetns, NFT_TABLE);
+    const sgCounters = nftCounters('router.view', this.#routerNetns, NFT_SG_TABLE);
     const drops = Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>;
     const byEni: Record<string, number> = {};
     for (const [name, packets] of counters) {
@@ -293,6 +442,13 @@ export class VpcRouter {
     }
     for (const [reason, name] of Object.entries(REASON_COUNTERS)) {
       drops[reason as DropReason] = counters.get(name) ?? 0;
+    }
+    const sgByEni: Record<string, { ingress: number; egress: number }> = {};
+    for (const eniId of this.#sgSeen) {
+      const ingress = sgCounters.get(ingressCounter(eniId)) ?? 0;
+      const egress = sgCounters.get(egressCounter(eniId)) ?? 0;
+      drops['security-group'] += ingress + egress;
+      if (ingress + egress > 0) sgByEni[eniId] = { ingress, egress };
     }
     const addresses: Record<string, AddressOwner> = {};
     for (const e of this.#enis.values()) {
@@ -308,6 +464,7 @@ export class VpcRouter {
       addresses,
       drops,
       sourceDestCheckDropsByEni: byEni,
+      securityGroupDropsByEni: sgByEni,
       gateways: [...this.#gateways],
       publicAddresses: this.#public(),
     };
@@ -337,6 +494,30 @@ export class VpcRouter {
 
   #open(op: string): void {
     if (this.#closed) throw new VpcError('VPC_CLOSED', op, 'the router is closed');
+  }
+
+  /** The nft commands that rebuild every security-group check for the ENIs plugged now. */
+  #security(): string[] {
+    const enis = [...this.#enis.values()].map((e) => ({
+      eniId: e.eniId,
+      mark: e.mark,
+      owned: ownedDestinations(e.ipv4),
+      groups: e.groups,
+    }));
+    for (const e of enis) this.#sgSeen.add(e.eniId);
+    const { commands, objects } = nftSecurityGroups({ enis, rules: this.#rules }, this.#sgObjects);
+    this.#sgObjects = objects;
+    return commands;
+  }
+
+  /** Deletes a branch's routes and neighbour on its trunk's link (the link stays). */
+  #forgetBranchRoutes(eni: RouterEni): void {
+    for (const d of ownedDestinations(eni.ipv4)) {
+      ignoring(['ESRCH', 'ENOENT'], () => this.#rtr.routeDel({ dst: d, dev: eni.link }));
+    }
+    ignoring(['ESRCH', 'ENOENT', 'EINVAL'], () =>
+      this.#rtr.neighDel({ dev: eni.link, address: eni.ipv4.primary, lladdr: eni.mac }),
+    );
   }
 
   #public(): string[] {

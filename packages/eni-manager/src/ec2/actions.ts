@@ -73,3 +73,22 @@ export const mutatingActions: ReadonlySet<string> = new Set([
   'ModifyNetworkInterfaceAttribute',
   'UnassignPrivateIpAddresses',
 ]);
+
+/**
+ * Mutating actions that are not idempotent: sent twice, they act twice (two batches of addresses) or fail the
+ * second time (`InvalidNetworkInterface.InUse` for an attach that went through). When one of them fails without
+ * a clear answer (no response, or EC2's 500/503), the request may or may not have been carried out, so it is
+ * not retried blind: the caller re-reads the ENI and adopts what exists. `CreateNetworkInterface` is not here:
+ * its `ClientToken` makes a retry return the same ENI.
+ */
+export const nonIdempotentActions: ReadonlySet<string> = new Set([
+  'AssignPrivateIpAddresses',
+  'AttachNetworkInterface',
+]);
+
+/** Failures after which a request may or may not have been carried out (its reply was lost or garbled). */
+export const ambiguousErrorCodes: ReadonlySet<string> = new Set([
+  'Ec2Transport',
+  'InternalError',
+  'Unavailable',
+]);

@@ -5,7 +5,7 @@ import { type EniManagerError, eniError } from '../errors.js';
 import { type CallHooks, reportCall } from '../hooks.js';
 import { type ActionFamily, RateLimiter } from '../rate-limiter.js';
 import type { TokenBucketConfig } from '../token-bucket.js';
-import type { Ec2Action, Ec2Actions } from './actions.js';
+import { ambiguousErrorCodes, type Ec2Action, type Ec2Actions, nonIdempotentActions } from './actions.js';
 import { mapEc2Error } from './error-map.js';
 
 /** Static credentials; omit them to let the SDK's default provider chain find some. */
@@ -125,6 +125,8 @@ export function createEc2Api(options: Ec2ApiOptions): Ec2Api {
           throttledMs,
         });
         if (!last.retryable || attempt === maxAttempts) throw last;
+        // A lost reply of a call that is not idempotent: retrying could act twice; the caller re-reads.
+        if (nonIdempotentActions.has(action) && ambiguousErrorCodes.has(last.code)) throw last;
         if (last.code === 'RequestLimitExceeded') limiter.penalize(action);
         await clock.sleep(backoffDelay(backoff, attempt - 1, random));
       }

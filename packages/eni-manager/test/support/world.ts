@@ -5,6 +5,7 @@ import {
   type Timing,
 } from '@vpc-cni-kit/ec2-simulator';
 import {
+  allocationNodeOf,
   type CallEvent,
   createEc2Api,
   createEniManager,
@@ -128,13 +129,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const manager = createEniManager({
     ec2,
     metadata,
-    node: {
-      instanceId: node.instanceId,
-      vpcId: node.primaryEni.vpcId,
-      availabilityZone: node.availabilityZone,
-      primarySubnetId: node.primaryEni.subnetId,
-      securityGroupIds: node.primaryEni.securityGroupIds,
-    },
+    node: allocationNodeOf(node),
     clusterName: 'test-cluster',
     additionalTags: { team: 'net', 'k8s.amazonaws.com/reserved': 'dropped' },
     ...options.manager,

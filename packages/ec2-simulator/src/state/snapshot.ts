@@ -1,15 +1,16 @@
-import type { Ec2State } from './state.js';
+import type { StateStore } from './store.js';
 
 const values = (list: readonly { value: string }[]): string[] => list.map((a) => a.value);
 
 /** A JSON-friendly dump of the whole account (what `GET /_sim/state` shows). */
-export function snapshotState(state: Ec2State): unknown {
+export function snapshotState(store: StateStore): unknown {
+  store.settle();
   const tags = (m: Map<string, string>) => Object.fromEntries(m);
   return {
-    time: new Date(state.now()).toISOString(),
-    timing: { ...state.timing },
-    vpcs: state.vpcs(),
-    subnets: state.subnets().map((s) => ({
+    time: new Date(store.now()).toISOString(),
+    timing: { ...store.timing },
+    vpcs: [...store.vpcs.values()],
+    subnets: [...store.subnets.values()].map((s) => ({
       id: s.id,
       vpcId: s.vpcId,
       cidrBlock: s.cidrBlock,
@@ -18,8 +19,9 @@ export function snapshotState(state: Ec2State): unknown {
       availableIpAddressCount: s.ipv4.available,
       tags: tags(s.tags),
     })),
-    securityGroups: state.securityGroups().map((g) => ({ ...g, tags: tags(g.tags) })),
-    instances: state.instances().map((i) => ({
+    securityGroups: [...store.groups.values()].map((g) => ({ ...g, tags: tags(g.tags) })),
+    trunkAssociations: [...store.associations.values()].map((a) => ({ ...a, tags: tags(a.tags) })),
+    instances: [...store.instances.values()].map((i) => ({
       id: i.id,
       instanceType: i.type.name,
       subnetId: i.subnetId,
@@ -28,7 +30,7 @@ export function snapshotState(state: Ec2State): unknown {
       primaryEniId: i.primaryEniId,
       tags: tags(i.tags),
     })),
-    networkInterfaces: state.enis().map((e) => ({
+    networkInterfaces: [...store.enis.values()].map((e) => ({
       id: e.id,
       subnetId: e.subnetId,
       vpcId: e.vpcId,

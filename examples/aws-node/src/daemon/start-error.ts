@@ -1,0 +1,33 @@
+/**
+ * Why the daemon refused to start (each a stable code; the message is for the operator):
+ * - `RestoreUnconfirmed`: a checkpointed pod that still exists holds an address neither IMDS nor EC2 lets the
+ *   daemon place yet; starting would hand that address to another pod.
+ * - `ListenFailed`: a socket or HTTP endpoint could not be opened.
+ */
+export type StartErrorCode = 'RestoreUnconfirmed' | 'ListenFailed';
+
+/** The daemon refused to start; everything it had opened is closed again. */
+export class StartError extends Error {
+  /** Discriminator for {@link isStartError}. */
+  readonly kind = 'StartError' as const;
+
+  /**
+   * @param code - the stable reason
+   * @param message - one line for the operator, with a hint
+   * @param cause - the underlying error, when there is one
+   */
+  constructor(
+    readonly code: StartErrorCode,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.name = 'StartError';
+  }
+}
+
+/** True when `e` is a {@link StartError} (optionally with one of `codes`). */
+export function isStartError(e: unknown, ...codes: StartErrorCode[]): e is StartError {
+  if (typeof e !== 'object' || e === null || (e as { kind?: unknown }).kind !== 'StartError') return false;
+  return codes.length === 0 || codes.includes((e as StartError).code);
+}
