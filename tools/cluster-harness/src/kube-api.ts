@@ -28,12 +28,15 @@ function manifest(path: string): KubeObject[] {
   return (loadAll(readFileSync(path, 'utf8')) as KubeObject[]).filter(Boolean);
 }
 
+/** A manifest of the aws-node package (`manifests/<file>`). */
+function awsNodeManifest(file: string): KubeObject[] {
+  const require = createRequire(import.meta.url);
+  return manifest(join(dirname(require.resolve('@vpc-cni-kit/aws-node/package.json')), 'manifests', file));
+}
+
 /** aws-node's RBAC manifest (ServiceAccount, ClusterRole, ClusterRoleBinding), from the aws-node package. */
 export function awsNodeRbacManifest(): KubeObject[] {
-  const require = createRequire(import.meta.url);
-  return manifest(
-    join(dirname(require.resolve('@vpc-cni-kit/aws-node/package.json')), 'manifests', 'rbac.yaml'),
-  );
+  return awsNodeManifest('rbac.yaml');
 }
 
 /** The name EKS gives the Node of an instance (its private DNS name). */
@@ -58,6 +61,8 @@ export class ClusterKubeApi {
     private readonly splice: Server,
     private readonly region: string,
     readonly address: string,
+    /** Availability zone by subnet id (the Node's `topology.kubernetes.io/zone`). */
+    private readonly zones: ReadonlyMap<string, string>,
   ) {}
 
   /** Starts the simulator, seeds it and opens `address:443` inside the VPC's internet namespace. */
@@ -67,6 +72,7 @@ export class ClusterKubeApi {
     try {
       for (const obj of [
         ...manifest(join(HERE, '..', 'manifests', 'cninode-crd.yaml')),
+        ...awsNodeManifest('eniconfig-crd.yaml'),
         ...awsNodeRbacManifest(),
       ]) {
         const [apiVersion, plural] = pluralOf(obj);
@@ -95,7 +101,8 @@ export class ClusterKubeApi {
         withNetnsSync(vpc.internet.netnsPath, () => splice.listen(KUBE_API_PORT));
         splice.once('listening', () => resolve());
       });
-      return new ClusterKubeApi(sim, splice, vpc.region, address);
+      const zones = new Map(vpc.subnets.map((sub) => [sub.subnetId, sub.availabilityZone]));
+      return new ClusterKubeApi(sim, splice, vpc.region, address, zones);
     } catch (e) {
       await sim.close();
       throw e;
@@ -116,6 +123,9 @@ export class ClusterKubeApi {
           'kubernetes.io/os': 'linux',
           'node.kubernetes.io/instance-type': instance.instanceType,
           'topology.kubernetes.io/region': this.region,
+          ...(this.zones.has(instance.subnetId)
+            ? { 'topology.kubernetes.io/zone': this.zones.get(instance.subnetId)! }
+            : {}),
         },
       },
       spec: { providerID: `aws:///${this.region}a/${instance.instanceId}` },

@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -39,6 +40,12 @@ export interface AwsNodeConfig {
   disableLeakedEniCleanup: boolean;
   manageUntaggedEni: boolean;
   subnetDiscovery: boolean;
+  /** `AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG`: new ENIs follow the node's ENIConfig; the primary ENI carries no pods. */
+  customNetworking: boolean;
+  /** `ENI_CONFIG_ANNOTATION_DEF`: the Node annotation naming its ENIConfig. */
+  eniConfigAnnotationKey: string;
+  /** `ENI_CONFIG_LABEL_DEF`: the Node label naming its ENIConfig (e.g. `topology.kubernetes.io/zone`). */
+  eniConfigLabelKey: string;
   disableNetworkResourceProvisioning: boolean;
   imdsOnlyMode: boolean;
   httpTimeoutSeconds: number;
@@ -62,7 +69,6 @@ export interface AwsNodeConfig {
 /** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
 export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
   ENABLE_POD_ENI: 'security groups for pods (branch ENIs)',
-  AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'custom networking (ENIConfig)',
   ENABLE_IPv6: 'IPv6 mode',
   ENABLE_MULTI_NIC: 'multiple network cards',
 };
@@ -151,6 +157,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     disableLeakedEniCleanup: r.bool('DISABLE_LEAKED_ENI_CLEANUP', false) || imdsOnlyMode,
     manageUntaggedEni: r.bool('MANAGE_UNTAGGED_ENI', true),
     subnetDiscovery: r.bool('ENABLE_SUBNET_DISCOVERY', true),
+    customNetworking: r.bool('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG', false),
+    eniConfigAnnotationKey: r.string('ENI_CONFIG_ANNOTATION_DEF', DEFAULT_ENI_CONFIG_KEY),
+    eniConfigLabelKey: r.string('ENI_CONFIG_LABEL_DEF', DEFAULT_ENI_CONFIG_KEY),
     disableNetworkResourceProvisioning:
       r.bool('DISABLE_NETWORK_RESOURCE_PROVISIONING', false) || imdsOnlyMode,
     imdsOnlyMode,

@@ -2,6 +2,7 @@ import type { Datastore } from '@vpc-cni-kit/datastore';
 import type { EniManager, ImdsEni } from '@vpc-cni-kit/eni-manager';
 import { isEniManagerError } from '@vpc-cni-kit/eni-manager';
 import { decide, type PoolDecision, type PoolLimits, type PoolTargets } from '@vpc-cni-kit/warm-pool';
+import { EniConfigUnavailableError } from './custom-networking.js';
 import type { PoolCondition } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 
@@ -25,6 +26,11 @@ export interface PoolLoopDeps {
   setupEni: (eni: ImdsEni) => Promise<void>;
   /** Host routing teardown for an ENI being freed. */
   teardownEni: (eniId: string) => Promise<void>;
+  /**
+   * Custom networking: the subnet and groups for the next ENI (the node's ENIConfig, read now). Throws
+   * {@link EniConfigUnavailableError} when it cannot be used; no ENI is created then.
+   */
+  eniTarget?: () => Promise<{ subnetId?: string; securityGroupIds?: readonly string[] }>;
   /** The route table for a device number and network card (the reference's formula). */
   routeTableId: (deviceNumber: number, networkCard: number) => number;
   /**
@@ -46,6 +52,8 @@ export class PoolLoop {
   private lastShrinkAt: number | undefined;
   private lastInsufficientAt: number | undefined;
   private lastDecision: PoolDecision | undefined;
+  /** Why the last ENI could not be created under custom networking (cleared by the next success). */
+  private eniConfigProblem: string | undefined;
   private running: Promise<PoolDecision> | undefined;
   /** The next pass, periodic or woken; `undefined` while a pass is due or running (or before start). */
   private timer: NodeJS.Timeout | undefined;
@@ -66,6 +74,7 @@ export class PoolLoop {
     return {
       subnetExhausted: this.lastInsufficientAt !== undefined && now - this.lastInsufficientAt < 120_000,
       eniLimitReached: reason === 'no-room',
+      eniConfigProblem: this.eniConfigProblem,
     };
   }
 
@@ -176,7 +185,12 @@ export class PoolLoop {
     try {
       await this.act(decision);
     } catch (e) {
-      const code = isEniManagerError(e) ? e.code : 'Internal';
+      const code = isEniManagerError(e)
+        ? e.code
+        : e instanceof EniConfigUnavailableError
+          ? e.code
+          : 'Internal';
+      if (e instanceof EniConfigUnavailableError) this.eniConfigProblem = e.message;
       if (SUBNET_FULL.has(code)) this.lastInsufficientAt = this.deps.now();
       this.deps.observer.actionFailed(decision.kind, code);
       log.warn('pool action failed', {
@@ -213,9 +227,12 @@ export class PoolLoop {
         return;
       }
       case 'create-eni': {
-        const created = await eni.allocateEni(
-          d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
-        );
+        const target = (await this.deps.eniTarget?.()) ?? {};
+        this.eniConfigProblem = undefined;
+        const created = await eni.allocateEni({
+          ...(d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count }),
+          ...target,
+        });
         await this.adoptEni(created.imds);
         return;
       }
@@ -309,6 +326,8 @@ export class PoolLoop {
         .enis.find((x) => x.id === e.eniId)
         ?.cidrs.map((c) => c.cidr) ?? [],
     );
+    // Custom networking: the primary ENI carries no pods, so its addresses never enter the pool.
+    if (isPrimary && this.deps.limits.customNetworking === true) return;
     for (const ip of e.ipv4Addresses.slice(1))
       if (!known.has(`${ip}/32`)) datastore.addCidr(e.eniId, `${ip}/32`);
     for (const p of e.ipv4Prefixes) if (!known.has(p)) datastore.addCidr(e.eniId, p);
