@@ -50,8 +50,15 @@ export interface ClusterNetwork {
   subnets: readonly { id: string; cidrBlock: string; availabilityZone: string }[];
   /** The subnets nodes are launched in, round-robin. */
   nodeSubnets: readonly string[];
-  /** Security groups to create (`sg-…` ids), e.g. the pods' groups of an ENIConfig. */
-  securityGroups?: readonly { id: string; name: string }[];
+  /**
+   * Security groups to create (`sg-…` ids), e.g. the pods' groups of an ENIConfig; a group named `default`
+   * replaces the VPC's default group (the nodes' group).
+   */
+  securityGroups?: readonly {
+    id: string;
+    name: string;
+    ingress?: readonly { ipProtocol: string; cidrIpv4: string }[];
+  }[];
 }
 
 const DEFAULT_NETWORK: ClusterNetwork = {

@@ -41,8 +41,8 @@ describePrivileged('aws-node with several VPC CIDR blocks', () => {
     expect(nodeIp).toMatch(/^10\.20\./);
     expect(pod.address).toMatch(/^10\.20\./);
     expect(await snatChain(cluster)).toEqual([
-      '-A AWS-SNAT-CHAIN-0 -d 10.20.0.0/16 -m comment --comment "AWS SNAT CHAIN" -j RETURN',
       '-A AWS-SNAT-CHAIN-0 -d 100.64.0.0/16 -m comment --comment "AWS SNAT CHAIN" -j RETURN',
+      '-A AWS-SNAT-CHAIN-0 -d 10.20.0.0/16 -m comment --comment "AWS SNAT CHAIN" -j RETURN',
       `-A AWS-SNAT-CHAIN-0 ! -o vlan+ -m comment --comment "AWS, SNAT" -m addrtype ! --dst-type LOCAL -j SNAT --to-source ${nodeIp} --random-fully`,
     ]);
     const { internet } = cluster.vpc.describe();
