@@ -6,29 +6,23 @@
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Cluster, type ClusterPod, PodError } from '../src/cluster.js';
+import {
+  CN,
+  customNetworkingEnv,
+  customNetworkingLayout,
+  eniConfigObject,
+} from '../src/custom-networking.js';
 import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
 import { eventually, startOneNode } from './support/scenario.js';
 
 const VPC = 'vpc-0c000000000000001';
-const NODE_A = 'subnet-0a200000000000001'; // 10.20.0.0/20, us-west-2a
-const NODE_B = 'subnet-0b200000000000001'; // 10.20.16.0/20, us-west-2b
-const PODS_A = 'subnet-0a640000000000001'; // 100.64.0.0/19, us-west-2a
-const PODS_B = 'subnet-0b640000000000001'; // 100.64.32.0/19, us-west-2b
-const PODS_A2 = 'subnet-0c640000000000001'; // 100.64.64.0/19, us-west-2a (the relabel target)
-const SG_PODS = 'sg-0a640000000000001';
-const SG_ALT = 'sg-0b640000000000001';
-const SG_NODES = 'sg-0a200000000000001';
-const FROM_VPC = [
-  { ipProtocol: '-1', cidrIpv4: '10.20.0.0/16' },
-  { ipProtocol: '-1', cidrIpv4: '100.64.0.0/16' },
-];
-
-const eniConfig = (name: string, subnet: string, groups: string[]) => ({
-  apiVersion: 'crd.k8s.amazonaws.com/v1alpha1',
-  kind: 'ENIConfig',
-  metadata: { name },
-  spec: { subnet, securityGroups: groups },
-});
+const {
+  podSubnetA: PODS_A,
+  podSubnetB: PODS_B,
+  podSubnetA2: PODS_A2,
+  podsGroup: SG_PODS,
+  altGroup: SG_ALT,
+} = CN;
 
 describePrivileged('custom networking (ENIConfig) on the virtual VPC', () => {
   let cluster: Cluster;
@@ -47,36 +41,21 @@ describePrivileged('custom networking (ENIConfig) on the virtual VPC', () => {
   beforeAll(async () => {
     cluster = await startOneNode({
       nodes: 2,
-      network: {
-        vpcCidrs: ['10.20.0.0/16', '100.64.0.0/16'],
-        subnets: [
-          { id: NODE_A, cidrBlock: '10.20.0.0/20', availabilityZone: 'us-west-2a' },
-          { id: NODE_B, cidrBlock: '10.20.16.0/20', availabilityZone: 'us-west-2b' },
-          { id: PODS_A, cidrBlock: '100.64.0.0/19', availabilityZone: 'us-west-2a' },
-          { id: PODS_B, cidrBlock: '100.64.32.0/19', availabilityZone: 'us-west-2b' },
-          { id: PODS_A2, cidrBlock: '100.64.64.0/19', availabilityZone: 'us-west-2a' },
-        ],
-        nodeSubnets: [NODE_A, NODE_B],
-        // Every group admits the whole VPC (both blocks); EC2's default is no ingress at all.
-        securityGroups: [
-          { id: SG_NODES, name: 'default', ingress: FROM_VPC },
-          { id: SG_PODS, name: 'pods', ingress: FROM_VPC },
-          { id: SG_ALT, name: 'pods-alt', ingress: FROM_VPC },
-        ],
-      },
-      env: {
-        AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true',
-        ENI_CONFIG_LABEL_DEF: 'topology.kubernetes.io/zone',
-      },
+      network: customNetworkingLayout,
+      env: customNetworkingEnv,
     });
     // us-west-2b's ENIConfig is created later (the missing-ENIConfig test).
     const objects = cluster.kube.sim.objects;
     objects.create(
       'crd.k8s.amazonaws.com/v1alpha1',
       'eniconfigs',
-      eniConfig('us-west-2a', PODS_A, [SG_PODS]),
+      eniConfigObject('us-west-2a', PODS_A, [SG_PODS]),
     );
-    objects.create('crd.k8s.amazonaws.com/v1alpha1', 'eniconfigs', eniConfig('alt-2a', PODS_A2, [SG_ALT]));
+    objects.create(
+      'crd.k8s.amazonaws.com/v1alpha1',
+      'eniconfigs',
+      eniConfigObject('alt-2a', PODS_A2, [SG_ALT]),
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -126,7 +105,7 @@ describePrivileged('custom networking (ENIConfig) on the virtual VPC', () => {
     cluster.kube.sim.objects.create(
       'crd.k8s.amazonaws.com/v1alpha1',
       'eniconfigs',
-      eniConfig('us-west-2b', PODS_B, [SG_PODS]),
+      eniConfigObject('us-west-2b', PODS_B, [SG_PODS]),
     );
     await eventually('an ENI on node 1', async () => podEnis(1).length > 0, 30_000);
     expect(podEnis(1)[0]).toMatchObject({ subnetId: PODS_B, groups: [SG_PODS] });

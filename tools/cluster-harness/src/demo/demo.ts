@@ -5,6 +5,8 @@
  *   --keep           leave everything running (a detached holder process keeps the VPC and daemons alive)
  *   --json           end with one JSON line describing the setup (and, with --keep, the `down` command)
  *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
+ *   --custom-networking  VPC 10.20.0.0/16 + 100.64.0.0/16, nodes in 10.20.x of two zones, an ENIConfig per zone:
+ *                    pods get 100.64.x addresses from ENIs in the zone's pod subnet, with the pods' group
  *   --down RUN_ID    tear down a kept setup
  */
 import { spawn } from 'node:child_process';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
 import { awsNodeBinDir } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
+import { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from '../custom-networking.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
@@ -24,10 +27,19 @@ interface Args {
   pods: number;
   down: string | undefined;
   hold: string | undefined;
+  customNetworking: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { keep: false, json: false, nodes: 2, pods: 3, down: undefined, hold: undefined };
+  const a: Args = {
+    keep: false,
+    json: false,
+    nodes: 2,
+    pods: 3,
+    down: undefined,
+    hold: undefined,
+    customNetworking: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     const next = () => {
@@ -40,6 +52,7 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--nodes') a.nodes = Number(next());
     else if (v === '--pods') a.pods = Number(next());
     else if (v === '--down') a.down = next();
+    else if (v === '--custom-networking') a.customNetworking = true;
     else if (v === '--hold') a.hold = next();
     else throw new Error(`unknown argument ${v}`);
   }
@@ -60,14 +73,31 @@ async function bringUp(
   const binDir = awsNodeBinDir();
   const runner = process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../libcni-runner/bin/libcni-runner');
   if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
-  print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
+  print(
+    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}…`,
+  );
   const cluster = await Cluster.start({
     nodes: args.nodes,
     binDir,
     libcniRunner: runner,
     bandwidth: true,
-    env: { ANNOTATE_POD_IP: 'true' },
+    env: { ANNOTATE_POD_IP: 'true', ...(args.customNetworking ? customNetworkingEnv : {}) },
+    ...(args.customNetworking ? { network: customNetworkingLayout } : {}),
   });
+  if (args.customNetworking) {
+    // One ENIConfig per zone, named after it (ENI_CONFIG_LABEL_DEF=topology.kubernetes.io/zone).
+    for (const [zone, subnet] of [
+      ['us-west-2a', CN.podSubnetA],
+      ['us-west-2b', CN.podSubnetB],
+    ] as const) {
+      cluster.kube.sim.objects.create(
+        'crd.k8s.amazonaws.com/v1alpha1',
+        'eniconfigs',
+        eniConfigObject(zone, subnet, [CN.podsGroup]),
+      );
+    }
+    print('ENIConfigs us-west-2a and us-west-2b created; aws-node puts new ENIs in their pod subnets');
+  }
   print(
     `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
   );
