@@ -6,7 +6,7 @@ import {
   type KubeObject as SimObject,
   startKubeSimulator,
 } from '@vpc-cni-kit/kube-simulator';
-import { scratchDir } from '@vpc-cni-kit/testkit';
+import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
@@ -49,14 +49,6 @@ function recordingLogger(): Logger & { lines: string[] } {
     (msg: string, fields: Record<string, unknown> = {}) =>
       lines.push(`${l} ${msg} ${JSON.stringify(fields)}`);
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 beforeAll(async () => {
@@ -285,8 +277,11 @@ describe('KubeSide', () => {
     k.onEc2Call(call);
     k.onEc2Call(call);
     k.onEc2Call({ ...call, errorCode: 'Throttling' });
-    await until('the Event', () => sim.objects.list('events.k8s.io/v1', 'events', 'kube-system').length > 0);
-    await until('drained', () => k.status().pending === 0);
+    await eventually(
+      'the Event',
+      () => sim.objects.list('events.k8s.io/v1', 'events', 'kube-system').length > 0,
+    );
+    await eventually('drained', () => k.status().pending === 0);
     const events = sim.objects.list('events.k8s.io/v1', 'events', 'kube-system');
     expect(events).toHaveLength(1);
     const uid = sim.objects.get('v1', 'pods', 'aws-node-abcde', 'kube-system')!.metadata!.uid;
@@ -313,7 +308,7 @@ describe('KubeSide', () => {
     try {
       k.start();
       k.podAdded({ namespace: 'default', name: 'late' }, '10.0.0.30');
-      await until('unreachable', () => k.status().state === 'unreachable');
+      await eventually('unreachable', () => k.status().state === 'unreachable');
       await new Promise((r) => setTimeout(r, 300));
       expect(log.lines.filter((l) => l.includes('Kubernetes API unreachable'))).toHaveLength(1);
       expect(k.status().pending).toBe(1);
@@ -321,7 +316,7 @@ describe('KubeSide', () => {
       await sim.resume();
     }
     const resumedAt = Date.now();
-    await until(
+    await eventually(
       'annotation',
       () =>
         (

@@ -1,4 +1,5 @@
 import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type KubeSimulator, startKubeSimulator } from '../src/index.js';
 
@@ -12,14 +13,6 @@ function pod(name: string): Record<string, unknown> {
     metadata: { name, namespace: 'default' },
     spec: { containers: [{ name: 'c', image: 'busybox' }] },
   };
-}
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function informerOn(sim: KubeSimulator) {
@@ -48,9 +41,9 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
     sim.objects.create('v1', 'pods', pod('a'));
     const { informer, seen } = informerOn(sim);
     await informer.start();
-    await until('pod a', () => seen.has('a'));
+    await eventually('pod a', () => seen.has('a'));
     sim.objects.create('v1', 'pods', pod('b'));
-    await until('pod b via watch', () => seen.has('b'));
+    await eventually('pod b via watch', () => seen.has('b'));
 
     // The informer's resourceVersion falls out of the history while its watch is down.
     const listsBefore = sim.requests.filter(
@@ -60,12 +53,12 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
     sim.objects.delete('v1', 'pods', 'a', 'default');
     sim.objects.create('v1', 'pods', pod('c'));
     sim.faults.expireHistory();
-    await until('re-list after 410', () => seen.has('c') && !seen.has('a'));
+    await eventually('re-list after 410', () => seen.has('c') && !seen.has('a'));
     const lists = sim.requests.filter((r) => r.method === 'GET' && !r.url.includes('watch=true')).length;
     expect(lists).toBeGreaterThan(listsBefore);
     expect([...seen].sort()).toEqual(['b', 'c']);
     sim.objects.create('v1', 'pods', pod('d'));
-    await until('pod d after the re-list', () => seen.has('d'));
+    await eventually('pod d after the re-list', () => seen.has('d'));
     await informer.stop();
   });
 
@@ -75,16 +68,16 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
     first.objects.create('v1', 'pods', pod('before'));
     const { informer, seen, errors } = informerOn(first);
     await informer.start();
-    await until('pod before', () => seen.has('before'));
+    await eventually('pod before', () => seen.has('before'));
 
     const snapshot = first.snapshot();
     await first.close();
-    await until('the informer notices', () => errors.length > 0);
+    await eventually('the informer notices', () => errors.length > 0);
     const second = await startKubeSimulator({ tls: first.tls!, port: first.port, snapshot });
     sims.push(second);
     second.objects.create('v1', 'pods', pod('after'));
     second.objects.delete('v1', 'pods', 'before', 'default');
-    await until('state of the restarted simulator', () => seen.has('after') && !seen.has('before'));
+    await eventually('state of the restarted simulator', () => seen.has('after') && !seen.has('before'));
     await informer.stop();
   });
 

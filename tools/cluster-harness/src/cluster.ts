@@ -7,10 +7,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonClient, ServingStatus } from '@vpc-cni-kit/aws-node';
-import { type DescribedInstance, startVirtualVpc, type VirtualVpc } from '@vpc-cni-kit/ec2-simulator';
+import {
+  type DescribedInstance,
+  startVirtualVpc,
+  type VirtualVpc,
+  VPC_ADDRESSES,
+} from '@vpc-cni-kit/ec2-simulator';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { inNetns } from './exec.js';
 import { ClusterKubeApi } from './kube-api.js';
+
+const REGION = 'us-west-2';
 
 /** Options for {@link Cluster.start}. */
 export interface ClusterOptions {
@@ -129,9 +136,9 @@ export class Cluster {
   static async start(options: ClusterOptions): Promise<Cluster> {
     const count = options.nodes ?? 2;
     const net = options.network ?? DEFAULT_NETWORK;
-    const vpc = await startVirtualVpc({
+    const vpcUp = startVirtualVpc({
       scenario: {
-        region: 'us-west-2',
+        region: REGION,
         vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: net.vpcCidrs }],
         subnets: net.subnets,
         ...(net.securityGroups ? { securityGroups: net.securityGroups } : {}),
@@ -142,14 +149,24 @@ export class Cluster {
       },
       ...(options.simulator ? { simulator: options.simulator } : {}),
     });
+    // The API server comes up while the VPC does; it is opened inside the VPC once that exists.
+    const kubeUp = ClusterKubeApi.start(VPC_ADDRESSES.ec2, REGION);
+    const [vpcResult, kubeResult] = await Promise.allSettled([vpcUp, kubeUp]);
+    if (vpcResult.status === 'rejected' || kubeResult.status === 'rejected') {
+      if (vpcResult.status === 'fulfilled') await vpcResult.value.close();
+      if (kubeResult.status === 'fulfilled') await kubeResult.value.close();
+      throw vpcResult.status === 'rejected' ? vpcResult.reason : (kubeResult as PromiseRejectedResult).reason;
+    }
+    const vpc = vpcResult.value;
+    const kube = kubeResult.value;
     const workDir = options.workDir ?? join('/tmp', `vck-cluster-${vpc.runId}`);
     const runBase =
       options.runDir === undefined ? undefined : join(options.runDir, `vck-cluster-${vpc.runId}`);
     const described = vpc.describe();
-    let kube: ClusterKubeApi;
     try {
-      kube = await ClusterKubeApi.start(described);
+      await kube.openIn(described);
     } catch (e) {
+      await kube.close();
       await vpc.close();
       throw e;
     }

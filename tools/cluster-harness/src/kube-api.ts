@@ -8,7 +8,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DescribedInstance, VirtualVpcDescription } from '@vpc-cni-kit/ec2-simulator';
 import {
   type KubeObject,
@@ -22,7 +21,11 @@ import { loadAll } from 'js-yaml';
 /** Where the API server listens inside the VPC's internet namespace. */
 export const KUBE_API_PORT = 443;
 
-const HERE = dirname(fileURLToPath(import.meta.url));
+/** A file of this package (found through the package, so it works from a bundle too). */
+function ownFile(...parts: string[]): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('@vpc-cni-kit/cluster-harness/package.json')), ...parts);
+}
 
 function manifest(path: string): KubeObject[] {
   return (loadAll(readFileSync(path, 'utf8')) as KubeObject[]).filter(Boolean);
@@ -56,57 +59,66 @@ export interface DaemonKubeAccess {
 
 /** A cluster's API server and its splice into the VPC. */
 export class ClusterKubeApi {
+  #splice: Server | undefined;
+  /** Availability zone by subnet id (the Node's `topology.kubernetes.io/zone`), known once opened in a VPC. */
+  #zones = new Map<string, string>();
+
   private constructor(
     readonly sim: KubeSimulator,
-    private readonly splice: Server,
     private readonly region: string,
     readonly address: string,
-    /** Availability zone by subnet id (the Node's `topology.kubernetes.io/zone`). */
-    private readonly zones: ReadonlyMap<string, string>,
   ) {}
 
-  /** Starts the simulator, seeds it and opens `address:443` inside the VPC's internet namespace. */
-  static async start(vpc: VirtualVpcDescription): Promise<ClusterKubeApi> {
-    const address = vpc.internet.ec2Address;
+  /**
+   * Starts the simulator (certificate for `address`, CRDs, aws-node's RBAC). Independent of the VPC, so it
+   * can come up while the VPC does; {@link openIn} then makes it reachable from the instances.
+   */
+  static async start(address: string, region: string): Promise<ClusterKubeApi> {
     const sim = await startKubeSimulator({ tls: await selfSignedCertificate([address]) });
     try {
       for (const obj of [
-        ...manifest(join(HERE, '..', 'manifests', 'cninode-crd.yaml')),
+        ...manifest(ownFile('manifests', 'cninode-crd.yaml')),
         ...awsNodeManifest('eniconfig-crd.yaml'),
         ...awsNodeRbacManifest(),
       ]) {
         const [apiVersion, plural] = pluralOf(obj);
         sim.objects.create(apiVersion, plural, obj);
       }
-      const sockets = new Set<Socket>();
-      const splice = createServer((socket) => {
-        const upstream = connect(sim.port, '127.0.0.1');
-        sockets.add(socket);
-        upstream.on('error', () => socket.destroy());
-        socket.on('error', () => upstream.destroy());
-        socket.once('close', () => {
-          sockets.delete(socket);
-          upstream.destroy();
-        });
-        upstream.once('close', () => socket.destroy());
-        socket.pipe(upstream);
-        upstream.pipe(socket);
-      });
-      splice.on('close', () => {
-        for (const s of sockets) s.destroy();
-      });
-      await new Promise<void>((resolve, reject) => {
-        splice.once('error', reject);
-        // Bound to a port only: a host would be resolved asynchronously, outside the namespace switch.
-        withNetnsSync(vpc.internet.netnsPath, () => splice.listen(KUBE_API_PORT));
-        splice.once('listening', () => resolve());
-      });
-      const zones = new Map(vpc.subnets.map((sub) => [sub.subnetId, sub.availabilityZone]));
-      return new ClusterKubeApi(sim, splice, vpc.region, address, zones);
     } catch (e) {
       await sim.close();
       throw e;
     }
+    return new ClusterKubeApi(sim, region, address);
+  }
+
+  /** Listens on port 443 inside the VPC's internet namespace (which owns `address`), splicing to the simulator. */
+  async openIn(vpc: VirtualVpcDescription): Promise<void> {
+    this.#zones = new Map(vpc.subnets.map((sub) => [sub.subnetId, sub.availabilityZone]));
+    const sockets = new Set<Socket>();
+    const sim = this.sim;
+    const splice = createServer((socket) => {
+      const upstream = connect(sim.port, '127.0.0.1');
+      sockets.add(socket);
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+      socket.once('close', () => {
+        sockets.delete(socket);
+        upstream.destroy();
+      });
+      upstream.once('close', () => socket.destroy());
+      socket.pipe(upstream);
+      upstream.pipe(socket);
+    });
+    splice.on('close', () => {
+      for (const s of sockets) s.destroy();
+    });
+    await new Promise<void>((resolve, reject) => {
+      splice.once('error', reject);
+      // Bound to a port only: a host would be resolved asynchronously, outside the namespace switch.
+      withNetnsSync(vpc.internet.netnsPath, () => splice.listen(KUBE_API_PORT));
+      splice.once('listening', () => resolve());
+    });
+    this.#splice = splice;
   }
 
   /**
@@ -123,8 +135,8 @@ export class ClusterKubeApi {
           'kubernetes.io/os': 'linux',
           'node.kubernetes.io/instance-type': instance.instanceType,
           'topology.kubernetes.io/region': this.region,
-          ...(this.zones.has(instance.subnetId)
-            ? { 'topology.kubernetes.io/zone': this.zones.get(instance.subnetId)! }
+          ...(this.#zones.has(instance.subnetId)
+            ? { 'topology.kubernetes.io/zone': this.#zones.get(instance.subnetId)! }
             : {}),
         },
       },
@@ -196,7 +208,8 @@ export class ClusterKubeApi {
 
   /** Stops the splice and the simulator. */
   async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.splice.close(() => resolve()));
+    const splice = this.#splice;
+    if (splice) await new Promise<void>((resolve) => splice.close(() => resolve()));
     await this.sim.close();
   }
 }

@@ -3,22 +3,12 @@
  * https as the aws-node ServiceAccount, authorized by the project's own RBAC manifest.
  */
 import { existsSync } from 'node:fs';
-import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
+import { buildLibcniRunner, describePrivileged, eventually } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod } from '../src/cluster.js';
 
 const binDir = awsNodeBinDir();
-
-async function until<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describePrivileged('aws-node and the Kubernetes API', () => {
   let cluster: Cluster;
@@ -31,7 +21,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
       binDir,
       libcniRunner: await buildLibcniRunner(),
       simulator: { rateLimits: false },
-      env: { ANNOTATE_POD_IP: 'true', WARM_IP_TARGET: '3' },
+      env: { ANNOTATE_POD_IP: 'true' },
     });
   }, 180_000);
 
@@ -41,7 +31,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
 
   it('creates its CNINode, named after its Node, through RBAC', async () => {
     const node = cluster.nodes[0]!;
-    const cniNode = await until('the CNINode', () =>
+    const cniNode = await eventually('the CNINode', () =>
       cluster.kube.sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', node.nodeName),
     );
     expect(cniNode.spec).toEqual({ features: [] });
@@ -55,7 +45,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
 
   it('annotates pods with their IP after ADD (ANNOTATE_POD_IP)', async () => {
     const pod = await cluster.addPod(0, { name: 'annotated' });
-    const annotation = await until('the pod-ips annotation', () => {
+    const annotation = await eventually('the pod-ips annotation', () => {
       const p = cluster.kube.sim.objects.get('v1', 'pods', 'annotated', 'default');
       return (p?.metadata?.annotations as Record<string, string> | undefined)?.['vpc.amazonaws.com/pod-ips'];
     });
@@ -63,40 +53,14 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     await cluster.delPod(pod);
   });
 
-  it('emits a MissingIAMPermissions Warning Event when EC2 answers UnauthorizedOperation', async () => {
-    const node = cluster.nodes[0]!;
-    cluster.vpc.simulator.faults.deny('AssignPrivateIpAddresses', 'CreateNetworkInterface');
-    try {
-      // Take the warm addresses so the pool must ask EC2 for more.
-      const pods: ClusterPod[] = [];
-      for (let i = 0; i < 4; i++)
-        pods.push(await cluster.addPod(0, { retryForMs: 2000 }).catch(() => undefined as never));
-      const event = await until('the Event', () =>
-        cluster.kube.sim.objects
-          .list('events.k8s.io/v1', 'events', 'kube-system')
-          .find((e) => e.reason === 'MissingIAMPermissions'),
-      );
-      expect(event).toMatchObject({
-        type: 'Warning',
-        action: expect.stringMatching(/^ec2:(AssignPrivateIpAddresses|CreateNetworkInterface)$/),
-        reportingController: 'aws-node',
-        regarding: { kind: 'Pod', namespace: 'kube-system', name: node.awsNodePod },
-      });
-      expect(String(event.note)).toBe(
-        `Unauthorized operation: failed to call ${String(event.action)} due to missing permissions. Please refer https://github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/iam-policy.md to attach relevant policy to IAM role`,
-      );
-      for (const p of pods.filter(Boolean)) await cluster.delPod(p);
-    } finally {
-      cluster.vpc.simulator.faults.clear();
-    }
-  });
-
   it('keeps ADD and DEL working while the Kubernetes API is down, and catches up afterwards', async () => {
     await cluster.kube.sim.suspend();
     const pods: ClusterPod[] = [];
     try {
       for (let round = 0; round < 3; round++) {
-        for (let i = 0; i < 3; i++) pods.push(await cluster.addPod(0, { name: `churn-${round}-${i}` }));
+        for (let i = 0; i < 3; i++) {
+          pods.push(await cluster.addPod(0, { name: `churn-${round}-${i}` }));
+        }
         await cluster.delPod(pods.shift()!);
       }
       expect(pods.every((p) => /^10\.0\.\d+\.\d+$/.test(p.address))).toBe(true);
@@ -105,7 +69,7 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     }
     for (const p of pods)
       expect(
-        await until(
+        await eventually(
           `annotation of ${p.name}`,
           () => {
             const obj = cluster.kube.sim.objects.get('v1', 'pods', p.name, p.namespace);
@@ -120,4 +84,35 @@ describePrivileged('aws-node and the Kubernetes API', () => {
     expect(cluster.logTail(0, 200)).toContain('Kubernetes API reachable again');
     for (const p of pods) await cluster.delPod(p);
   }, 120_000);
+
+  it('emits a MissingIAMPermissions Warning Event when EC2 answers UnauthorizedOperation', async () => {
+    const node = cluster.nodes[0]!;
+    cluster.vpc.simulator.faults.deny('AssignPrivateIpAddresses', 'CreateNetworkInterface');
+    try {
+      // A restarted daemon asked for more warm addresses than it has pre-scales: its EC2 calls are refused.
+      await cluster.stopDaemon(0);
+      node.env = { ...node.env, WARM_IP_TARGET: '25' };
+      await cluster.startDaemon(0);
+      const event = await eventually(
+        'the Event',
+        () =>
+          cluster.kube.sim.objects
+            .list('events.k8s.io/v1', 'events', 'kube-system')
+            .find((e) => e.reason === 'MissingIAMPermissions'),
+        20_000,
+      );
+      expect(event).toMatchObject({
+        type: 'Warning',
+        action: expect.stringMatching(/^ec2:(AssignPrivateIpAddresses|CreateNetworkInterface)$/),
+        reportingController: 'aws-node',
+        reportingInstance: node.nodeName,
+        regarding: { kind: 'Pod', namespace: 'kube-system', name: node.awsNodePod },
+      });
+      expect(String(event.note)).toBe(
+        `Unauthorized operation: failed to call ${String(event.action)} due to missing permissions. Please refer https://github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/iam-policy.md to attach relevant policy to IAM role`,
+      );
+    } finally {
+      cluster.vpc.simulator.faults.clear();
+    }
+  });
 });

@@ -1,3 +1,4 @@
+export { eventually } from './eventually.js';
 export { debianKubectl, type KubectlResult, runKubectl, UNPACKED_DEBIAN_KUBECTL } from './kubectl.js';
 export {
   buildLibcniRunner,

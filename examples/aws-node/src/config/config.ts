@@ -22,6 +22,11 @@ export interface AwsNodeConfig {
   ipCooldownSeconds: number;
   /** `MAX_ENI`; undefined when unset or ≤ 0 (ignored, as the reference). */
   maxEni: number | undefined;
+  /**
+   * `WARM_POOL_POLICY` (this daemon's own): `static` (default, the reference's targets exactly) or `adaptive`
+   * (targets set from observed demand; `MINIMUM_IP_TARGET` and prefix delegation still apply).
+   */
+  warmPoolPolicy: 'static' | 'adaptive';
   // Networking
   eniMtu: number;
   podMtu: number;
@@ -137,6 +142,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     prefixDelegation,
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
+    warmPoolPolicy: r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']),
     eniMtu,
     podMtu,
     vethPrefix,

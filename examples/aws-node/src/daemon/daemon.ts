@@ -212,6 +212,7 @@ async function start(
       warmPrefixTarget: config.warmPrefixTarget,
       prefixDelegation: config.prefixDelegation,
     },
+    policy: config.warmPoolPolicy,
     limits: {
       maxEnis: limits.maxEnis,
       ipv4PerEni: limits.ipv4PerEni,
@@ -313,7 +314,7 @@ async function start(
         datastore,
         plumber: host.plumber,
         log,
-        observer: metrics,
+        observer: pool.observing(metrics),
         version: options.version,
         vethPrefix: config.vethPrefix,
         podMtu: config.podMtu,
