@@ -6,7 +6,7 @@ import {
   parseEniConfig,
   resolveEniConfigName,
 } from '@vpc-cni-kit/eni-manager';
-import { microTime } from './iam-event.js';
+import { awsNodeWarningEvent } from './iam-event.js';
 import { type CustomResource, isKubeCallError, type KubeApi, type KubeObject } from './kube-api.js';
 
 /** The ENIConfig custom resource as the API client addresses it. */
@@ -75,26 +75,13 @@ export function eniConfigProblemEvent(o: {
   readonly nodeName: string;
   readonly nowMs: number;
 }): KubeObject {
-  return {
-    apiVersion: 'events.k8s.io/v1',
-    kind: 'Event',
-    metadata: {
-      name: `${o.pod.name}.${(BigInt(o.nowMs) * 1_000_000n + 1n).toString(16)}`,
-      namespace: o.pod.namespace,
-    },
-    eventTime: microTime(o.nowMs),
-    reportingController: 'aws-node',
-    reportingInstance: o.nodeName,
-    action: 'CreateENI',
+  return awsNodeWarningEvent({
     reason: o.code,
-    type: 'Warning',
+    action: 'CreateENI',
     note: `${o.message}; no ENI is created for pods until it exists (custom networking)`,
-    regarding: {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      namespace: o.pod.namespace,
-      name: o.pod.name,
-      ...(o.pod.uid ? { uid: o.pod.uid } : {}),
-    },
-  };
+    pod: o.pod,
+    nodeName: o.nodeName,
+    nowMs: o.nowMs,
+    serial: 1,
+  });
 }

@@ -255,12 +255,7 @@ export class VpcRouter {
     if (this.#vpcCidrs.includes(cidr)) return;
     dataplane('router.addVpcCidr', () => {
       this.#rtr.routeAdd({ dst: cidr, type: 'unreachable' });
-      const inet = openSync({ netns: this.#internetNetns });
-      try {
-        inet.routeAdd({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink });
-      } finally {
-        inet.close();
-      }
+      this.#inInternet((inet) => inet.routeAdd({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink }));
       this.#vpcCidrs.push(cidr);
       nftApply('router.addVpcCidr', this.#routerNetns, nftVpcCidrs(this.#vpcCidrs));
     });
@@ -275,13 +270,18 @@ export class VpcRouter {
       this.#vpcCidrs.splice(i, 1);
       nftApply('router.removeVpcCidr', this.#routerNetns, nftVpcCidrs(this.#vpcCidrs));
       this.#rtr.routeDel({ dst: cidr, type: 'unreachable' });
-      const inet = openSync({ netns: this.#internetNetns });
-      try {
-        inet.routeDel({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink });
-      } finally {
-        inet.close();
-      }
+      this.#inInternet((inet) => inet.routeDel({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink }));
     });
+  }
+
+  /** Runs `f` with a netlink handle in the internet namespace. */
+  #inInternet(f: (inet: NetlinkHandleSync) => void): void {
+    const inet = openSync({ netns: this.#internetNetns });
+    try {
+      f(inet);
+    } finally {
+      inet.close();
+    }
   }
 
   /** The router namespace file. */
