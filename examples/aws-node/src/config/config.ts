@@ -204,6 +204,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   ] as const) {
     if (!isAbsolute(path)) r.problem(name, 'must be an absolute path');
   }
+  if (config.customNetworking && config.kube.apiServer === undefined) {
+    r.problem(
+      'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG',
+      'needs the Kubernetes API to read ENIConfigs (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT)',
+    );
+  }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
