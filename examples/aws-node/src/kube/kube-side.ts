@@ -76,6 +76,10 @@ export class KubeSide {
   #state: KubeSideStatus['state'];
   #api: KubeApi | undefined;
   #cniNodeReady = false;
+  /** The last CNINode write failed: wait before the next try (a feature change alone is written at once). */
+  #cniNodeFailed = false;
+  /** Bumped by {@link setFeature}; a CNINode write counts only for the features it carried. */
+  #featuresVersion = 0;
   #features: CniNodeFeature[];
   #annotations = new Map<string, Job & { kind: 'annotate' }>();
   #events: (Job & { kind: 'event' })[] = [];
@@ -176,6 +180,7 @@ export class KubeSide {
     if (same) return;
     if (i >= 0) this.#features[i] = feature;
     else this.#features.push(feature);
+    this.#featuresVersion++;
     this.#cniNodeReady = false;
     this.#kick();
   }
@@ -244,7 +249,8 @@ export class KubeSide {
             resolve();
         });
         this.#wake = undefined;
-        if (!this.#cniNodeReady && this.#state === 'connected') await this.deps.sleep(5000, signal);
+        if (!this.#cniNodeReady && this.#cniNodeFailed && this.#state === 'connected')
+          await this.deps.sleep(5000, signal);
       } catch (e) {
         if (signal.aborted) return;
         if (!isKubeCallError(e, 'Unreachable')) throw e;
@@ -302,8 +308,11 @@ export class KubeSide {
     if (!this.#cniNodeReady) {
       try {
         const features = [...this.#features];
+        const version = this.#featuresVersion;
         const outcome = await ensureCniNode(api, settings.nodeName, this.#nodeUid, features);
-        this.#cniNodeReady = true;
+        this.#cniNodeFailed = false;
+        // A feature set while this write was in flight still needs its own.
+        this.#cniNodeReady = version === this.#featuresVersion;
         log.info('CNINode ready', {
           node: settings.nodeName,
           outcome,
@@ -311,6 +320,7 @@ export class KubeSide {
         });
       } catch (e) {
         if (isKubeCallError(e, 'Unreachable')) throw e;
+        this.#cniNodeFailed = true;
         log.warn('CNINode could not be written; retrying', {
           node: settings.nodeName,
           error: String((e as Error).message),
