@@ -216,13 +216,16 @@ function freeEni(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
  * ```ts
  * import { decide, DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
  *
+ * // `datastore`: a Datastore of @vpc-cni-kit/datastore; `enis`: an EniManager of @vpc-cni-kit/eni-manager.
  * const d = decide({
  *   stats: datastore.stats(),
  *   targets: { ...DEFAULT_TARGETS, warmIpTarget: 5 },
  *   limits: { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 },
  *   timing: { now: Date.now() },
  * });
- * if (d.kind === 'assign') await eniManager.assignIps(d.eniId, d.count);
+ * if (d.kind === 'assign') {
+ *   await enis.assignIpv4(d.eniId, d.unit === 'ip' ? { ipv4Count: d.count } : { prefixCount: d.count });
+ * }
  * ```
  */
 export function decide(input: PoolInput): PoolDecision {

@@ -12,8 +12,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
-import { awsNodeBinDir } from '../bin-dir.js';
+import { awsNodeBinDir, awsNodeVersion } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
 import { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from '../custom-networking.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
@@ -30,34 +31,56 @@ interface Args {
   customNetworking: boolean;
 }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = {
-    keep: false,
-    json: false,
-    nodes: 2,
-    pods: 3,
-    down: undefined,
-    hold: undefined,
-    customNetworking: false,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const v = argv[i];
-    const next = () => {
-      const n = argv[++i];
-      if (n === undefined) throw new Error(`${v} needs a value`);
-      return n;
-    };
-    if (v === '--keep') a.keep = true;
-    else if (v === '--json') a.json = true;
-    else if (v === '--nodes') a.nodes = Number(next());
-    else if (v === '--pods') a.pods = Number(next());
-    else if (v === '--down') a.down = next();
-    else if (v === '--custom-networking') a.customNetworking = true;
-    else if (v === '--hold') a.hold = next();
-    else throw new Error(`unknown argument ${v}`);
+const USAGE = [
+  'usage: npm run demo -- [--keep] [--json] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
+  '                        [--custom-networking]',
+  '       npm run demo -- --down RUN_ID',
+  '       npm run demo -- --help | --version',
+].join('\n');
+
+/** A command-line mistake: the usage is printed and the demo exits 2. */
+class UsageError extends Error {
+  readonly code = 'DEMO_USAGE';
+}
+
+const DEMO_OPTIONS = {
+  keep: { type: 'boolean' },
+  json: { type: 'boolean' },
+  nodes: { type: 'string' },
+  pods: { type: 'string' },
+  down: { type: 'string' },
+  hold: { type: 'string' },
+  'custom-networking': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+function strictParse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, strict: true, options: DEMO_OPTIONS });
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))
+      throw new UsageError((e as Error).message);
+    throw e;
   }
-  if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new Error('--nodes must be 1–10');
-  if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new Error('--pods must be 1–20');
+}
+
+function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
+  const { values } = strictParse(argv);
+  if (values.help) return 'help';
+  if (values.version) return 'version';
+  const a: Args = {
+    keep: values.keep === true,
+    json: values.json === true,
+    nodes: Number(values.nodes ?? 2),
+    pods: Number(values.pods ?? 3),
+    down: values.down,
+    hold: values.hold,
+    customNetworking: values['custom-networking'] === true,
+  };
+  if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
+  if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
   return a;
 }
 
@@ -169,7 +192,7 @@ async function hold(args: Args, readyFile: string): Promise<void> {
 }
 
 async function down(runId: string): Promise<number> {
-  if (!/^[0-9a-f]{8}$/.test(runId)) throw new Error(`not a run id: ${runId}`);
+  if (!/^[0-9a-f]{8}$/.test(runId)) throw new UsageError(`not a run id: ${runId}`);
   const file = join(STATE_DIR, `${runId}.json`);
   if (existsSync(file)) {
     const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number };
@@ -201,7 +224,15 @@ async function down(runId: string): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseDemoArgs(process.argv.slice(2));
+  if (args === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args === 'version') {
+    process.stdout.write(`aws-node ${awsNodeVersion()}\n`);
+    return 0;
+  }
   if (args.down !== undefined) return down(args.down);
   if (args.hold !== undefined) {
     await hold(args, args.hold);
@@ -250,6 +281,7 @@ main().then(
   },
   (e: unknown) => {
     process.stderr.write(`demo: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exitCode = 1;
+    if (e instanceof UsageError) process.stderr.write(`${USAGE}\n`);
+    process.exitCode = e instanceof UsageError ? 2 : 1;
   },
 );
