@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
 import type { KubeSettings } from '../src/config/kube-settings.js';
 import { CNINODE, ensureCniNode } from '../src/kube/cni-node.js';
+import { lookupEniConfig } from '../src/kube/eni-config.js';
 import { httpsKubeApi } from '../src/kube/https-kube-api.js';
 import { type InClusterTarget, resolveInCluster } from '../src/kube/in-cluster.js';
 import { type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
@@ -72,6 +73,10 @@ beforeAll(async () => {
     ),
   )[0] as SimObject;
   sim.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', crd);
+  const eniConfigCrd = loadAllYaml(
+    readFileSync(join(import.meta.dirname, '..', 'manifests', 'eniconfig-crd.yaml'), 'utf8'),
+  )[0] as SimObject;
+  sim.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', eniConfigCrd);
   const plural: Record<string, string> = {
     ServiceAccount: 'serviceaccounts',
     ClusterRole: 'clusterroles',
@@ -130,6 +135,10 @@ describe('Kubernetes settings', () => {
       'KUBERNETES_SERVICE_PORT: must be a port number',
     ],
     [{ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, 'MY_NODE_NAME: must name this node'],
+    [
+      { AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true' },
+      'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: needs the Kubernetes API to read ENIConfigs',
+    ],
   ])('refuses %j', (env, message) => {
     const err = (() => {
       try {
@@ -354,5 +363,70 @@ describe('KubeSide', () => {
     const quiet = side(recordingLogger(), { annotatePodIp: false });
     quiet.podAdded({ namespace: 'default', name: 'x' }, '10.0.0.1');
     expect(quiet.status().pending).toBe(0);
+  });
+});
+
+describe('ENIConfig lookup (custom networking) through the RBAC of manifests/rbac.yaml', () => {
+  const keys = { labelKey: 'topology.kubernetes.io/zone' };
+  const ENICONFIG_API = 'crd.k8s.amazonaws.com/v1alpha1';
+  afterEach(() => {
+    for (const name of ['us-west-2a', 'broken', 'by-annotation']) {
+      try {
+        sim.objects.delete(ENICONFIG_API, 'eniconfigs', name);
+      } catch {
+        // not created by this test
+      }
+    }
+    sim.objects.patch('v1', 'nodes', NODE, { metadata: { labels: null, annotations: null } });
+  });
+
+  it('finds the ENIConfig the zone label names; a missing one is EniConfigNotFound, a bad one EniConfigInvalid', async () => {
+    sim.objects.patch('v1', 'nodes', NODE, {
+      metadata: { labels: { 'topology.kubernetes.io/zone': 'us-west-2a' } },
+    });
+    expect(await lookupEniConfig(api, NODE, keys)).toMatchObject({
+      ok: false,
+      code: 'EniConfigNotFound',
+      choice: { name: 'us-west-2a', source: 'label' },
+    });
+    sim.objects.create(ENICONFIG_API, 'eniconfigs', {
+      metadata: { name: 'us-west-2a' },
+      spec: { subnet: 'subnet-0a640000000000001', securityGroups: ['sg-0a640000000000001'] },
+    });
+    expect(await lookupEniConfig(api, NODE, keys)).toEqual({
+      ok: true,
+      choice: { name: 'us-west-2a', source: 'label' },
+      spec: { subnet: 'subnet-0a640000000000001', securityGroups: ['sg-0a640000000000001'] },
+    });
+    sim.objects.create(ENICONFIG_API, 'eniconfigs', {
+      metadata: { name: 'broken' },
+      spec: { subnet: 'nope' },
+    });
+    sim.objects.patch('v1', 'nodes', NODE, {
+      metadata: { labels: { 'vpc.amazonaws.com/externalEniConfig': 'broken' } },
+    });
+    expect(await lookupEniConfig(api, NODE, keys)).toMatchObject({
+      ok: false,
+      code: 'EniConfigInvalid',
+      choice: { name: 'broken', source: 'external-label' },
+    });
+  });
+
+  it('follows the annotation named by ENI_CONFIG_ANNOTATION_DEF over the label', async () => {
+    sim.objects.create(ENICONFIG_API, 'eniconfigs', {
+      metadata: { name: 'by-annotation' },
+      spec: { subnet: 'subnet-0b640000000000001' },
+    });
+    sim.objects.patch('v1', 'nodes', NODE, {
+      metadata: {
+        labels: { 'topology.kubernetes.io/zone': 'us-west-2a' },
+        annotations: { 'example.com/eni-config': 'by-annotation' },
+      },
+    });
+    expect(await lookupEniConfig(api, NODE, { ...keys, annotationKey: 'example.com/eni-config' })).toEqual({
+      ok: true,
+      choice: { name: 'by-annotation', source: 'annotation' },
+      spec: { subnet: 'subnet-0b640000000000001', securityGroups: [] },
+    });
   });
 });

@@ -146,6 +146,30 @@ export interface TrunkDisassociatedEvent {
   readonly trunkEniId: string;
 }
 
+/** An IPv4 CIDR block was associated with a VPC (the router routes it and IMDS lists it from now). */
+export interface VpcCidrAssociatedEvent {
+  /** Discriminator. */
+  readonly type: 'vpc-cidr-associated';
+  /** The VPC. */
+  readonly vpcId: string;
+  /** The block, in network form. */
+  readonly cidrBlock: string;
+  /** `vpc-cidr-assoc-…` */
+  readonly associationId: string;
+}
+
+/** An IPv4 CIDR block left a VPC. */
+export interface VpcCidrDisassociatedEvent {
+  /** Discriminator. */
+  readonly type: 'vpc-cidr-disassociated';
+  /** The VPC. */
+  readonly vpcId: string;
+  /** The block. */
+  readonly cidrBlock: string;
+  /** `vpc-cidr-assoc-…` */
+  readonly associationId: string;
+}
+
 /**
  * A change to simulated EC2 state, delivered synchronously after the change is made. A data plane subscribes
  * to these to keep namespaces, links and routes in step with EC2.
@@ -161,7 +185,9 @@ export type SimEvent =
   | SecurityGroupsChangedEvent
   | SecurityGroupRulesChangedEvent
   | TrunkAssociatedEvent
-  | TrunkDisassociatedEvent;
+  | TrunkDisassociatedEvent
+  | VpcCidrAssociatedEvent
+  | VpcCidrDisassociatedEvent;
 
 /** Every {@link SimEvent} `type`. */
 export type SimEventType = SimEvent['type'];

@@ -29,6 +29,8 @@ export type {
   TagsChangedEvent,
   TrunkAssociatedEvent,
   TrunkDisassociatedEvent,
+  VpcCidrAssociatedEvent,
+  VpcCidrDisassociatedEvent,
 } from './events.js';
 export type {
   DelayFault,
@@ -71,6 +73,7 @@ export type { CallRecord } from './server.js';
 export type { Ec2Simulator, Ec2SimulatorEndpoints, Ec2SimulatorOptions } from './simulator.js';
 export { startEc2Simulator } from './simulator.js';
 export type { AssociateTrunkRequest } from './state/trunks.js';
+export type { VpcCidrAssociation } from './state/vpc-cidrs.js';
 export { Ec2State } from './state.js';
 export type {
   AssignIpv4Request,

@@ -36,6 +36,12 @@ import {
   associationsOf,
   disassociateTrunk,
 } from './state/trunks.js';
+import {
+  associateVpcCidr,
+  cidrAssociations,
+  disassociateVpcCidr,
+  type VpcCidrAssociation,
+} from './state/vpc-cidrs.js';
 import type {
   AssignIpv4Request,
   AssignIpv6Request,
@@ -101,6 +107,22 @@ export class Ec2State {
   /** Adds a VPC. The caller (scenario loader) has validated ids and CIDRs. */
   addVpc(vpc: Vpc): void {
     addVpc(this.#store, vpc);
+  }
+
+  /** AssociateVpcCidrBlock: adds an IPv4 block to a VPC (see `state/vpc-cidrs.ts` for the checks). */
+  associateVpcCidr(vpcId: string, cidrBlock: string): VpcCidrAssociation {
+    return associateVpcCidr(this.#store, vpcId, cidrBlock);
+  }
+
+  /** DisassociateVpcCidrBlock: removes a secondary IPv4 block no subnet uses. */
+  disassociateVpcCidr(associationId: string): VpcCidrAssociation {
+    return disassociateVpcCidr(this.#store, associationId);
+  }
+
+  /** A VPC's IPv4 blocks with their association ids, primary first. */
+  vpcCidrAssociations(vpcId: string): VpcCidrAssociation[] {
+    const vpc = this.#store.vpcs.get(vpcId);
+    return vpc ? cidrAssociations(vpc) : [];
   }
 
   /** Adds a subnet with its pools. */

@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import {
   AssignPrivateIpAddressesCommand,
+  AssociateVpcCidrBlockCommand,
   AttachNetworkInterfaceCommand,
   CreateNetworkInterfaceCommand,
   DetachNetworkInterfaceCommand,
+  DisassociateVpcCidrBlockCommand,
   type EC2Client,
   ModifyNetworkInterfaceAttributeCommand,
   UnassignPrivateIpAddressesCommand,
@@ -11,6 +13,7 @@ import {
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startVirtualVpc, type VirtualVpc } from '../src/vpc/index.js';
+import { NFT_TABLE } from '../src/vpc/plan.js';
 import {
   children,
   getJson,
@@ -28,6 +31,7 @@ import {
   sdk,
   socketCount,
   twoNodes,
+  VPC_ID,
 } from './vpc-support.js';
 
 describePrivileged('virtual VPC: two instances, live ENIs, router checks', () => {
@@ -191,6 +195,29 @@ describePrivileged('virtual VPC: two instances, live ENIs, router checks', () =>
     inNs(nsB, ['ip', 'rule', 'add', 'from', ip, 'lookup', '3', 'prio', '1536']);
     expect(pings(nsA, ip)).toBe(true);
     expect(pings(nsB, '100.64.0.1')).toBe(true);
+  });
+
+  it('routes a block associated while running (AssociateVpcCidrBlock) and forgets it when disassociated', async () => {
+    const d = vpc.describe();
+    const inetRoutes = () => inNs(d.internet.netnsPath, ['ip', '-4', 'route', 'show']);
+    const vpcSet = () =>
+      inNs(d.router.netnsPath, ['nft', 'list', 'set', 'ip', NFT_TABLE, 'vpc_cidrs']).replace(/\s+/g, ' ');
+    const out = await ec2.send(
+      new AssociateVpcCidrBlockCommand({ VpcId: VPC_ID, CidrBlock: '100.70.0.0/16' }),
+    );
+    expect(inetRoutes()).toContain('100.70.0.0/16 via');
+    expect(vpcSet()).toContain('100.70.0.0/16');
+    expect(vpc.describe().vpcs[0]!.cidrBlocks).toContain('100.70.0.0/16');
+    // An address of the new block that no ENI owns is an unassigned destination, as in the first block.
+    const before = vpc.routerView().drops['unassigned-destination'];
+    expect(pings(nsA, '100.70.0.9')).toBe(false);
+    expect(vpc.routerView().drops['unassigned-destination']).toBeGreaterThan(before);
+    await ec2.send(
+      new DisassociateVpcCidrBlockCommand({ AssociationId: out.CidrBlockAssociation!.AssociationId! }),
+    );
+    expect(inetRoutes()).not.toContain('100.70.0.0/16');
+    expect(vpcSet()).not.toContain('100.70.0.0/16');
+    expect(vpc.errors).toEqual([]);
   });
 
   it('delivers every address of a delegated /28 prefix to its ENI', async () => {

@@ -23,6 +23,19 @@ export { type Ec2Action, type Ec2Actions, mutatingActions } from './ec2/actions.
 export { createEc2Api, type Ec2Api, type Ec2ApiOptions, type Ec2Credentials } from './ec2/client.js';
 export type { Ec2Eni, Ec2EniAttachment } from './ec2/eni.js';
 export {
+  DEFAULT_ENI_CONFIG_KEY,
+  DEFAULT_ENI_CONFIG_NAME,
+  ENI_CONFIG_RESOURCE,
+  type EniConfigChoice,
+  type EniConfigKeys,
+  type EniConfigNode,
+  type EniConfigParse,
+  type EniConfigSpec,
+  EXTERNAL_ENI_CONFIG_LABEL,
+  parseEniConfig,
+  resolveEniConfigName,
+} from './eni-config.js';
+export {
   type EniErrorCode,
   type EniErrorCodeInfo,
   type EniErrorDetails,

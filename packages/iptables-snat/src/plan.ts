@@ -129,11 +129,15 @@ export function planSnat(options: SnatOptions | ResolvedSnatOptions): SnatPlan {
     chains.push({
       table: 'nat',
       chain: SNAT_CHAIN,
+      // The reference inserts each CIDR's RETURN at position 1 (VPC blocks, then exclusions), so they read
+      // in reverse order above the SNAT rule; a block associated later lands on top, as here.
       rules: [
-        ...o.vpcCidrs.map((c) => rule([...destination(c), ...comment(COMMENTS.snatChain), '-j', 'RETURN'])),
-        ...o.excludeSnatCidrs.map((c) =>
-          rule([...destination(c), ...comment(COMMENTS.snatExclusion), '-j', 'RETURN']),
-        ),
+        ...[
+          ...o.vpcCidrs.map((c) => rule([...destination(c), ...comment(COMMENTS.snatChain), '-j', 'RETURN'])),
+          ...o.excludeSnatCidrs.map((c) =>
+            rule([...destination(c), ...comment(COMMENTS.snatExclusion), '-j', 'RETURN']),
+          ),
+        ].reverse(),
         rule([
           '!',
           '-o',
@@ -158,9 +162,9 @@ export function planSnat(options: SnatOptions | ResolvedSnatOptions): SnatPlan {
         table: 'nat',
         chain: CONNMARK_CHAIN,
         rules: [
-          ...[...o.vpcCidrs, ...o.excludeSnatCidrs].map((c) =>
-            rule([...destination(c), ...comment(COMMENTS.connmarkChain), '-j', 'RETURN']),
-          ),
+          ...[...o.vpcCidrs, ...o.excludeSnatCidrs]
+            .map((c) => rule([...destination(c), ...comment(COMMENTS.connmarkChain), '-j', 'RETURN']))
+            .reverse(),
           rule([...comment(COMMENTS.connmark), ...setMark(o.connmark)]),
         ],
       });

@@ -71,13 +71,13 @@ describe('planSnat: the reference defaults', () => {
       '-A PREROUTING -i vlan+ -m comment --comment "AWS, primary ENI" -j CONNMARK --restore-mark --nfmask 0x4000 --ctmask 0x4000',
       '-A PREROUTING -i eni+ -m comment --comment "AWS, outbound connections" -j AWS-CONNMARK-CHAIN-0',
       '-A PREROUTING -m comment --comment "AWS, CONNMARK" -j CONNMARK --restore-mark --nfmask 0x4000 --ctmask 0x4000',
-      '-A AWS-SNAT-CHAIN-0 -d 10.0.0.0/16 -m comment --comment "AWS SNAT CHAIN" -j RETURN',
-      '-A AWS-SNAT-CHAIN-0 -d 192.168.7.0/24 -m comment --comment "AWS SNAT CHAIN EXCLUSION" -j RETURN',
       '-A AWS-SNAT-CHAIN-0 -m comment --comment "AWS SNAT CHAIN EXCLUSION" -j RETURN',
+      '-A AWS-SNAT-CHAIN-0 -d 192.168.7.0/24 -m comment --comment "AWS SNAT CHAIN EXCLUSION" -j RETURN',
+      '-A AWS-SNAT-CHAIN-0 -d 10.0.0.0/16 -m comment --comment "AWS SNAT CHAIN" -j RETURN',
       '-A AWS-SNAT-CHAIN-0 ! -o vlan+ -m comment --comment "AWS, SNAT" -m addrtype ! --dst-type LOCAL -j SNAT --to-source 10.0.0.9 --random-fully',
-      '-A AWS-CONNMARK-CHAIN-0 -d 10.0.0.0/16 -m comment --comment "AWS CONNMARK CHAIN" -j RETURN',
-      '-A AWS-CONNMARK-CHAIN-0 -d 192.168.7.0/24 -m comment --comment "AWS CONNMARK CHAIN" -j RETURN',
       '-A AWS-CONNMARK-CHAIN-0 -m comment --comment "AWS CONNMARK CHAIN" -j RETURN',
+      '-A AWS-CONNMARK-CHAIN-0 -d 192.168.7.0/24 -m comment --comment "AWS CONNMARK CHAIN" -j RETURN',
+      '-A AWS-CONNMARK-CHAIN-0 -d 10.0.0.0/16 -m comment --comment "AWS CONNMARK CHAIN" -j RETURN',
       '-A AWS-CONNMARK-CHAIN-0 -m comment --comment "AWS, CONNMARK" -j CONNMARK --set-xmark 0x4000/0x4000',
     ]);
   });

@@ -34,6 +34,11 @@ export interface ClusterOptions {
   libcniRunner: string;
   /** Chain the bandwidth plugin too. */
   bandwidth?: boolean;
+  /**
+   * The VPC layout (default: 10.0.0.0/16 with one /20 in us-west-2a holding every node). Nodes go round-robin
+   * over `nodeSubnets`; the other subnets (e.g. per-zone pod subnets in a secondary block) are only created.
+   */
+  network?: ClusterNetwork;
   /** Simulator options (rate limits, faults). */
   simulator?: Parameters<typeof startVirtualVpc>[0]['simulator'];
   /** Where node directories go (default: /tmp/vck-cluster-<run>). */
@@ -49,6 +54,31 @@ export interface ClusterOptions {
    */
   launcher?: NodeLauncher;
 }
+
+/** A VPC layout for {@link ClusterOptions.network}. */
+export interface ClusterNetwork {
+  /** The VPC's IPv4 blocks, primary first. */
+  vpcCidrs: readonly string[];
+  /** Every subnet (ids look like `subnet-0123456789abcdef0`). */
+  subnets: readonly { id: string; cidrBlock: string; availabilityZone: string }[];
+  /** The subnets nodes are launched in, round-robin. */
+  nodeSubnets: readonly string[];
+  /**
+   * Security groups to create (`sg-…` ids), e.g. the pods' groups of an ENIConfig; a group named `default`
+   * replaces the VPC's default group (the nodes' group).
+   */
+  securityGroups?: readonly {
+    id: string;
+    name: string;
+    ingress?: readonly { ipProtocol: string; cidrIpv4: string }[];
+  }[];
+}
+
+const DEFAULT_NETWORK: ClusterNetwork = {
+  vpcCidrs: ['10.0.0.0/16'],
+  subnets: [{ id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/20', availabilityZone: 'us-west-2a' }],
+  nodeSubnets: ['subnet-0c000000000000001'],
+};
 
 /** One node: its instance and everything its daemon uses. */
 export interface ClusterNode {
@@ -111,16 +141,16 @@ export class Cluster {
   /** Brings up the VPC, installs the plugin and starts a daemon on every node; resolves when all are healthy. */
   static async start(options: ClusterOptions): Promise<Cluster> {
     const count = options.nodes ?? 2;
+    const net = options.network ?? DEFAULT_NETWORK;
     const vpcUp = startVirtualVpc({
       scenario: {
         region: REGION,
-        vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
-        subnets: [
-          { id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/20', availabilityZone: 'us-west-2a' },
-        ],
-        instances: Array.from({ length: count }, () => ({
+        vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: net.vpcCidrs }],
+        subnets: net.subnets,
+        ...(net.securityGroups ? { securityGroups: net.securityGroups } : {}),
+        instances: Array.from({ length: count }, (_, i) => ({
           instanceType: options.instanceType ?? 'm5.large',
-          subnetId: 'subnet-0c000000000000001',
+          subnetId: net.nodeSubnets[i % net.nodeSubnets.length]!,
         })),
       },
       ...(options.simulator ? { simulator: options.simulator } : {}),

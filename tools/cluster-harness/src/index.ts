@@ -6,7 +6,15 @@
  */
 
 export { awsNodeBinDir } from './bin-dir.js';
-export { Cluster, type ClusterNode, type ClusterOptions, type ClusterPod, PodError } from './cluster.js';
+export {
+  Cluster,
+  type ClusterNetwork,
+  type ClusterNode,
+  type ClusterOptions,
+  type ClusterPod,
+  PodError,
+} from './cluster.js';
+export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { inNetns, type Ran } from './exec.js';
 export {

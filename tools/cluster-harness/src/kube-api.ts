@@ -31,12 +31,15 @@ function manifest(path: string): KubeObject[] {
   return (loadAll(readFileSync(path, 'utf8')) as KubeObject[]).filter(Boolean);
 }
 
+/** A manifest of the aws-node package (`manifests/<file>`). */
+function awsNodeManifest(file: string): KubeObject[] {
+  const require = createRequire(import.meta.url);
+  return manifest(join(dirname(require.resolve('@vpc-cni-kit/aws-node/package.json')), 'manifests', file));
+}
+
 /** aws-node's RBAC manifest (ServiceAccount, ClusterRole, ClusterRoleBinding), from the aws-node package. */
 export function awsNodeRbacManifest(): KubeObject[] {
-  const require = createRequire(import.meta.url);
-  return manifest(
-    join(dirname(require.resolve('@vpc-cni-kit/aws-node/package.json')), 'manifests', 'rbac.yaml'),
-  );
+  return awsNodeManifest('rbac.yaml');
 }
 
 /** The name EKS gives the Node of an instance (its private DNS name). */
@@ -57,6 +60,8 @@ export interface DaemonKubeAccess {
 /** A cluster's API server and its splice into the VPC. */
 export class ClusterKubeApi {
   #splice: Server | undefined;
+  /** Availability zone by subnet id (the Node's `topology.kubernetes.io/zone`), known once opened in a VPC. */
+  #zones = new Map<string, string>();
 
   private constructor(
     readonly sim: KubeSimulator,
@@ -71,7 +76,11 @@ export class ClusterKubeApi {
   static async start(address: string, region: string): Promise<ClusterKubeApi> {
     const sim = await startKubeSimulator({ tls: await selfSignedCertificate([address]) });
     try {
-      for (const obj of [...manifest(ownFile('manifests', 'cninode-crd.yaml')), ...awsNodeRbacManifest()]) {
+      for (const obj of [
+        ...manifest(ownFile('manifests', 'cninode-crd.yaml')),
+        ...awsNodeManifest('eniconfig-crd.yaml'),
+        ...awsNodeRbacManifest(),
+      ]) {
         const [apiVersion, plural] = pluralOf(obj);
         sim.objects.create(apiVersion, plural, obj);
       }
@@ -84,6 +93,7 @@ export class ClusterKubeApi {
 
   /** Listens on port 443 inside the VPC's internet namespace (which owns `address`), splicing to the simulator. */
   async openIn(vpc: VirtualVpcDescription): Promise<void> {
+    this.#zones = new Map(vpc.subnets.map((sub) => [sub.subnetId, sub.availabilityZone]));
     const sockets = new Set<Socket>();
     const sim = this.sim;
     const splice = createServer((socket) => {
@@ -125,6 +135,9 @@ export class ClusterKubeApi {
           'kubernetes.io/os': 'linux',
           'node.kubernetes.io/instance-type': instance.instanceType,
           'topology.kubernetes.io/region': this.region,
+          ...(this.#zones.has(instance.subnetId)
+            ? { 'topology.kubernetes.io/zone': this.#zones.get(instance.subnetId)! }
+            : {}),
         },
       },
       spec: { providerID: `aws:///${this.region}a/${instance.instanceId}` },

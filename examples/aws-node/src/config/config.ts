@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -44,6 +45,12 @@ export interface AwsNodeConfig {
   disableLeakedEniCleanup: boolean;
   manageUntaggedEni: boolean;
   subnetDiscovery: boolean;
+  /** `AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG`: new ENIs follow the node's ENIConfig; the primary ENI carries no pods. */
+  customNetworking: boolean;
+  /** `ENI_CONFIG_ANNOTATION_DEF`: the Node annotation naming its ENIConfig. */
+  eniConfigAnnotationKey: string;
+  /** `ENI_CONFIG_LABEL_DEF`: the Node label naming its ENIConfig (e.g. `topology.kubernetes.io/zone`). */
+  eniConfigLabelKey: string;
   disableNetworkResourceProvisioning: boolean;
   imdsOnlyMode: boolean;
   httpTimeoutSeconds: number;
@@ -67,7 +74,6 @@ export interface AwsNodeConfig {
 /** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
 export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
   ENABLE_POD_ENI: 'security groups for pods (branch ENIs)',
-  AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'custom networking (ENIConfig)',
   ENABLE_IPv6: 'IPv6 mode',
   ENABLE_MULTI_NIC: 'multiple network cards',
 };
@@ -157,6 +163,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     disableLeakedEniCleanup: r.bool('DISABLE_LEAKED_ENI_CLEANUP', false) || imdsOnlyMode,
     manageUntaggedEni: r.bool('MANAGE_UNTAGGED_ENI', true),
     subnetDiscovery: r.bool('ENABLE_SUBNET_DISCOVERY', true),
+    customNetworking: r.bool('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG', false),
+    eniConfigAnnotationKey: r.string('ENI_CONFIG_ANNOTATION_DEF', DEFAULT_ENI_CONFIG_KEY),
+    eniConfigLabelKey: r.string('ENI_CONFIG_LABEL_DEF', DEFAULT_ENI_CONFIG_KEY),
     disableNetworkResourceProvisioning:
       r.bool('DISABLE_NETWORK_RESOURCE_PROVISIONING', false) || imdsOnlyMode,
     imdsOnlyMode,
@@ -194,6 +203,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     ['HOST_CNI_CONFDIR_PATH', config.hostCniConfDirPath],
   ] as const) {
     if (!isAbsolute(path)) r.problem(name, 'must be an absolute path');
+  }
+  if (config.customNetworking && config.kube.apiServer === undefined) {
+    r.problem(
+      'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG',
+      'needs the Kubernetes API to read ENIConfigs (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT)',
+    );
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

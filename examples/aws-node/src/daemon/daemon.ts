@@ -18,6 +18,7 @@ import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
+import { customNetworking } from './custom-networking.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
@@ -27,6 +28,8 @@ import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
 import { restoreNode } from './restore.js';
+import { StartError } from './start-error.js';
+import { startVpcCidrRefresh } from './vpc-cidr-refresh.js';
 
 /** A running daemon. */
 export interface RunningDaemon {
@@ -57,6 +60,8 @@ export interface StartOptions {
   bandwidthPlugin?: boolean;
   /** Period of the reconcile with IMDS (the reference: 60 s). */
   reconcileIntervalMs?: number;
+  /** Period of the VPC CIDR refresh that re-applies SNAT when the VPC's blocks change (the reference: 30 s). */
+  vpcCidrRefreshIntervalMs?: number;
   /**
    * How long start may wait for IMDS/EC2 to list the address of a pod that still runs before it decides
    * (see {@link restoreNode}). Default 10 s.
@@ -98,6 +103,21 @@ async function start(
   metrics.buildInfo.set({ version: options.version, goversion: process.version }, 1);
   // Kubernetes side (src/kube): created now so EC2's UnauthorizedOperation reaches it, started once serving.
   const kube = await createKubeSide(config.kube, log);
+  if (config.customNetworking && kube.status().state === 'off') {
+    throw new StartError(
+      'KubeRequired',
+      'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API (ENIConfigs): run in a cluster or set KUBERNETES_SERVICE_HOST/PORT',
+    );
+  }
+  const custom = config.customNetworking
+    ? customNetworking({
+        kube,
+        nodeName: config.kube.nodeName,
+        keys: { annotationKey: config.eniConfigAnnotationKey, labelKey: config.eniConfigLabelKey },
+        log,
+        now: () => Date.now(),
+      })
+    : undefined;
   const hooks = {
     onCall: (e: Parameters<typeof metrics.onCall>[0]) => {
       metrics.onCall(e);
@@ -127,7 +147,10 @@ async function start(
   onFailure(() => ec2.destroy());
   const limits = await createInstanceLimitsSource(ec2).limits(node.instanceType);
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
-  const podsMax = maxPods(limits, { prefixDelegation: config.prefixDelegation });
+  const podsMax = maxPods(limits, {
+    prefixDelegation: config.prefixDelegation,
+    customNetworking: config.customNetworking,
+  });
   metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
 
   // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
@@ -141,32 +164,34 @@ async function start(
   onFailure(() => host.close());
   const primaryIf = await host.linkByMac(node.primaryMac);
   await host.setMtu(primaryIf, config.eniMtu);
-  const vpcCidrs = [...node.primaryEni.vpcIpv4Cidrs];
+  let vpcCidrs: readonly string[] = [...node.primaryEni.vpcIpv4Cidrs];
   const runner = processRunner();
   const backend = await detectBackend(runner);
   metrics.setConnmarkBackend(backend.connmarkBackend);
-  await reconcileSnat(
-    { runner },
-    planSnat({
-      nodeIp: node.localIpv4,
-      primaryInterface: primaryIf,
-      vpcCidrs,
-      excludeSnatCidrs: config.excludeSnatCidrs,
-      externalSnat: config.externalSnat,
-      randomizeSnat: config.randomizeSnat,
-      randomFullySupported: backend.randomFullySupported,
-      nodePortSupport: config.nodePortSupport,
-      vethPrefix: config.vethPrefix,
-      connmark: config.connmark,
-      connmarkBackend: backend.connmarkBackend,
-    }),
-  ).then(
-    () => metrics.connmarkReconciled('success'),
-    (e: unknown) => {
-      metrics.connmarkReconciled('error');
-      throw e;
-    },
-  );
+  const applySnat = (cidrs: readonly string[]) =>
+    reconcileSnat(
+      { runner },
+      planSnat({
+        nodeIp: node.localIpv4,
+        primaryInterface: primaryIf,
+        vpcCidrs: cidrs,
+        excludeSnatCidrs: config.excludeSnatCidrs,
+        externalSnat: config.externalSnat,
+        randomizeSnat: config.randomizeSnat,
+        randomFullySupported: backend.randomFullySupported,
+        nodePortSupport: config.nodePortSupport,
+        vethPrefix: config.vethPrefix,
+        connmark: config.connmark,
+        connmarkBackend: backend.connmarkBackend,
+      }),
+    ).then(
+      () => metrics.connmarkReconciled('success'),
+      (e: unknown) => {
+        metrics.connmarkReconciled('error');
+        throw e;
+      },
+    );
+  await applySnat(vpcCidrs);
 
   // 4. ENIs and the datastore.
   const datastore = new Datastore({
@@ -200,7 +225,9 @@ async function start(
       ipv4PerEni: limits.ipv4PerEni,
       maxPods: podsMax,
       ...(config.maxEni ? { maxEniSetting: config.maxEni } : {}),
+      customNetworking: config.customNetworking,
     },
+    ...(custom ? { eniTarget: () => custom.nextEniTarget() } : {}),
     now: () => Date.now(),
     log,
     observer: metrics,
@@ -311,7 +338,12 @@ async function start(
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
-    ? await listen(introspectionServer(datastore, config, log), config.introspection.bindAddress)
+    ? await listen(
+        introspectionServer(datastore, config, log, {
+          eniConfigs: () => custom?.status(),
+        }),
+        config.introspection.bindAddress,
+      )
     : undefined;
   onFailure(() => introspection?.close());
   const metricsEndpoint = config.metrics.enabled
@@ -319,6 +351,13 @@ async function start(
     : undefined;
   onFailure(() => metricsEndpoint?.close());
   onFailure(() => pool.stop());
+  if (custom) {
+    // Custom networking reads ENIConfigs before every new ENI: connect now, and give the API a few seconds
+    // before pre-scaling (a slow API only delays the first ENI; the pool loop retries).
+    kube.start();
+    for (let i = 0; i < 50 && kube.status().state !== 'connected'; i++)
+      await new Promise((r) => setTimeout(r, 100));
+  }
   if (!config.disableNetworkResourceProvisioning) {
     // Pre-scale before declaring the node ready, as the reference's node init does, so the first pods find
     // addresses waiting.
@@ -353,6 +392,18 @@ async function start(
   };
   reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
 
+  // The reference's 30 s VPC CIDR refresh: a block associated while the node runs stops being SNATed.
+  const cidrRefresh = startVpcCidrRefresh({
+    initial: vpcCidrs,
+    read: async () => (await metadata.readEni(node.primaryMac))?.vpcIpv4Cidrs ?? [],
+    apply: async (cidrs) => {
+      await applySnat(cidrs);
+      vpcCidrs = cidrs;
+    },
+    intervalMs: options.vpcCidrRefreshIntervalMs ?? 30_000,
+    log,
+  });
+
   let gcTimer: NodeJS.Timeout | undefined;
   if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning) {
     const gc = () => {
@@ -369,6 +420,7 @@ async function start(
     terminating = true;
     if (gcTimer !== undefined) clearTimeout(gcTimer);
     if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
+    cidrRefresh.stop();
   });
 
   // 7. Healthy: tell the runtime.
@@ -376,7 +428,7 @@ async function start(
     config.hostCniConfDirPath,
     renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
   );
-  kube.start();
+  if (!custom) kube.start();
   const startupMs = performance.now() - started;
   metrics.started(startupMs / 1000);
   log.info('aws-node ready', {
@@ -400,6 +452,7 @@ async function start(
       terminating = true;
       if (gcTimer !== undefined) clearTimeout(gcTimer);
       if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
+      cidrRefresh.stop();
       await pool.stop();
       await rpc.close(5000);
       await kube.stop();

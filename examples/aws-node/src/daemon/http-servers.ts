@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import { parseBindAddress } from '../config/bind-address.js';
 import type { AwsNodeConfig } from '../config/config.js';
+import type { EniConfigStatus } from './custom-networking.js';
 import type { Logger } from './logger.js';
 import type { DaemonMetrics } from './metrics.js';
 import { StartError } from './start-error.js';
@@ -100,8 +101,19 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
   return cards;
 }
 
+/** Live state the introspection server shows besides the datastore. */
+export interface IntrospectionSources {
+  /** Custom networking's last ENIConfig lookup (`undefined` when custom networking is off). */
+  readonly eniConfigs?: () => EniConfigStatus | undefined;
+}
+
 /** The introspection server (the reference's `127.0.0.1:61679` paths). */
-export function introspectionServer(ds: Datastore, config: AwsNodeConfig, log: Logger): Server {
+export function introspectionServer(
+  ds: Datastore,
+  config: AwsNodeConfig,
+  log: Logger,
+  sources: IntrospectionSources = {},
+): Server {
   const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
@@ -111,9 +123,12 @@ export function introspectionServer(ds: Datastore, config: AwsNodeConfig, log: L
     switch ((req.url ?? '/').split('?')[0]) {
       case '/v1/enis':
         return json(res, 200, enisDocument(ds));
-      case '/v1/eni-configs':
-        // Custom networking (ENIConfig) needs the Kubernetes API, which this daemon does not use.
-        return json(res, 404, { error: 'no ENIConfig: custom networking is not enabled' });
+      case '/v1/eni-configs': {
+        const status = sources.eniConfigs?.();
+        if (status === undefined)
+          return json(res, 404, { error: 'no ENIConfig: custom networking is not enabled' });
+        return json(res, 200, status);
+      }
       case '/v1/networkutils-env-settings':
         return json(res, 200, {
           AWS_VPC_K8S_CNI_CONNMARK: config.connmark,
@@ -129,7 +144,7 @@ export function introspectionServer(ds: Datastore, config: AwsNodeConfig, log: L
         return json(res, 200, {
           WARM_IP_TARGET: config.warmIpTarget,
           WARM_ENI_TARGET: config.warmEniTarget,
-          AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: false,
+          AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: config.customNetworking,
           AWS_MANAGE_ENIS_NON_SCHEDULABLE: false,
           ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
         });

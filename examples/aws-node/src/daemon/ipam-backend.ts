@@ -44,6 +44,8 @@ export interface PoolCondition {
   subnetExhausted: boolean;
   /** No room for another ENI and every address is in use. */
   eniLimitReached: boolean;
+  /** Custom networking: why the node's ENIConfig cannot be used (missing, invalid), if that stops new ENIs. */
+  eniConfigProblem?: string | undefined;
 }
 
 /** Observations the backend reports (metrics). */
@@ -156,6 +158,8 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
         const cond = deps.poolCondition();
         if (cond.subnetExhausted)
           return fail(AddFailureCode.SubnetExhausted, 'EC2 reported the subnet out of free addresses');
+        if (cond.eniConfigProblem !== undefined)
+          return fail(AddFailureCode.EniConfigUnavailable, cond.eniConfigProblem);
         if (cond.eniLimitReached)
           return fail(
             AddFailureCode.EniLimitReached,

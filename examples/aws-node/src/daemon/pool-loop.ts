@@ -14,6 +14,7 @@ import {
   type PoolTargets,
   type PoolTiming,
 } from '@vpc-cni-kit/warm-pool';
+import { EniConfigUnavailableError } from './custom-networking.js';
 import type { BackendObserver, PoolCondition } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 
@@ -46,6 +47,11 @@ export interface PoolLoopDeps {
   setupEni: (eni: ImdsEni) => Promise<void>;
   /** Host routing teardown for an ENI being freed. */
   teardownEni: (eniId: string) => Promise<void>;
+  /**
+   * Custom networking: the subnet and groups for the next ENI (the node's ENIConfig, read now). Throws
+   * {@link EniConfigUnavailableError} when it cannot be used; no ENI is created then.
+   */
+  eniTarget?: () => Promise<{ subnetId?: string; securityGroupIds?: readonly string[] }>;
   /** The route table for a device number and network card (the reference's formula). */
   routeTableId: (deviceNumber: number, networkCard: number) => number;
   /**
@@ -67,6 +73,8 @@ export class PoolLoop {
   private lastShrinkAt: number | undefined;
   private lastInsufficientAt: number | undefined;
   private lastDecision: PoolDecision | undefined;
+  /** Why the last ENI could not be created under custom networking (cleared by the next success). */
+  private eniConfigProblem: string | undefined;
   private running: Promise<PoolDecision> | undefined;
   /** The next pass, periodic or woken; `undefined` while a pass is due or running (or before start). */
   private timer: NodeJS.Timeout | undefined;
@@ -111,6 +119,7 @@ export class PoolLoop {
     return {
       subnetExhausted: this.lastInsufficientAt !== undefined && now - this.lastInsufficientAt < 120_000,
       eniLimitReached: reason === 'no-room',
+      eniConfigProblem: this.eniConfigProblem,
     };
   }
 
@@ -219,7 +228,12 @@ export class PoolLoop {
       await this.act(decision);
       if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
     } catch (e) {
-      const code = isEniManagerError(e) ? e.code : 'Internal';
+      const code = isEniManagerError(e)
+        ? e.code
+        : e instanceof EniConfigUnavailableError
+          ? e.code
+          : 'Internal';
+      if (e instanceof EniConfigUnavailableError) this.eniConfigProblem = e.message;
       // A failed grow still measured how slow EC2 is; a throttled one says the account's budget is spent.
       if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
       if (code === 'RequestLimitExceeded') this.seen.throttled += 1;
@@ -279,9 +293,12 @@ export class PoolLoop {
         return;
       }
       case 'create-eni': {
-        const created = await eni.allocateEni(
-          d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
-        );
+        const target = (await this.deps.eniTarget?.()) ?? {};
+        this.eniConfigProblem = undefined;
+        const created = await eni.allocateEni({
+          ...(d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count }),
+          ...target,
+        });
         await this.adoptEni(created.imds);
         return;
       }
@@ -375,6 +392,8 @@ export class PoolLoop {
         .enis.find((x) => x.id === e.eniId)
         ?.cidrs.map((c) => c.cidr) ?? [],
     );
+    // Custom networking: the primary ENI carries no pods, so its addresses never enter the pool.
+    if (isPrimary && this.deps.limits.customNetworking === true) return;
     for (const ip of e.ipv4Addresses.slice(1))
       if (!known.has(`${ip}/32`)) datastore.addCidr(e.eniId, `${ip}/32`);
     for (const p of e.ipv4Prefixes) if (!known.has(p)) datastore.addCidr(e.eniId, p);

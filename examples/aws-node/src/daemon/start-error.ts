@@ -3,8 +3,9 @@
  * - `RestoreUnconfirmed`: a checkpointed pod that still exists holds an address neither IMDS nor EC2 lets the
  *   daemon place yet; starting would hand that address to another pod.
  * - `ListenFailed`: a socket or HTTP endpoint could not be opened.
+ * - `KubeRequired`: custom networking is on but there is no Kubernetes API to read ENIConfigs from.
  */
-export type StartErrorCode = 'RestoreUnconfirmed' | 'ListenFailed';
+export type StartErrorCode = 'RestoreUnconfirmed' | 'ListenFailed' | 'KubeRequired';
 
 /** The daemon refused to start; everything it had opened is closed again. */
 export class StartError extends Error {

@@ -12,6 +12,43 @@ export function microTime(ms: number): string {
 }
 
 /**
+ * An events.k8s.io/v1 Warning Event about the aws-node pod, reported by controller `aws-node` from this node.
+ * `serial` keeps two Events written in the same nanosecond apart (the name is `<pod>.<time in ns + serial>`).
+ */
+export function awsNodeWarningEvent(o: {
+  readonly reason: string;
+  readonly action: string;
+  readonly note: string;
+  readonly pod: { readonly namespace: string; readonly name: string; readonly uid?: string };
+  readonly nodeName: string;
+  readonly nowMs: number;
+  readonly serial?: number;
+}): KubeObject {
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: {
+      name: `${o.pod.name}.${(BigInt(o.nowMs) * 1_000_000n + BigInt(o.serial ?? 0)).toString(16)}`,
+      namespace: o.pod.namespace,
+    },
+    eventTime: microTime(o.nowMs),
+    reportingController: 'aws-node',
+    reportingInstance: o.nodeName,
+    action: o.action,
+    reason: o.reason,
+    type: 'Warning',
+    note: o.note,
+    regarding: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      namespace: o.pod.namespace,
+      name: o.pod.name,
+      ...(o.pod.uid ? { uid: o.pod.uid } : {}),
+    },
+  };
+}
+
+/**
  * The events.k8s.io/v1 Warning Event the reference emits when an EC2 call fails with `UnauthorizedOperation`:
  * about the aws-node pod, reporting controller `aws-node`, action `ec2:<API>`.
  */
@@ -22,26 +59,12 @@ export function missingIamPermissionsEvent(o: {
   readonly nowMs: number;
 }): KubeObject {
   const api = `ec2:${o.action}`;
-  return {
-    apiVersion: 'events.k8s.io/v1',
-    kind: 'Event',
-    metadata: {
-      name: `${o.pod.name}.${(BigInt(o.nowMs) * 1_000_000n).toString(16)}`,
-      namespace: o.pod.namespace,
-    },
-    eventTime: microTime(o.nowMs),
-    reportingController: 'aws-node',
-    reportingInstance: o.nodeName,
-    action: api,
+  return awsNodeWarningEvent({
     reason: MISSING_IAM_PERMISSIONS,
-    type: 'Warning',
+    action: api,
     note: `Unauthorized operation: failed to call ${api} due to missing permissions. Please refer ${IAM_POLICY_DOC} to attach relevant policy to IAM role`,
-    regarding: {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      namespace: o.pod.namespace,
-      name: o.pod.name,
-      ...(o.pod.uid ? { uid: o.pod.uid } : {}),
-    },
-  };
+    pod: o.pod,
+    nodeName: o.nodeName,
+    nowMs: o.nowMs,
+  });
 }

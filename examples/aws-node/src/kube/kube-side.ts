@@ -7,9 +7,10 @@ import {
 import type { KubeSettings } from '../config/kube-settings.js';
 import type { Logger } from '../log/logger.js';
 import { type CniNodeFeature, ensureCniNode } from './cni-node.js';
+import { type EniConfigProblemCode, eniConfigProblemEvent } from './eni-config.js';
 import { missingIamPermissionsEvent } from './iam-event.js';
 import type { InClusterTarget, NotInCluster } from './in-cluster.js';
-import { isKubeCallError, type KubeApi } from './kube-api.js';
+import { isKubeCallError, type KubeApi, KubeCallError, type KubeObject } from './kube-api.js';
 import { clearPodIpAnnotation, setPodIpAnnotation } from './pod-ip-annotation.js';
 
 /** Reconnect policy when the API is unreachable: 0.5 s → 5 s (the reference polls every 5 s), ×2, jitter 0.2. */
@@ -47,7 +48,13 @@ type Job =
       readonly ip: string;
       readonly released?: string;
     }
-  | { readonly kind: 'event'; readonly action: string; readonly at: number };
+  | {
+      readonly kind: 'event';
+      readonly action: string;
+      readonly at: number;
+      /** Builds another Event than MissingIAMPermissions (about the aws-node pod). */
+      readonly build?: (pod: { namespace: string; name: string; uid?: string }) => KubeObject;
+    };
 
 /** The state the introspection endpoint and tests read. */
 export interface KubeSideStatus {
@@ -69,6 +76,11 @@ export class KubeSide {
   #state: KubeSideStatus['state'];
   #api: KubeApi | undefined;
   #cniNodeReady = false;
+  /** The last CNINode write failed: wait before the next try (a feature change alone is written at once). */
+  #cniNodeFailed = false;
+  /** Bumped by {@link setFeature}; a CNINode write counts only for the features it carried. */
+  #featuresVersion = 0;
+  #features: CniNodeFeature[];
   #annotations = new Map<string, Job & { kind: 'annotate' }>();
   #events: (Job & { kind: 'event' })[] = [];
   #lastEvent = new Map<string, number>();
@@ -80,6 +92,7 @@ export class KubeSide {
 
   /** @param deps - settings, logger, target and time sources */
   constructor(private readonly deps: KubeSideDeps) {
+    this.#features = [...deps.features];
     this.#state = 'server' in deps.target ? 'connecting' : 'off';
   }
 
@@ -118,6 +131,59 @@ export class KubeSide {
     this.#events.push({ kind: 'event', action: e.action, at });
     this.#kick();
   };
+
+  /**
+   * Custom networking: the node's ENIConfig cannot be used. Emits one Warning Event per problem and minute
+   * (`EniConfigNotFound` / `EniConfigInvalid`, about the aws-node pod).
+   */
+  eniConfigProblem(code: EniConfigProblemCode, message: string): void {
+    if (this.#state === 'off') return;
+    const at = this.deps.now();
+    const key = `eniconfig ${code} ${message}`;
+    const last = this.#lastEvent.get(key);
+    if (last !== undefined && at - last < IAM_EVENT_INTERVAL_MS) return;
+    this.#lastEvent.set(key, at);
+    if (this.#events.length >= MAX_PENDING_EVENTS) this.#events.shift();
+    const nodeName = this.deps.settings.nodeName;
+    this.#events.push({
+      kind: 'event',
+      action: code,
+      at,
+      build: (pod) => eniConfigProblemEvent({ code, message, pod, nodeName, nowMs: at }),
+    });
+    this.#kick();
+  }
+
+  /**
+   * Runs `fn` with the API client while connected; otherwise throws `KubeCallError` `Unreachable` (callers
+   * on the allocation path treat that as "try again later", never on the pod path).
+   */
+  async call<T>(fn: (api: KubeApi) => Promise<T>): Promise<T> {
+    const api = this.#api;
+    if (api === undefined || this.#state !== 'connected') {
+      throw new KubeCallError(
+        'Unreachable',
+        0,
+        `Kubernetes API ${this.#state === 'off' ? 'not used' : this.#state}`,
+      );
+    }
+    return fn(api);
+  }
+
+  /**
+   * Sets a CNINode feature by name (e.g. `CustomNetworking=<ENIConfig>` once the node's ENIConfig is known);
+   * the CNINode is patched in the background when it changed.
+   */
+  setFeature(feature: CniNodeFeature): void {
+    const i = this.#features.findIndex((f) => f.name === feature.name);
+    const same = i >= 0 && (this.#features[i]!.value ?? '') === (feature.value ?? '');
+    if (same) return;
+    if (i >= 0) this.#features[i] = feature;
+    else this.#features.push(feature);
+    this.#featuresVersion++;
+    this.#cniNodeReady = false;
+    this.#kick();
+  }
 
   /** After a successful ADD: annotate the pod (ANNOTATE_POD_IP). */
   podAdded(pod: { namespace: string; name: string }, ip: string): void {
@@ -183,7 +249,8 @@ export class KubeSide {
             resolve();
         });
         this.#wake = undefined;
-        if (!this.#cniNodeReady && this.#state === 'connected') await this.deps.sleep(5000, signal);
+        if (!this.#cniNodeReady && this.#cniNodeFailed && this.#state === 'connected')
+          await this.deps.sleep(5000, signal);
       } catch (e) {
         if (signal.aborted) return;
         if (!isKubeCallError(e, 'Unreachable')) throw e;
@@ -240,15 +307,20 @@ export class KubeSide {
     const { settings, log } = this.deps;
     if (!this.#cniNodeReady) {
       try {
-        const outcome = await ensureCniNode(api, settings.nodeName, this.#nodeUid, this.deps.features);
-        this.#cniNodeReady = true;
+        const features = [...this.#features];
+        const version = this.#featuresVersion;
+        const outcome = await ensureCniNode(api, settings.nodeName, this.#nodeUid, features);
+        this.#cniNodeFailed = false;
+        // A feature set while this write was in flight still needs its own.
+        this.#cniNodeReady = version === this.#featuresVersion;
         log.info('CNINode ready', {
           node: settings.nodeName,
           outcome,
-          features: this.deps.features.map((f) => (f.value ? `${f.name}=${f.value}` : f.name)),
+          features: features.map((f) => (f.value ? `${f.name}=${f.value}` : f.name)),
         });
       } catch (e) {
         if (isKubeCallError(e, 'Unreachable')) throw e;
+        this.#cniNodeFailed = true;
         log.warn('CNINode could not be written; retrying', {
           node: settings.nodeName,
           error: String((e as Error).message),
@@ -258,22 +330,28 @@ export class KubeSide {
     while (this.#events.length > 0) {
       const job = this.#events[0]!;
       try {
-        await api.createEvent(
-          settings.podNamespace,
-          missingIamPermissionsEvent({
-            action: job.action,
-            pod: {
-              namespace: settings.podNamespace,
-              name: settings.podName || `aws-node-${settings.nodeName}`,
-              ...(this.#podUid ? { uid: this.#podUid } : {}),
-            },
-            nodeName: settings.nodeName,
-            nowMs: job.at,
-          }),
-        );
-        log.warn('EC2 refused a call for missing IAM permissions; Event emitted', {
-          action: `ec2:${job.action}`,
-        });
+        const pod = {
+          namespace: settings.podNamespace,
+          name: settings.podName || `aws-node-${settings.nodeName}`,
+          ...(this.#podUid ? { uid: this.#podUid } : {}),
+        };
+        if (job.build !== undefined) {
+          await api.createEvent(settings.podNamespace, job.build(pod));
+          log.warn('Warning Event emitted', { reason: job.action });
+        } else {
+          await api.createEvent(
+            settings.podNamespace,
+            missingIamPermissionsEvent({
+              action: job.action,
+              pod,
+              nodeName: settings.nodeName,
+              nowMs: job.at,
+            }),
+          );
+          log.warn('EC2 refused a call for missing IAM permissions; Event emitted', {
+            action: `ec2:${job.action}`,
+          });
+        }
       } catch (e) {
         if (isKubeCallError(e, 'Unreachable')) throw e;
         log.warn('MissingIAMPermissions Event not written', {

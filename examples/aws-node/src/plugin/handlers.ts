@@ -78,6 +78,12 @@ function addFailure(code: string, message: string): CniError {
         'every IP address on this node is in use and the instance has no room for another ENI',
         message,
       );
+    case AddFailureCode.EniConfigUnavailable:
+      return new CniError(
+        CniErrorCode.TryAgainLater,
+        "custom networking: the node's ENIConfig is not available, so aws-node creates no ENI for pods",
+        message,
+      );
     case AddFailureCode.ShuttingDown:
       return new CniError(CniErrorCode.TryAgainLater, 'aws-node is shutting down', message);
     case AddFailureCode.InvalidRequest:

@@ -68,6 +68,8 @@ export const AddFailureCode = {
   SubnetExhausted: 'SubnetExhausted',
   /** The instance has every ENI it may have and every address is in use. */
   EniLimitReached: 'EniLimitReached',
+  /** Custom networking: the node's ENIConfig is missing or invalid, so no ENI can be created for pods. */
+  EniConfigUnavailable: 'EniConfigUnavailable',
   /** The request was malformed (missing container id, interface or network name). */
   InvalidRequest: 'InvalidRequest',
   /** Setting up the pod network failed (and the allocation was rolled back). */

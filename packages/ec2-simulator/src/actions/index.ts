@@ -30,6 +30,7 @@ import {
   describeTrunkInterfaceAssociations,
   disassociateTrunkInterface,
 } from './trunks.js';
+import { associateVpcCidrBlock, describeVpcs, disassociateVpcCidrBlock } from './vpcs.js';
 
 /** Every action the simulator implements, with its throttling family. */
 export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSpec>([
@@ -63,6 +64,9 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ['AssociateTrunkInterface', { handler: associateTrunkInterface, family: 'mutating' }],
   ['DisassociateTrunkInterface', { handler: disassociateTrunkInterface, family: 'mutating' }],
   ['DescribeTrunkInterfaceAssociations', { handler: describeTrunkInterfaceAssociations, family: 'describe' }],
+  ['DescribeVpcs', { handler: describeVpcs, family: 'describe' }],
+  ['AssociateVpcCidrBlock', { handler: associateVpcCidrBlock, family: 'mutating' }],
+  ['DisassociateVpcCidrBlock', { handler: disassociateVpcCidrBlock, family: 'mutating' }],
   ['CreateTags', { handler: createTags, family: 'tags' }],
   ['DeleteTags', { handler: deleteTags, family: 'tags' }],
 ]);

@@ -129,6 +129,12 @@ export function followEc2State(deps: FollowerDeps): Follower {
       case 'trunk-disassociated':
         router.unplug(ev.branchEniId);
         break;
+      case 'vpc-cidr-associated':
+        router.addVpcCidr(ev.cidrBlock);
+        break;
+      case 'vpc-cidr-disassociated':
+        router.removeVpcCidr(ev.cidrBlock);
+        break;
       default:
         break;
     }

@@ -102,6 +102,11 @@ function setContents(set: string, list: readonly string[]): string[] {
   return out;
 }
 
+/** Replaces the VPC CIDR set (after a block was associated or disassociated). */
+export function nftVpcCidrs(vpcCidrs: readonly string[]): string[] {
+  return setContents('vpc_cidrs', vpcCidrs);
+}
+
 /** The base table: counters, sets, the ENI dispatch map and the two hooked chains. */
 export function nftBase(vpcCidrs: readonly string[]): string[] {
   const t = `ip ${NFT_TABLE}`;

@@ -15,6 +15,7 @@ import {
   nftEniRemove,
   nftEniUpsert,
   nftOwnership,
+  nftVpcCidrs,
   ownedDestinations,
   REASON_COUNTERS,
   ROUTER_UPLINK,
@@ -149,6 +150,8 @@ function dataplane<T>(op: string, f: () => T): T {
 export class VpcRouter {
   readonly #rtr: NetlinkHandleSync;
   readonly #routerNetns: string;
+  readonly #internetNetns: string;
+  readonly #vpcCidrs: string[];
   readonly #gateways: readonly string[];
   readonly #enis = new Map<string, RouterEni>();
   readonly #linkOwners = new Map<string, string>();
@@ -159,9 +162,17 @@ export class VpcRouter {
   #marks = 0;
   #closed = false;
 
-  private constructor(rtr: NetlinkHandleSync, routerNetns: string, gateways: readonly string[]) {
+  private constructor(
+    rtr: NetlinkHandleSync,
+    routerNetns: string,
+    internetNetns: string,
+    vpcCidrs: readonly string[],
+    gateways: readonly string[],
+  ) {
     this.#rtr = rtr;
     this.#routerNetns = routerNetns;
+    this.#internetNetns = internetNetns;
+    this.#vpcCidrs = [...vpcCidrs];
     this.#gateways = gateways;
   }
 
@@ -220,7 +231,7 @@ export class VpcRouter {
       } finally {
         inet.close();
       }
-      const router = new VpcRouter(rtr, opts.routerNetns, gateways);
+      const router = new VpcRouter(rtr, opts.routerNetns, opts.internetNetns, opts.vpcCidrs, gateways);
       nftApply(op, opts.routerNetns, [
         ...nftBase(opts.vpcCidrs),
         ...router.#ownership(),
@@ -228,6 +239,49 @@ export class VpcRouter {
       ]);
       return router;
     });
+  }
+
+  /** The VPC's IPv4 blocks the router routes now. */
+  vpcCidrs(): string[] {
+    return [...this.#vpcCidrs];
+  }
+
+  /**
+   * Routes a block newly associated with the VPC: unreachable in the router until an ENI owns an address
+   * in it, reachable from the internet namespace, and part of the VPC set the checks use.
+   */
+  addVpcCidr(cidr: string): void {
+    this.#open('router.addVpcCidr');
+    if (this.#vpcCidrs.includes(cidr)) return;
+    dataplane('router.addVpcCidr', () => {
+      this.#rtr.routeAdd({ dst: cidr, type: 'unreachable' });
+      this.#inInternet((inet) => inet.routeAdd({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink }));
+      this.#vpcCidrs.push(cidr);
+      nftApply('router.addVpcCidr', this.#routerNetns, nftVpcCidrs(this.#vpcCidrs));
+    });
+  }
+
+  /** Undoes {@link VpcRouter.addVpcCidr} for a block that left the VPC. */
+  removeVpcCidr(cidr: string): void {
+    this.#open('router.removeVpcCidr');
+    const i = this.#vpcCidrs.indexOf(cidr);
+    if (i < 0) return;
+    dataplane('router.removeVpcCidr', () => {
+      this.#vpcCidrs.splice(i, 1);
+      nftApply('router.removeVpcCidr', this.#routerNetns, nftVpcCidrs(this.#vpcCidrs));
+      this.#rtr.routeDel({ dst: cidr, type: 'unreachable' });
+      this.#inInternet((inet) => inet.routeDel({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink }));
+    });
+  }
+
+  /** Runs `f` with a netlink handle in the internet namespace. */
+  #inInternet(f: (inet: NetlinkHandleSync) => void): void {
+    const inet = openSync({ netns: this.#internetNetns });
+    try {
+      f(inet);
+    } finally {
+      inet.close();
+    }
   }
 
   /** The router namespace file. */

@@ -5,6 +5,8 @@
  *   --keep           leave everything running (a detached holder process keeps the VPC and daemons alive)
  *   --json           end with one JSON line describing the setup (and, with --keep, the `down` command)
  *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
+ *   --custom-networking  VPC 10.20.0.0/16 + 100.64.0.0/16, nodes in 10.20.x of two zones, an ENIConfig per zone:
+ *                    pods get 100.64.x addresses from ENIs in the zone's pod subnet, with the pods' group
  *   --down RUN_ID    tear down a kept setup
  *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
  *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
@@ -17,6 +19,7 @@ import { downRun } from '@vpc-cni-kit/ec2-simulator';
 import { awsNodeBinDir, awsNodeVersion } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
 import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
+import { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from '../custom-networking.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
@@ -29,10 +32,12 @@ interface Args {
   down: string | undefined;
   hold: string | undefined;
   image: boolean;
+  customNetworking: boolean;
 }
 
 const USAGE = [
   'usage: npm run demo -- [--keep] [--json] [--image] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
+  '                        [--custom-networking]',
   '       npm run demo -- --down RUN_ID',
   '       npm run demo -- --help | --version',
 ].join('\n');
@@ -50,6 +55,7 @@ const DEMO_OPTIONS = {
   down: { type: 'string' },
   hold: { type: 'string' },
   image: { type: 'boolean' },
+  'custom-networking': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -77,6 +83,7 @@ function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
     down: values.down,
     hold: values.hold,
     image: values.image === true,
+    customNetworking: values['custom-networking'] === true,
   };
   if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
   if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
@@ -109,19 +116,36 @@ async function bringUp(
     await containerd.importImage(report.dockerArchive);
     launcher = containerdLauncher(containerd, report.image);
   }
-  print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
+  print(
+    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}…`,
+  );
   const cluster = await Cluster.start({
     nodes: args.nodes,
     binDir,
     libcniRunner: runner,
     bandwidth: true,
-    env: { ANNOTATE_POD_IP: 'true' },
+    env: { ANNOTATE_POD_IP: 'true', ...(args.customNetworking ? customNetworkingEnv : {}) },
+    ...(args.customNetworking ? { network: customNetworkingLayout } : {}),
     ...(launcher ? { launcher } : {}),
   }).catch(async (e: unknown) => {
     await stopContainerd(containerd);
     throw e;
   });
   if (containerd) containerds.set(cluster, containerd);
+  if (args.customNetworking) {
+    // One ENIConfig per zone, named after it (ENI_CONFIG_LABEL_DEF=topology.kubernetes.io/zone).
+    for (const [zone, subnet] of [
+      ['us-west-2a', CN.podSubnetA],
+      ['us-west-2b', CN.podSubnetB],
+    ] as const) {
+      cluster.kube.sim.objects.create(
+        'crd.k8s.amazonaws.com/v1alpha1',
+        'eniconfigs',
+        eniConfigObject(zone, subnet, [CN.podsGroup]),
+      );
+    }
+    print('ENIConfigs us-west-2a and us-west-2b created; aws-node puts new ENIs in their pod subnets');
+  }
   print(
     `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
   );
