@@ -6,8 +6,8 @@ import {
   startKubeSimulator,
 } from '@vpc-cni-kit/kube-simulator';
 import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
 import type { KubeSettings } from '../src/config/kube-settings.js';

@@ -14,8 +14,8 @@ export {
   type ClusterPod,
   PodError,
 } from './cluster.js';
-export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
+export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
 export { inNetns, type Ran } from './exec.js';
 export {
   awsNodeRbacManifest,
