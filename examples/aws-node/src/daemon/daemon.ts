@@ -16,6 +16,7 @@ import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/ro
 import type { AwsNodeConfig } from '../config/config.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
+import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
@@ -158,14 +159,46 @@ async function start(
     cooldownMs: config.ipCooldownSeconds * 1000,
   });
   const eniPlans = new Map<string, RoutingPlan>();
-  const eni: EniManager = createEniManager({
-    ec2,
-    metadata,
-    node: allocationNodeOf(node),
-    ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
-    additionalTags: config.additionalEniTags,
-    subnetDiscovery: config.subnetDiscovery,
+  // Which attached ENIs are ours (the reference's classification, at start and at every reconcile): the
+  // others never reach the datastore, host routing or the pool, and the guard refuses any EC2 change to them.
+  const nodeEnis = new NodeEnis({
+    policy: {
+      instanceId: node.instanceId,
+      primaryEniId: node.primaryEni.eniId,
+      manageUntaggedEnis: config.manageUntaggedEni,
+      clusterName: config.clusterName,
+    },
+    ...(config.imdsOnlyMode
+      ? {}
+      : {
+          describeEnis: () => eni.describeEnis(),
+          subnetTags: async (ids: readonly string[]) => {
+            const out = await ec2.call('DescribeSubnets', { SubnetIds: [...ids] });
+            return new Map(
+              (out.Subnets ?? []).map((sn) => [
+                sn.SubnetId ?? '',
+                Object.fromEntries((sn.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+              ]),
+            );
+          },
+        }),
+    ...(config.disableNetworkResourceProvisioning
+      ? {}
+      : { tagEni: (id: string, tags: Readonly<Record<string, string>>) => eni.tagEni(id, tags) }),
+    desiredTags: managedEniTags(node.instanceId, config.clusterName, config.additionalEniTags),
+    log,
   });
+  const eni: EniManager = guardEniManager(
+    createEniManager({
+      ec2,
+      metadata,
+      node: allocationNodeOf(node),
+      ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
+      additionalTags: config.additionalEniTags,
+      subnetDiscovery: config.subnetDiscovery,
+    }),
+    nodeEnis,
+  );
   const pool = new PoolLoop({
     datastore,
     eni,
@@ -181,6 +214,9 @@ async function start(
       ipv4PerEni: limits.ipv4PerEni,
       maxPods: podsMax,
       ...(config.maxEni ? { maxEniSetting: config.maxEni } : {}),
+      get unmanagedEnis() {
+        return nodeEnis.unmanagedCount();
+      },
     },
     now: () => Date.now(),
     log,
@@ -203,6 +239,7 @@ async function start(
     readCheckpoint: () => checkpointer.read(),
     listImdsEnis: () => metadata.listEnis(),
     ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
+    selectManaged: (imds, seen) => nodeEnis.select(imds, seen),
     adoptEni: (e) => pool.adoptEni(e),
     podExists: (entry) => {
       const { k8sPodNamespace: ns, k8sPodName: name } = entry.metadata;
@@ -215,6 +252,7 @@ async function start(
     now: () => performance.now(),
     log,
   });
+  metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
   for (const d of report.dropped)
     log.warn('checkpoint entry dropped', {
       reason: d.reason,
@@ -288,7 +326,10 @@ async function start(
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
-    ? await listen(introspectionServer(datastore, config, log), config.introspection.bindAddress)
+    ? await listen(
+        introspectionServer(datastore, config, log, { unmanagedEnis: () => nodeEnis.unmanaged() }),
+        config.introspection.bindAddress,
+      )
     : undefined;
   onFailure(() => introspection?.close());
   const metricsEndpoint = config.metrics.enabled
@@ -312,6 +353,11 @@ async function start(
           datastore,
           metadata,
           ...(config.imdsOnlyMode ? {} : { describeEnis: (ids) => eni.describeEnis(ids) }),
+          selectManaged: async (imds) => {
+            const managed = await nodeEnis.select(imds);
+            metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
+            return managed;
+          },
           log,
           now: () => Date.now(),
           adoptEni: (e) => pool.adoptEni(e),

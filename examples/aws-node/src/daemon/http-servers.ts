@@ -49,7 +49,13 @@ export async function listen(server: Server, bind: string): Promise<HttpEndpoint
 }
 
 const RANDOMIZE_ENUM = { none: 0, hashrandom: 1, prng: 2 } as const;
-const COMMANDS = ['/v1/enis', '/v1/eni-configs', '/v1/networkutils-env-settings', '/v1/ipamd-env-settings'];
+const COMMANDS = [
+  '/v1/enis',
+  '/v1/unmanaged-enis',
+  '/v1/eni-configs',
+  '/v1/networkutils-env-settings',
+  '/v1/ipamd-env-settings',
+];
 
 function maskOf(len: number): string {
   const m = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
@@ -100,8 +106,19 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
   return cards;
 }
 
-/** The introspection server (the reference's `127.0.0.1:61679` paths). */
-export function introspectionServer(ds: Datastore, config: AwsNodeConfig, log: Logger): Server {
+/** What introspection reports besides the datastore. */
+export interface IntrospectionSources {
+  /** Attached ENIs the daemon leaves alone (`/v1/unmanaged-enis`). */
+  unmanagedEnis?: () => unknown;
+}
+
+/** The introspection server (the reference's `127.0.0.1:61679` paths, and `/v1/unmanaged-enis`). */
+export function introspectionServer(
+  ds: Datastore,
+  config: AwsNodeConfig,
+  log: Logger,
+  sources: IntrospectionSources = {},
+): Server {
   const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
@@ -111,6 +128,8 @@ export function introspectionServer(ds: Datastore, config: AwsNodeConfig, log: L
     switch ((req.url ?? '/').split('?')[0]) {
       case '/v1/enis':
         return json(res, 200, enisDocument(ds));
+      case '/v1/unmanaged-enis':
+        return json(res, 200, sources.unmanagedEnis?.() ?? []);
       case '/v1/eni-configs':
         // Custom networking (ENIConfig) needs the Kubernetes API, which this daemon does not use.
         return json(res, 404, { error: 'no ENIConfig: custom networking is not enabled' });
