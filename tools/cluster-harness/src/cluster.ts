@@ -25,6 +25,11 @@ export interface ClusterOptions {
   libcniRunner: string;
   /** Chain the bandwidth plugin too. */
   bandwidth?: boolean;
+  /**
+   * More subnets in the VPC (10.0.0.0/16, zone us-west-2a) besides the nodes' `subnet-0c000000000000001`
+   * (10.0.0.0/20), e.g. one tagged `kubernetes.io/role/cni=0`.
+   */
+  extraSubnets?: { id: string; cidrBlock: string; tags?: Record<string, string> }[];
   /** Simulator options (rate limits, faults). */
   simulator?: Parameters<typeof startVirtualVpc>[0]['simulator'];
   /** Where node directories go (default: /tmp/vck-cluster-<run>). */
@@ -97,6 +102,7 @@ export class Cluster {
         vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
         subnets: [
           { id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/20', availabilityZone: 'us-west-2a' },
+          ...(options.extraSubnets ?? []).map((s) => ({ ...s, availabilityZone: 'us-west-2a' })),
         ],
         instances: Array.from({ length: count }, () => ({
           instanceType: options.instanceType ?? 'm5.large',

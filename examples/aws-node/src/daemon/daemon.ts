@@ -371,10 +371,17 @@ async function start(
       )
       .catch((e: unknown) => log.warn('reconcile with IMDS failed', { error: String(e) }))
       .finally(() => {
-        if (!terminating) reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
+        if (!terminating)
+          reconcileTimer = setTimeout(
+            reconcile,
+            options.reconcileIntervalMs ?? config.reconcileIntervalSeconds * 1000,
+          );
       });
   };
-  reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
+  reconcileTimer = setTimeout(
+    reconcile,
+    options.reconcileIntervalMs ?? config.reconcileIntervalSeconds * 1000,
+  );
 
   let gcTimer: NodeJS.Timeout | undefined;
   if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning) {
