@@ -41,9 +41,11 @@ export {
   createInstanceLimitsSource,
   type InstanceLimits,
   type InstanceLimitsSource,
+  type InstanceLimitsSourceOptions,
   type MaxPodsOptions,
   maxPods,
   type NetworkCardLimit,
+  publishedInstanceLimits,
 } from './limits.js';
 export { createEniManager, type EniManager, type EniManagerOptions } from './manager.js';
 export { type ActionFamily, actionFamily, defaultRateLimits, RateLimiter } from './rate-limiter.js';

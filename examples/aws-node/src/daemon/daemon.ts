@@ -8,6 +8,7 @@ import {
   type EniManager,
   ImdsClient,
   type ImdsEni,
+  isEniManagerError,
   maxPods,
   type NodeInfo,
 } from '@vpc-cni-kit/eni-manager';
@@ -26,6 +27,7 @@ import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
 import { restoreNode } from './restore.js';
+import { StartError } from './start-error.js';
 
 /** A running daemon. */
 export interface RunningDaemon {
@@ -115,7 +117,25 @@ async function start(
     userAgent: `vpc-cni-kit-aws-node/${options.version}`,
   });
   onFailure(() => ec2.destroy());
-  const limits = await createInstanceLimitsSource(ec2).limits(node.instanceType);
+  // The reference's published table first; DescribeInstanceTypes only for a type it does not list, and never
+  // in IMDS-only mode, which makes no EC2 call at all.
+  const limits = await createInstanceLimitsSource(config.imdsOnlyMode ? undefined : ec2, {
+    publishedTable: true,
+  })
+    .limits(node.instanceType)
+    .catch((e: unknown) => {
+      if (!isEniManagerError(e, 'UnknownInstanceType')) throw e;
+      throw new StartError(
+        'UnknownInstanceType',
+        `${e.message}; set ENABLE_IMDS_ONLY_MODE=false so DescribeInstanceTypes can be asked`,
+      );
+    });
+  if (config.prefixDelegation && !limits.prefixDelegationSupported) {
+    throw new StartError(
+      'PrefixDelegationUnsupported',
+      `ENABLE_PREFIX_DELEGATION=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) is neither Nitro nor bare metal: EC2 delegates prefixes only there; unset it on this node`,
+    );
+  }
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
   const podsMax = maxPods(limits, { prefixDelegation: config.prefixDelegation });
   metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));

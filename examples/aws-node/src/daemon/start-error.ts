@@ -3,8 +3,15 @@
  * - `RestoreUnconfirmed`: a checkpointed pod that still exists holds an address neither IMDS nor EC2 lets the
  *   daemon place yet; starting would hand that address to another pod.
  * - `ListenFailed`: a socket or HTTP endpoint could not be opened.
+ * - `PrefixDelegationUnsupported`: `ENABLE_PREFIX_DELEGATION=true` on an instance type that is neither Nitro nor
+ *   bare metal (EC2 delegates prefixes only there).
+ * - `UnknownInstanceType`: IMDS-only mode on an instance type the shipped limits table does not list.
  */
-export type StartErrorCode = 'RestoreUnconfirmed' | 'ListenFailed';
+export type StartErrorCode =
+  | 'RestoreUnconfirmed'
+  | 'ListenFailed'
+  | 'PrefixDelegationUnsupported'
+  | 'UnknownInstanceType';
 
 /** The daemon refused to start; everything it had opened is closed again. */
 export class StartError extends Error {
