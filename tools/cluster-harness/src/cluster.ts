@@ -317,6 +317,20 @@ export class Cluster {
     this.pods.splice(this.pods.indexOf(pod), 1);
   }
 
+  /**
+   * CNI CHECK of a pod through libcni with the node's conflist (the cached ADD result as prevResult): `ok`, or
+   * the plugin's error.
+   */
+  async checkPod(
+    pod: ClusterPod,
+  ): Promise<{ ok: true } | { ok: false; error: { code: number; msg: string; details?: string } }> {
+    const node = this.nodes[pod.node];
+    if (node === undefined) throw new Error(`no node ${pod.node}`);
+    const r = await this.libcni(node, 'check', pod);
+    const out = parseRunner(r.stdout, r.stderr);
+    return out.ok ? { ok: true } : { ok: false, error: out.error };
+  }
+
   /** GET a path of node `i`'s introspection endpoint (from inside its namespace). */
   async introspect(i: number, path: string): Promise<unknown> {
     const node = this.nodes[i];

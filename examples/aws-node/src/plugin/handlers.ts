@@ -18,8 +18,8 @@ export interface PluginDeps {
   daemon: (socketPath: string) => DaemonClient;
   /** Host-side teardown from a prevResult when the daemon cannot be reached (rules 512/1536, host route). */
   teardownWithoutDaemon: (pod: PrevResultPod) => Promise<void>;
-  /** Verifies host-side plumbing for CHECK; throws a CniError when something is missing. */
-  verify: (pod: PrevResultPod) => Promise<void>;
+  /** Verifies the pod's and the host's plumbing for CHECK; throws a CniError when something is missing. */
+  verify: (pod: PrevResultPod, netns: string, ifname: string) => Promise<void>;
   /** The plugin's version, compared by the daemon (the reference's `ClientVersion`). */
   version: string;
   /**
@@ -278,6 +278,6 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
     } catch (e) {
       throw e instanceof CniError ? e : daemonCallError(e, 'check', conf.ipamdSocket);
     }
-    await deps.verify(prev);
+    await deps.verify(prev, ctx.env.netns, ctx.env.ifname);
   }
 }
