@@ -18,6 +18,7 @@ import type { AwsNodeConfig } from '../config/config.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
+import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
@@ -325,24 +326,47 @@ async function start(
 
   // 6. Serve.
   let terminating = false;
+  const gcDeps = {
+    datastore,
+    plumber: host.plumber,
+    vethPrefix: config.vethPrefix,
+    hostLinks: () => host.linkNames(),
+    log,
+  };
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
-    backend: ipamBackend({
-      datastore,
-      plumber: host.plumber,
-      log,
-      observer: metrics,
-      version: options.version,
-      vethPrefix: config.vethPrefix,
-      podMtu: config.podMtu,
-      vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
-      externalSnat: config.externalSnat,
-      shuttingDown: () => terminating,
-      poolCondition: () => pool.condition(),
-      wakePool: () => pool.wake(),
-      now: () => performance.now(),
-      checkNetns: netnsGuard(),
-    }),
+    backend: {
+      gc: async (req) => {
+        const outcome = await collectStaleAttachments(gcDeps, gcInputOf(req));
+        if (outcome.released.length > 0) pool.wake();
+        return { Released: outcome.released };
+      },
+      status: async () => {
+        const s = datastore.stats();
+        const condition = pool.condition();
+        return podReadiness({
+          free: s.totalIPs - s.assignedIPs,
+          canProvision: !config.disableNetworkResourceProvisioning,
+          ...condition,
+        });
+      },
+      ...ipamBackend({
+        datastore,
+        plumber: host.plumber,
+        log,
+        observer: metrics,
+        version: options.version,
+        vethPrefix: config.vethPrefix,
+        podMtu: config.podMtu,
+        vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+        externalSnat: config.externalSnat,
+        shuttingDown: () => terminating,
+        poolCondition: () => pool.condition(),
+        wakePool: () => pool.wake(),
+        now: () => performance.now(),
+        checkNetns: netnsGuard(),
+      }),
+    },
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
