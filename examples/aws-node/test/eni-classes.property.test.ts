@@ -14,17 +14,12 @@ import {
   createImdsNodeMetadata,
   type EniManager,
   ImdsClient,
+  subnetExcludedForPods as subnetExcluded,
 } from '@vpc-cni-kit/eni-manager';
 import { routeTableId } from '@vpc-cni-kit/routing-table';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  classifyNodeEni,
-  guardEniManager,
-  managedEniTags,
-  NodeEnis,
-  subnetExcluded,
-} from '../src/daemon/eni-classes.js';
+import { classifyNodeEni, guardEniManager, managedEniTags, NodeEnis } from '../src/daemon/eni-classes.js';
 import { silentLogger } from '../src/daemon/logger.js';
 import { reconcileWithImds } from '../src/daemon/reconcile.js';
 import { restoreNode } from '../src/daemon/restore.js';

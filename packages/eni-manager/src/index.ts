@@ -56,6 +56,7 @@ export {
   rankSubnets,
   type SubnetCandidate,
   subnetClusterTagPrefix,
+  subnetExcludedForPods,
   subnetRoleTag,
 } from './subnets.js';
 export { type EniTagOptions, eniDescriptionPrefix, eniTagKeys, newEniTags, tagsToAdd } from './tags.js';

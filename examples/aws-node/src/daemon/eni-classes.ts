@@ -6,8 +6,7 @@ import {
   eniTagKeys,
   type ImdsEni,
   newEniTags,
-  subnetClusterTagPrefix,
-  subnetRoleTag,
+  subnetExcludedForPods,
   tagsToAdd,
 } from '@vpc-cni-kit/eni-manager';
 import type { Logger } from './logger.js';
@@ -51,14 +50,6 @@ export interface NodeEniPolicy {
   readonly clusterName: string;
 }
 
-/** True when a subnet's tags keep pod addresses out of it (the reference's `IsExcludedForPodIPs`). */
-export function subnetExcluded(tags: Readonly<Record<string, string>>, clusterName: string): boolean {
-  if (tags[subnetRoleTag] === '0') return true;
-  if (clusterName === '') return false;
-  const clusterTags = Object.keys(tags).filter((k) => k.startsWith(subnetClusterTagPrefix));
-  return clusterTags.length > 0 && !clusterTags.includes(subnetClusterTagPrefix + clusterName);
-}
-
 /**
  * The reference's classification of one attached ENI (§4.5, §4.8), pure. IMDS alone can tell only EFA-only
  * interfaces (no addresses at all); `ec2` is EC2's view (`undefined` in IMDS-only mode, where every other ENI
@@ -88,7 +79,7 @@ export function classifyNodeEni(
       kind: 'unmanaged',
       reason: ec2.tags[eniTagKeys.noManage] === 'true' ? 'no-manage-tag' : 'untagged',
     };
-  if (subnetTags !== undefined && subnetExcluded(subnetTags, policy.clusterName))
+  if (subnetTags !== undefined && subnetExcludedForPods(subnetTags, policy.clusterName))
     return { kind: 'unmanaged', reason: 'excluded-subnet' };
   return { kind: 'managed' };
 }
