@@ -728,6 +728,8 @@ export class Datastore {
         id: eni.id,
         deviceNumber: eni.deviceNumber,
         networkCard: eni.networkCard,
+        routeTableId: eni.routeTableId,
+        subnetId: eni.subnetId,
         isPrimary: eni.isPrimary,
         isTrunk: eni.isTrunk,
         isEfa: eni.isEfa,

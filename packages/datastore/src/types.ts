@@ -111,6 +111,10 @@ export interface EniStats {
   readonly deviceNumber: number;
   /** Network card index. */
   readonly networkCard: number;
+  /** The route table of its pods' from-pod rules (254 for the primary ENI). */
+  readonly routeTableId: number;
+  /** Its subnet. */
+  readonly subnetId: string;
   /** Primary ENI flag. */
   readonly isPrimary: boolean;
   /** Trunk ENI flag. */

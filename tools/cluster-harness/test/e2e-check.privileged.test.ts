@@ -7,7 +7,7 @@ import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
 import type { Cluster } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
-import { startOneNode } from './support/scenario.js';
+import { enis, startOneNode } from './support/scenario.js';
 
 describePrivileged('CNI CHECK', () => {
   let cluster: Cluster | undefined;
@@ -23,6 +23,13 @@ describePrivileged('CNI CHECK', () => {
     const [a, b] = [await c.addPod(0), await c.addPod(0)];
     expect(await c.checkPod(a)).toEqual({ ok: true });
     expect(await c.checkPod(b)).toEqual({ ok: true });
+    // /v1/enis serves the reference's RouteTableID and SubnetID.
+    const primary = Object.values((await enis(c)).ENIs)[0] as Record<string, unknown>;
+    expect(primary).toMatchObject({
+      IsPrimary: true,
+      RouteTableID: 254,
+      SubnetID: 'subnet-0c000000000000001',
+    });
 
     // The node's to-pod rule of pod a.
     const del = await inNetns(node.instance.netnsPath, [

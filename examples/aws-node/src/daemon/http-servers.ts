@@ -80,7 +80,13 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
         addresses[a.address] = {
           Address: a.address,
           IPAMKey: { networkName: a.key.networkName, containerID: '', ifName: '' },
-          IPAMMetadata: { k8sPodNamespace: a.metadata.namespace ?? '', k8sPodName: a.metadata.name ?? '' },
+          IPAMMetadata: {
+            k8sPodNamespace: a.metadata.namespace ?? '',
+            k8sPodName: a.metadata.name ?? '',
+            ...(a.metadata.interfacesCount === undefined
+              ? {}
+              : { interfacesCount: a.metadata.interfacesCount }),
+          },
           AssignedTime: new Date(a.assignedAt).toISOString(),
           UnassignedTime: '0001-01-01T00:00:00Z',
         };
@@ -101,6 +107,8 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
       AvailableIPv4Cidrs: cidrs,
       IPv6Cidrs: {},
       IsExcludedForPodIPs: eni.excluded,
+      RouteTableID: eni.routeTableId,
+      SubnetID: eni.subnetId,
     };
   }
   return cards;
