@@ -15,7 +15,7 @@ cat > "$dir/package.json" <<JSON
   "type": "module",
   "engines": { "node": ">=20.19" },
   "sideEffects": false,
-  "files": ["dist", "src", "README.md", "CHANGELOG.md"],
+  "files": ["dist", "src", "README.md", "CHANGELOG.md", "LICENSE", "NOTICE"],
   "exports": {
     ".": {
       "@vpc-cni-kit/source": "./src/index.ts",
@@ -31,9 +31,11 @@ cat > "$dir/package.json" <<JSON
     "build": "tsup",
     "typecheck": "tsc -p tsconfig.json --noEmit",
     "lint": "biome check .",
-    "test": "cd ../.. && vitest run $dir"
+    "test": "cd ../.. && vitest run $dir",
+    "prepack": "node ../../scripts/prepack.mjs"
   },
-  "repository": { "type": "git", "directory": "$dir" }
+  "repository": { "type": "git", "url": "git+https://github.com/vpc-cni-kit/vpc-cni-kit.git", "directory": "$dir" },
+  "publishConfig": { "access": "public" }
 }
 JSON
 cat > "$dir/tsconfig.json" <<JSON

@@ -3,34 +3,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exponential, formatTrace, prng } from './lib.mjs';
+import { poisson } from './shapes.mjs';
 
 const dir = new URL('./traces/', import.meta.url).pathname;
 
-/** Pods arrive as a Poisson process with rate(t) (per s), live an exponential lifetime; max concurrency capped. */
-function poisson({ seed, duration, rate, meanLife, maxRate, prefix, cap }) {
-  const rand = prng(seed);
-  const events = [];
-  const ends = [];
-  let t = 0;
-  let n = 0;
-  for (;;) {
-    t += exponential(rand, 1 / maxRate);
-    if (t >= duration) break;
-    if (rand() > rate(t) / maxRate) continue; // thinning for a time-varying rate
-    const live = ends.filter((e) => e > t).length;
-    if (live >= cap) continue;
-    const life = Math.max(5, exponential(rand, meanLife));
-    n += 1;
-    const pod = `${prefix}-${n}`;
-    events.push({ time: t, event: 'add', pod });
-    if (t + life < duration) events.push({ time: t + life, event: 'del', pod });
-    ends.push(t + life);
-  }
-  return events;
+/** The shipped traces' generator: `poisson` from shapes.mjs with exponential lifetimes of mean `meanLife`. */
+function poissonTrace({ seed, meanLife, ...rest }) {
+  return poisson({ ...rest, rand: prng(seed), life: (rand) => exponential(rand, meanLife) });
 }
 
 // 1. Steady churn: ~12 concurrent pods (at most 20), mean lifetime 5 min, 1 hour.
-const steady = poisson({
+const steady = poissonTrace({
   seed: 1,
   duration: 3600,
   rate: () => 12 / 300,
@@ -49,7 +32,7 @@ writeFileSync(
 
 // 2. Diurnal ramp: a compressed day of 2 h; target concurrency swings 2 → 20 → 2 (sinusoid), lifetime 10 min.
 const meanLife = 600;
-const diurnal = poisson({
+const diurnal = poissonTrace({
   seed: 2,
   duration: 7200,
   rate: (t) => (2 + 18 * (0.5 - 0.5 * Math.cos((2 * Math.PI * t) / 7200))) / meanLife,

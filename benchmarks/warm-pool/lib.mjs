@@ -81,3 +81,60 @@ export function formatTrace(events, comment) {
       '\n',
     )}\ntime_s,event,pod\n${rows.map((e) => `${e.time.toFixed(3)},${e.event},${e.pod}`).join('\n')}\n`;
 }
+
+/** A binary-heap event queue on a virtual clock: pops by time, ties in insertion order. */
+export class Queue {
+  items = [];
+  seq = 0;
+  push(at, kind, data) {
+    const item = { at, seq: this.seq++, kind, data };
+    const a = this.items;
+    a.push(item);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (a[p].at < item.at || (a[p].at === item.at && a[p].seq < item.seq)) break;
+      a[i] = a[p];
+      i = p;
+    }
+    a[i] = item;
+  }
+  pop() {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0) {
+      const less = (x, y) => x.at < y.at || (x.at === y.at && x.seq < y.seq);
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && less(a[l], m === i ? last : a[m])) m = l;
+        if (r < a.length && less(a[r], m === i ? last : a[m])) m = r;
+        if (m === i) break;
+        a[i] = a[m];
+        i = m;
+      }
+      a[i] = last;
+    }
+    return top;
+  }
+  get size() {
+    return this.items.length;
+  }
+}
+
+/** Rows (the first is the header) as a Markdown table, or as aligned plain text. */
+export function formatTable(rows, markdown) {
+  if (markdown) {
+    return [
+      `| ${rows[0].join(' | ')} |`,
+      `|${rows[0].map(() => '---').join('|')}|`,
+      ...rows.slice(1).map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n');
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ');
+  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}

@@ -8,6 +8,25 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
   version: string;
 };
 
+/**
+ * @kubernetes/client-node is ESM-only and costs ~600 ms to load whole; it is bundled with the packages it
+ * imports, in the chunk the daemon loads when it first connects to the API (src/kube/daemon-kube.ts).
+ */
+const KUBE_CLIENT_DEPS = [
+  'form-data',
+  'hpagent',
+  'isomorphic-ws',
+  'js-yaml',
+  'jsonpath-plus',
+  'node-fetch',
+  'openid-client',
+  'rfc4648',
+  'socks-proxy-agent',
+  'stream-buffers',
+  'tar-fs',
+  'ws',
+].map((name) => new RegExp(`^${name}(/|$)`));
+
 /** The aws-cni program, bundled first so the launcher entry below can embed it. */
 const pluginProgram = await bundlePluginProgram({ version });
 
@@ -28,8 +47,15 @@ export default defineConfig([
     dts: false,
     clean: false,
     splitting: true,
-    noExternal: [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//],
-    external: ['@grpc/grpc-js', 'prom-client', 'koffi'],
+    noExternal: [
+      /^@vpc-cni-kit\//,
+      /^@aws-sdk\//,
+      /^@smithy\//,
+      /^@aws\//,
+      /^@kubernetes\//,
+      ...KUBE_CLIENT_DEPS,
+    ],
+    external: ['@grpc/grpc-js', 'prom-client', 'koffi', 'bufferutil', 'utf-8-validate'],
     // The SDK's packages have no `exports` map: `module` is their ES build (tree-shakable), `main` the CJS one.
     esbuildOptions(options) {
       options.mainFields = ['module', 'main'];

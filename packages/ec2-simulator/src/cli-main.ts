@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util';
+import { answeredHelpOrVersion, HELP_AND_VERSION, usageErrorOf } from './cli-args.js';
 import { isScenarioError } from './errors.js';
 import { loadScenarioFile } from './scenario.js';
 import { type Ec2Simulator, startEc2Simulator } from './simulator.js';
@@ -35,39 +37,49 @@ export class CliError extends Error {
 }
 
 /** Usage text. */
-export const USAGE =
-  'usage: ec2-simulator serve --scenario FILE [--host 127.0.0.1] [--port 0] [--seed 1] [--no-rate-limits] [--random-addresses]';
+export const USAGE = [
+  'usage: ec2-simulator serve --scenario FILE [--host 127.0.0.1] [--port 0] [--seed 1] [--no-rate-limits]',
+  '                           [--random-addresses]',
+  '       ec2-simulator --help | --version',
+].join('\n');
 
-/** Parses `serve …` arguments (argv without node and script). */
-export function parseServeArgs(argv: readonly string[]): ServeArgs {
-  if (argv[0] !== 'serve') throw new CliError(USAGE);
-  let scenario: string | undefined;
-  let host = '127.0.0.1';
-  let port = 0;
-  let seed = 1;
-  let noRateLimits = false;
-  let randomAddresses = false;
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new CliError(`${a} needs a value\n${USAGE}`);
-      return v;
-    };
-    const int = (v: string, max: number) => {
-      if (!/^\d+$/.test(v) || Number(v) > max) throw new CliError(`${a}: ${v} is not a number up to ${max}`);
-      return Number(v);
-    };
-    if (a === '--scenario') scenario = value();
-    else if (a === '--host') host = value();
-    else if (a === '--port') port = int(value(), 65535);
-    else if (a === '--seed') seed = int(value(), 2 ** 32 - 1);
-    else if (a === '--no-rate-limits') noRateLimits = true;
-    else if (a === '--random-addresses') randomAddresses = true;
-    else throw new CliError(`unknown argument ${a}\n${USAGE}`);
+const SERVE_OPTIONS = {
+  scenario: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  seed: { type: 'string' },
+  'no-rate-limits': { type: 'boolean' },
+  'random-addresses': { type: 'boolean' },
+  ...HELP_AND_VERSION,
+} as const;
+
+function parseServe(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: SERVE_OPTIONS, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw usageErrorOf(e, (why) => new CliError(`${why}\n${USAGE}`));
   }
-  if (scenario === undefined) throw new CliError(`--scenario is required\n${USAGE}`);
-  return { scenario, host, port, seed, noRateLimits, randomAddresses };
+}
+
+/** Parses `serve …` arguments (argv without node and script); throws {@link CliError} (code `CLI_USAGE`). */
+export function parseServeArgs(argv: readonly string[]): ServeArgs {
+  const { values, positionals } = parseServe(argv);
+  if (positionals.length !== 1 || positionals[0] !== 'serve') throw new CliError(USAGE);
+  const int = (flag: string, v: string | undefined, dflt: number, max: number) => {
+    if (v === undefined) return dflt;
+    if (!/^\d+$/.test(v) || Number(v) > max)
+      throw new CliError(`--${flag}: ${v} is not a number up to ${max}`);
+    return Number(v);
+  };
+  if (values.scenario === undefined) throw new CliError(`--scenario is required\n${USAGE}`);
+  return {
+    scenario: values.scenario,
+    host: values.host ?? '127.0.0.1',
+    port: int('port', values.port, 0, 65535),
+    seed: int('seed', values.seed, 1, 2 ** 32 - 1),
+    noRateLimits: values['no-rate-limits'] === true,
+    randomAddresses: values['random-addresses'] === true,
+  };
 }
 
 /** Streams and hooks the CLI uses (injected so tests can run it in-process). */
@@ -78,13 +90,17 @@ export interface CliIo {
   readonly err: (line: string) => void;
   /** Registers a handler for SIGTERM/SIGINT. */
   readonly onStop: (handler: () => void) => void;
+  /** What `--version` prints (the bin passes the package's version). */
+  readonly version?: string;
 }
 
 /**
  * Runs `ec2-simulator serve`: starts the simulator, prints its endpoints as one JSON line, and resolves with
- * the exit code once stopped. Errors print one JSON line `{"error": CODE, "message": …}` to stderr (exit 2).
+ * the exit code once stopped. Errors print one JSON line `{"error": CODE, "message": …}` to stderr (exit 2; a
+ * usage error's message ends with the usage). `--help` prints the usage, `--version` the version (exit 0).
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (answeredHelpOrVersion(argv, USAGE, io)) return 0;
   let sim: Ec2Simulator;
   try {
     const args = parseServeArgs(argv);

@@ -1,3 +1,4 @@
+import { TokenBucket } from '@vpc-cni-kit/token-bucket';
 import type { ActionFamily } from './actions/common.js';
 import type { Clock } from './clock.js';
 
@@ -24,11 +25,11 @@ export const AWS_RATE_LIMITS: RateLimits = {
   tags: { burst: 100, refillPerSecond: 10 },
 };
 
-/** Token buckets keyed by family, refilled continuously from an injected clock. */
+/** Token buckets keyed by family (`@vpc-cni-kit/token-bucket`), each created full on its family's first call. */
 export class TokenBuckets {
   readonly #limits: RateLimits;
   readonly #clock: Clock;
-  readonly #state = new Map<string, { tokens: number; at: number }>();
+  readonly #buckets = new Map<string, TokenBucket>();
 
   /**
    * @param limits - per-family limits
@@ -37,28 +38,36 @@ export class TokenBuckets {
   constructor(limits: RateLimits, clock: Clock) {
     this.#limits = limits;
     this.#clock = clock;
+    // A limit no bucket can serve (burst < 1, refill <= 0) is a RangeError now, not on the first call.
+    for (const family of Object.keys(limits) as (keyof RateLimits)[]) this.#bucket(family);
+    this.#buckets.clear();
   }
 
   /** Takes one token from the family's bucket; false when it is empty (the call is throttled). */
   take(family: keyof RateLimits): boolean {
-    const limit = this.#limits[family];
-    const now = this.#clock.now();
-    const s = this.#state.get(family) ?? { tokens: limit.burst, at: now };
-    s.tokens = Math.min(limit.burst, s.tokens + ((now - s.at) / 1000) * limit.refillPerSecond);
-    s.at = now;
-    this.#state.set(family, s);
-    if (s.tokens < 1) return false;
-    s.tokens -= 1;
-    return true;
+    return this.#bucket(family).tryTake() === 0;
   }
 
   /** Tokens left in each bucket that has been used (for the state dump). */
   levels(): Record<string, number> {
-    return Object.fromEntries([...this.#state].map(([k, v]) => [k, Math.floor(v.tokens)]));
+    return Object.fromEntries([...this.#buckets].map(([k, b]) => [k, Math.floor(b.available())]));
   }
 
   /** Refills every bucket. */
   reset(): void {
-    this.#state.clear();
+    this.#buckets.clear();
+  }
+
+  #bucket(family: keyof RateLimits): TokenBucket {
+    let bucket = this.#buckets.get(family);
+    if (bucket === undefined) {
+      const limit = this.#limits[family];
+      bucket = new TokenBucket(
+        { capacity: limit.burst, refillPerSecond: limit.refillPerSecond },
+        this.#clock,
+      );
+      this.#buckets.set(family, bucket);
+    }
+    return bucket;
   }
 }

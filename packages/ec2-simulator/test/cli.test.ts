@@ -5,7 +5,7 @@ import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { build } from 'tsup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliIo, type Ec2SimulatorEndpoints, parseServeArgs, runCli } from '../src/index.js';
+import { type CliIo, type Ec2SimulatorEndpoints, parseServeArgs, runCli, USAGE } from '../src/index.js';
 import { NODE, NODE_BIG, scenario } from './helpers.js';
 
 const dir = scratchDir('vck-ec2sim-');
@@ -89,8 +89,29 @@ describe('ec2-simulator serve (in-process)', () => {
     });
     expect(() => parseServeArgs(['run'])).toThrow(/usage/);
     expect(() => parseServeArgs(['serve', '--scenario', 'f', '--port', '70000'])).toThrow(/--port/);
-    expect(() => parseServeArgs(['serve', '--scenario'])).toThrow(/needs a value/);
-    expect(() => parseServeArgs(['serve', '--scenario', 'f', '--verbose'])).toThrow(/unknown argument/);
+    expect(() => parseServeArgs(['serve', '--scenario'])).toThrow(/argument missing/);
+    expect(() => parseServeArgs(['serve', '--scenario', 'f', '--verbose'])).toThrow(
+      /Unknown option '--verbose'/,
+    );
+    expect(() => parseServeArgs(['serve', 'extra', '--scenario', 'f'])).toThrow(/usage/);
+  });
+
+  it('answers --help and --version, and refuses an unknown option with the usage and exit 2', async () => {
+    const help = io();
+    expect(await runCli(['--help'], help.value)).toBe(0);
+    expect(help.out).toEqual([USAGE]);
+    const serveHelp = io();
+    expect(await runCli(['serve', '-h'], serveHelp.value)).toBe(0);
+    expect(serveHelp.out).toEqual([USAGE]);
+    const version = io();
+    expect(await runCli(['--version'], { ...version.value, version: '1.2.3' })).toBe(0);
+    expect(version.out).toEqual(['1.2.3']);
+    const unknown = io();
+    expect(await runCli(['serve', '--scenario', scenarioFile, '--bogus'], unknown.value)).toBe(2);
+    expect(unknown.out).toEqual([]);
+    const e = JSON.parse(unknown.err[0]!) as { error: string; message: string };
+    expect(e.error).toBe('CLI_USAGE');
+    expect(e.message).toContain(USAGE);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../src/scenario.js';
-import { flagsScenario, isVpcError, parseVpcCliArgs, runVpcCli } from '../src/vpc/index.js';
+import { flagsScenario, isVpcError, parseVpcCliArgs, runVpcCli, VPC_USAGE } from '../src/vpc/index.js';
 
 function usageError(argv: string[]): string | undefined {
   try {
@@ -73,9 +73,32 @@ describe('vpc-sim arguments', () => {
       ['down', '--run', 'ABC'],
       ['down', '--run', '0a1b2c3d', '--all-stale'],
       ['list', 'extra'],
+      ['list', '--all'],
+      ['up', '--bogus'],
+      ['up', '--nodes', '2', 'extra'],
+      ['down', '--run', '--all-stale'],
     ]) {
       expect(usageError(argv), argv.join(' ')).toBe('VPC_INVALID_OPTIONS');
     }
+  });
+
+  it('answers --help and --version with exit 0', async () => {
+    for (const argv of [['--help'], ['-h'], ['up', '--help'], ['down', '-h']]) {
+      const out: string[] = [];
+      const code = await runVpcCli(argv, { out: (l) => out.push(l), err: () => {}, onStop: () => {} });
+      expect(code, argv.join(' ')).toBe(0);
+      expect(out).toEqual([VPC_USAGE]);
+    }
+    const out: string[] = [];
+    expect(
+      await runVpcCli(['--version'], {
+        out: (l) => out.push(l),
+        err: () => {},
+        onStop: () => {},
+        version: '9.9.9',
+      }),
+    ).toBe(0);
+    expect(out).toEqual(['9.9.9']);
   });
 
   it('prints a JSON error and exits 2 on a usage error, creating nothing', async () => {

@@ -1,3 +1,4 @@
+export { TokenBucket, type TokenBucketConfig } from '@vpc-cni-kit/token-bucket';
 export type {
   AssignAddresses,
   Assigned,
@@ -60,4 +61,3 @@ export {
   subnetRoleTag,
 } from './subnets.js';
 export { type EniTagOptions, eniDescriptionPrefix, eniTagKeys, newEniTags, tagsToAdd } from './tags.js';
-export { TokenBucket, type TokenBucketConfig } from './token-bucket.js';

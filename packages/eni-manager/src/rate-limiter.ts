@@ -1,5 +1,5 @@
+import { TokenBucket, type TokenBucketConfig } from '@vpc-cni-kit/token-bucket';
 import type { Clock } from './clock.js';
-import { TokenBucket, type TokenBucketConfig } from './token-bucket.js';
 
 /**
  * EC2 throttles per account per action family (see `performance-and-peers.md` A3). This client keeps one bucket

@@ -1,4 +1,3 @@
-import { describe, expect, it } from 'vitest';
 import * as addr from '../src/ops/addr.js';
 import type { Op } from '../src/ops/driver.js';
 import * as link from '../src/ops/link.js';
@@ -6,7 +5,7 @@ import * as neigh from '../src/ops/neigh.js';
 import * as route from '../src/ops/route.js';
 import * as rule from '../src/ops/rule.js';
 import fixture from './fixtures/iproute2-requests.json' with { type: 'json' };
-import { masked, requestsOf, wire } from './helpers.js';
+import { describeGolden } from './helpers.js';
 
 // Request bytes captured from iproute2 itself (scripts/capture-iproute2.mjs: `strace -e write=all ip …`).
 // Each case builds the same request through our operations; the last request must match byte for byte
@@ -52,14 +51,4 @@ const cases: Record<string, () => Op<unknown>> = {
   'neigh-del': () => neigh.neighDel({ dev: v0, address: '169.254.1.1' }),
 };
 
-describe('golden bytes: same request as iproute2', () => {
-  it('covers every captured command', () => {
-    expect(Object.keys(cases).sort()).toEqual(fixture.requests.map((r) => r.name).sort());
-  });
-  for (const r of fixture.requests) {
-    it(`${r.name}: ${r.argv.join(' ')}`, () => {
-      const reqs = requestsOf(cases[r.name]!());
-      expect(wire(reqs.at(-1)!)).toBe(masked(r.hex));
-    });
-  }
-});
+describeGolden('golden bytes: same request as iproute2', fixture, cases);

@@ -1,3 +1,4 @@
+import { describe, expect, it } from 'vitest';
 import { NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST } from '../src/codec/constants.js';
 import { encodeMessage } from '../src/codec/message.js';
 import { type Op, runSync } from '../src/ops/driver.js';
@@ -25,4 +26,36 @@ export function wire(r: NlRequest): string {
 /** Zeroes nlmsg_seq and nlmsg_pid in a captured request (hex). */
 export function masked(hex: string): string {
   return `${hex.slice(0, 16)}${'0'.repeat(16)}${hex.slice(32)}`;
+}
+
+/** A capture of iproute2's requests: each named case's last request, as hex. */
+export interface IprouteCapture {
+  /** Captured requests. */
+  readonly requests: readonly {
+    readonly name: string;
+    readonly argv: readonly string[];
+    readonly hex: string;
+  }[];
+}
+
+/**
+ * Declares the golden-bytes tests of a capture: `cases` builds each captured command through our operations and
+ * its last request must match iproute2's byte for byte (sequence number and port id aside).
+ */
+export function describeGolden(
+  title: string,
+  capture: IprouteCapture,
+  cases: Record<string, () => Op<unknown>>,
+): void {
+  describe(title, () => {
+    it('covers every captured command', () => {
+      expect(Object.keys(cases).sort()).toEqual(capture.requests.map((r) => r.name).sort());
+    });
+    for (const r of capture.requests) {
+      it(`${r.name}: ${r.argv.join(' ')}`, () => {
+        const reqs = requestsOf(cases[r.name]!());
+        expect(wire(reqs.at(-1)!)).toBe(masked(r.hex));
+      });
+    }
+  });
 }

@@ -2,7 +2,7 @@ import { invalidArgument, isRoutingError, RoutingError } from './errors.js';
 import { canonicalIp, type Family, familyOf } from './ip.js';
 import { generateHostMac, type RandomBytes, validateIfName } from './naming.js';
 import { MAIN_TABLE, type NetObject, onLinkScope } from './objects.js';
-import { planPodHost, type RoutingPlan } from './plan.js';
+import { emptyPlan, planPodHost, type RoutingPlan } from './plan.js';
 import type { RoutingPort, RoutingPortFactory } from './port.js';
 import { teardownRouting } from './reconcile.js';
 
@@ -22,6 +22,12 @@ export interface PodNetworkInput {
   readonly eniTable: number;
   /** Interface index i (0 for eth0): gateway 169.254.1.(i+1) / fe80::(i+1), pod table main or i. @defaultValue `0` */
   readonly index?: number | undefined;
+  /**
+   * Plan and apply the host route and IP rules ({@link planPodHost}). `false` leaves the host side to the
+   * caller (branch-ENI pods, whose host side `@vpc-cni-kit/sgp-branch` plans); the plan's `host` is then empty.
+   * @defaultValue `true`
+   */
+  readonly hostRouting?: boolean | undefined;
 }
 
 /** The veth of one pod interface. */
@@ -113,7 +119,10 @@ export function planPodNetwork(input: PodNetworkInput, hostMac: string): PodNetw
         : [],
     podObjects,
     gateway,
-    host: planPodHost({ podIp: ip, hostVeth, table: input.eniTable }, family),
+    host:
+      input.hostRouting === false
+        ? emptyPlan(family)
+        : planPodHost({ podIp: ip, hostVeth, table: input.eniTable }, family),
   };
 }
 

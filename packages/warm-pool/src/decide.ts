@@ -1,3 +1,4 @@
+import { canAddEni, fillableEnis } from './capacity.js';
 import {
   INSUFFICIENT_ADDRESSES_BACKOFF_MS,
   MIN_ENI_AGE_MS,
@@ -54,7 +55,7 @@ function lowWith(input: PoolInput, enis: readonly PoolEni[]): boolean {
 }
 
 function grow(input: PoolInput, f: PoolFigures, why: DecisionReason): PoolDecision {
-  const { targets: t, limits, timing, stats } = input;
+  const { targets: t, timing } = input;
   const last = timing.lastInsufficientAddressesAt;
   if (last !== undefined && timing.now - last < INSUFFICIENT_ADDRESSES_BACKOFF_MS) {
     return {
@@ -68,24 +69,13 @@ function grow(input: PoolInput, f: PoolFigures, why: DecisionReason): PoolDecisi
     ? Math.max(1, f.shortPrefixes)
     : Math.max(1, t.warmPrefixTarget - f.freePrefixes);
   const amount = pd ? prefixesNeeded : f.ipTargetsDefined ? f.short : f.maxIpsPerEni;
-  const candidates = stats.enis
-    .filter(
-      (e) =>
-        !e.isTrunk &&
-        !e.excluded &&
-        !(e.isPrimary && limits.customNetworking === true) &&
-        slotsUsed(e) < f.maxSlotsPerEni,
-    )
-    .sort((a, b) => a.deviceNumber - b.deviceNumber || (a.id < b.id ? -1 : 1));
+  const candidates = fillableEnis(input, f);
   const first = candidates[0];
   if (first !== undefined) {
     const count = Math.min(f.maxSlotsPerEni - slotsUsed(first), amount);
     if (count > 0) return { kind: 'assign', eniId: first.id, unit, count, reason: why };
   }
-  const excluded = stats.enis.filter((e) => e.excluded).length;
-  const room =
-    stats.enis.length - excluded <
-    f.maxEni - (limits.unmanagedEnis ?? 0) - (limits.trunkReserve ?? 0) - excluded;
+  const room = canAddEni(input, f);
   if (room) {
     const count = pd
       ? Math.min(prefixesNeeded, f.maxSlotsPerEni)
@@ -226,13 +216,16 @@ function freeEni(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
  * ```ts
  * import { decide, DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
  *
+ * // `datastore`: a Datastore of @vpc-cni-kit/datastore; `enis`: an EniManager of @vpc-cni-kit/eni-manager.
  * const d = decide({
  *   stats: datastore.stats(),
  *   targets: { ...DEFAULT_TARGETS, warmIpTarget: 5 },
  *   limits: { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 },
  *   timing: { now: Date.now() },
  * });
- * if (d.kind === 'assign') await eniManager.assignIps(d.eniId, d.count);
+ * if (d.kind === 'assign') {
+ *   await enis.assignIpv4(d.eniId, d.unit === 'ip' ? { ipv4Count: d.count } : { prefixCount: d.count });
+ * }
  * ```
  */
 export function decide(input: PoolInput): PoolDecision {

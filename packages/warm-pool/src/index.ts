@@ -1,3 +1,27 @@
+export { decideAdaptive } from './adaptive.js';
+export {
+  ADAPTIVE_DEFAULTS,
+  arrivalRate,
+  decayedPeak,
+  horizonMs,
+  initialAdaptiveState,
+  nextRecurringBurst,
+  observe,
+  resolveAdaptiveSettings,
+  startupPrior,
+} from './adaptive-demand.js';
+export type {
+  AdaptiveDecision,
+  AdaptiveInput,
+  AdaptiveObservation,
+  AdaptiveReason,
+  AdaptiveReasonCode,
+  AdaptiveSettings,
+  AdaptiveState,
+  AdaptiveTargets,
+  ArrivalSample,
+  ResolvedAdaptiveSettings,
+} from './adaptive-types.js';
 export {
   INSUFFICIENT_ADDRESSES_BACKOFF_MS,
   MIN_ENI_AGE_MS,

@@ -140,6 +140,7 @@ export interface DecisionReason {
  * - `above-ip-targets`: more free addresses than WARM_IP_TARGET/MINIMUM_IP_TARGET need.
  * - `above-warm-prefix-target`: more free prefixes than WARM_PREFIX_TARGET (PD).
  * - `extra-eni`: an empty, old-enough ENI that no target needs.
+ * - `eni-headroom`: (adaptive) attach an ENI with one address so a burst is an assign away, not an attach.
  */
 export type ReasonCode =
   | 'within-targets'
@@ -154,7 +155,8 @@ export type ReasonCode =
   | 'below-warm-eni-target'
   | 'above-ip-targets'
   | 'above-warm-prefix-target'
-  | 'extra-eni';
+  | 'extra-eni'
+  | 'eni-headroom';
 
 /** What to allocate: /32 secondary addresses or /28 prefixes. */
 export type AllocationUnit = 'ip' | 'prefix';

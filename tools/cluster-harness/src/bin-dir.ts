@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -6,6 +7,14 @@ import { dirname, join } from 'node:path';
  * installed package's `dist/bin`, what `ClusterOptions.binDir` takes.
  */
 export function awsNodeBinDir(): string {
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve('@vpc-cni-kit/aws-node/package.json')), 'dist/bin');
+  return join(dirname(awsNodePackageJson()), 'dist/bin');
+}
+
+/** The version of the `@vpc-cni-kit/aws-node` the harness runs. */
+export function awsNodeVersion(): string {
+  return (JSON.parse(readFileSync(awsNodePackageJson(), 'utf8')) as { version: string }).version;
+}
+
+function awsNodePackageJson(): string {
+  return createRequire(import.meta.url).resolve('@vpc-cni-kit/aws-node/package.json');
 }

@@ -7,9 +7,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonClient, ServingStatus } from '@vpc-cni-kit/aws-node';
-import { type DescribedInstance, startVirtualVpc, type VirtualVpc } from '@vpc-cni-kit/ec2-simulator';
+import {
+  type DescribedInstance,
+  startVirtualVpc,
+  type VirtualVpc,
+  VPC_ADDRESSES,
+} from '@vpc-cni-kit/ec2-simulator';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { inNetns } from './exec.js';
+import { ClusterKubeApi } from './kube-api.js';
+
+const REGION = 'us-west-2';
 
 /** Options for {@link Cluster.start}. */
 export interface ClusterOptions {
@@ -54,6 +62,10 @@ export interface ClusterNode {
   logFile: string;
   daemon: ChildProcess | undefined;
   env: Record<string, string>;
+  /** The instance's Node object name (`ip-10-0-0-5.us-west-2.compute.internal`). */
+  nodeName: string;
+  /** The aws-node pod's name (in kube-system). */
+  awsNodePod: string;
 }
 
 /** A pod created through libcni. */
@@ -87,6 +99,8 @@ export class Cluster {
 
   private constructor(
     readonly vpc: VirtualVpc,
+    /** The cluster's Kubernetes API (kube-simulator) with its Nodes, pods and aws-node's RBAC. */
+    readonly kube: ClusterKubeApi,
     readonly nodes: ClusterNode[],
     private readonly options: ClusterOptions,
     readonly workDir: string,
@@ -96,9 +110,9 @@ export class Cluster {
   /** Brings up the VPC, installs the plugin and starts a daemon on every node; resolves when all are healthy. */
   static async start(options: ClusterOptions): Promise<Cluster> {
     const count = options.nodes ?? 2;
-    const vpc = await startVirtualVpc({
+    const vpcUp = startVirtualVpc({
       scenario: {
-        region: 'us-west-2',
+        region: REGION,
         vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
         subnets: [
           { id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/20', availabilityZone: 'us-west-2a' },
@@ -111,10 +125,27 @@ export class Cluster {
       },
       ...(options.simulator ? { simulator: options.simulator } : {}),
     });
+    // The API server comes up while the VPC does; it is opened inside the VPC once that exists.
+    const kubeUp = ClusterKubeApi.start(VPC_ADDRESSES.ec2, REGION);
+    const [vpcResult, kubeResult] = await Promise.allSettled([vpcUp, kubeUp]);
+    if (vpcResult.status === 'rejected' || kubeResult.status === 'rejected') {
+      if (vpcResult.status === 'fulfilled') await vpcResult.value.close();
+      if (kubeResult.status === 'fulfilled') await kubeResult.value.close();
+      throw vpcResult.status === 'rejected' ? vpcResult.reason : (kubeResult as PromiseRejectedResult).reason;
+    }
+    const vpc = vpcResult.value;
+    const kube = kubeResult.value;
     const workDir = options.workDir ?? join('/tmp', `vck-cluster-${vpc.runId}`);
     const runBase =
       options.runDir === undefined ? undefined : join(options.runDir, `vck-cluster-${vpc.runId}`);
     const described = vpc.describe();
+    try {
+      await kube.openIn(described);
+    } catch (e) {
+      await kube.close();
+      await vpc.close();
+      throw e;
+    }
     const nodes: ClusterNode[] = described.instances.map((instance, index) => {
       const dir = join(workDir, `node${index}`);
       const run = runBase === undefined ? join(dir, 'run') : join(runBase, `node${index}`);
@@ -130,7 +161,12 @@ export class Cluster {
         logFile: join(dir, 'ipamd.log'),
         daemon: undefined,
         env: {},
+        nodeName: '',
+        awsNodePod: '',
       };
+      const access = kube.registerNode(instance, dir);
+      node.nodeName = access.nodeName;
+      node.awsNodePod = access.podName;
       node.env = {
         PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
         AWS_EC2_ENDPOINT: instance.ec2Endpoint,
@@ -147,12 +183,13 @@ export class Cluster {
         AWS_VPC_K8S_CNI_LOG_FILE: node.logFile,
         AWS_VPC_K8S_PLUGIN_LOG_FILE: join(dir, 'plugin.log'),
         AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
+        ...access.env,
         ...options.env,
       };
       mkdirSync(run, { recursive: true });
       return node;
     });
-    const cluster = new Cluster(vpc, nodes, options, workDir, runBase);
+    const cluster = new Cluster(vpc, kube, nodes, options, workDir, runBase);
     try {
       await Promise.all(nodes.map((n) => cluster.initNode(n)));
       await Promise.all(nodes.map((n) => cluster.startDaemon(n.index)));
@@ -282,6 +319,8 @@ export class Cluster {
       netnsPath,
       containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
     };
+    // As the scheduler and kubelet would: the Pod object exists, bound to the node, before its CNI ADD.
+    this.kube.createPod(pod.namespace, pod.name, node.nodeName);
     const deadline = Date.now() + (options.retryForMs ?? 30_000);
     for (;;) {
       const r = await this.libcni(node, 'add', pod, options.capabilityArgs);
@@ -290,6 +329,7 @@ export class Cluster {
         const result = out.result as { ips?: { address: string }[] };
         const address = result.ips?.[0]?.address.split('/')[0] ?? '';
         const created: ClusterPod = { ...pod, node: i, address, result: out.result };
+        this.kube.podRunning(pod.namespace, pod.name, address, node.instance.privateIp);
         this.pods.push(created);
         return created;
       }
@@ -297,6 +337,7 @@ export class Cluster {
         // A failed ADD is followed by DEL, as a runtime does; then the namespace goes.
         await this.libcni(node, 'del', pod);
         netnsDel(netns);
+        this.kube.deletePod(pod.namespace, pod.name);
         throw new PodError(out.error.code, out.error.msg, out.error.details);
       }
       await new Promise((r2) => setTimeout(r2, 500));
@@ -314,6 +355,7 @@ export class Cluster {
     if (!second.ok)
       throw new PodError(second.error.code, `second DEL failed: ${second.error.msg}`, second.error.details);
     netnsDel(pod.netns);
+    this.kube.deletePod(pod.namespace, pod.name);
     this.pods.splice(this.pods.indexOf(pod), 1);
   }
 
@@ -365,6 +407,7 @@ export class Cluster {
     }
     this.pods.length = 0;
     await Promise.all(this.nodes.map((n) => this.stopDaemon(n.index, 'SIGTERM')));
+    await this.kube.close();
     await this.vpc.close();
     rmSync(this.workDir, { recursive: true, force: true });
     if (this.runBase !== undefined) rmSync(this.runBase, { recursive: true, force: true });

@@ -8,3 +8,10 @@
 export { awsNodeBinDir } from './bin-dir.js';
 export { Cluster, type ClusterNode, type ClusterOptions, type ClusterPod, PodError } from './cluster.js';
 export { inNetns, type Ran } from './exec.js';
+export {
+  awsNodeRbacManifest,
+  ClusterKubeApi,
+  type DaemonKubeAccess,
+  KUBE_API_PORT,
+  nodeName,
+} from './kube-api.js';

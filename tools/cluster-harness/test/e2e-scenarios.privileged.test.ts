@@ -114,4 +114,22 @@ describePrivileged('aws-node scenarios', () => {
     const rules = (await inNetns(c.nodes[0]!.instance.netnsPath, ['ip', 'rule', 'show'])).stdout;
     expect(rules).not.toContain(pod.address);
   }, 120_000);
+
+  it('WARM_POOL_POLICY=adaptive: a burst of pods is served, in fewer EC2 calls than pods, with targets and reasons in the metrics', async () => {
+    const c = await start({ env: { WARM_POOL_POLICY: 'adaptive' } });
+    // Let the start-up pass settle, then 12 pods at once (a Job fan-out).
+    await eventually('the pool to hold warm addresses', async () => (await enis(c)).TotalIPs >= 2);
+    const pods = await Promise.all(Array.from({ length: 12 }, () => c.addPod(0, { retryForMs: 60_000 })));
+    expect(new Set(pods.map((p) => p.address)).size).toBe(12);
+    expect((await enis(c)).AssignedIPs).toBe(12);
+    const grows = c.vpc.simulator.calls.filter(
+      (call) => call.action === 'AssignPrivateIpAddresses' || call.action === 'CreateNetworkInterface',
+    );
+    expect(grows.length).toBeLessThan(12);
+    const text = await c.metrics(0);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="warm"\} \d+/);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_reason_count\{reason="[a-z-]+"\} \d+/);
+    expect(text).toMatch(/awscni_pool_decision_count\{kind="assign",reason="[a-z-]+"\} \d+/);
+    for (const p of pods) await c.delPod(p);
+  }, 180_000);
 });

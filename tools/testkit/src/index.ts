@@ -1,3 +1,5 @@
+export { eventually } from './eventually.js';
+export { debianKubectl, type KubectlResult, runKubectl, UNPACKED_DEBIAN_KUBECTL } from './kubectl.js';
 export {
   buildLibcniRunner,
   Libcni,

@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
+import { type KubeSettings, readKubeSettings } from './kube-settings.js';
 
 /** SNAT source-port randomisation (`AWS_VPC_K8S_CNI_RANDOMIZESNAT`). */
 export type RandomizeSnat = 'prng' | 'hashrandom' | 'none';
@@ -20,6 +21,11 @@ export interface AwsNodeConfig {
   ipCooldownSeconds: number;
   /** `MAX_ENI`; undefined when unset or ≤ 0 (ignored, as the reference). */
   maxEni: number | undefined;
+  /**
+   * `WARM_POOL_POLICY` (this daemon's own): `static` (default, the reference's targets exactly) or `adaptive`
+   * (targets set from observed demand; `MINIMUM_IP_TARGET` and prefix delegation still apply).
+   */
+  warmPoolPolicy: 'static' | 'adaptive';
   // Networking
   eniMtu: number;
   podMtu: number;
@@ -56,6 +62,8 @@ export interface AwsNodeConfig {
   logLevel: string;
   /** `VPC_CNI_VERSION`: the version string the plugin and daemon compare. */
   version: string;
+  /** The Kubernetes API and this daemon's identity in it (see kube-settings.ts). */
+  kube: KubeSettings;
 }
 
 /** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
@@ -64,7 +72,6 @@ export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
   AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'custom networking (ENIConfig)',
   ENABLE_IPv6: 'IPv6 mode',
   ENABLE_MULTI_NIC: 'multiple network cards',
-  ANNOTATE_POD_IP: 'pod IP annotations (needs the Kubernetes API)',
 };
 
 /**
@@ -131,6 +138,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     prefixDelegation,
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
+    warmPoolPolicy: r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']),
     eniMtu,
     podMtu,
     vethPrefix,
@@ -173,6 +181,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     logFile: r.string('AWS_VPC_K8S_CNI_LOG_FILE', '/host/var/log/aws-routed-eni/ipamd.log'),
     logLevel: r.string('AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
     version: r.string('VPC_CNI_VERSION', ''),
+    kube: readKubeSettings(r),
   };
   for (const [name, address] of [
     ['INTROSPECTION_BIND_ADDRESS', config.introspection.bindAddress],

@@ -15,6 +15,8 @@ import {
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
 import type { AwsNodeConfig } from '../config/config.js';
+import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
+import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
@@ -40,6 +42,8 @@ export interface RunningDaemon {
   introspection: HttpEndpoint | undefined;
   metricsEndpoint: HttpEndpoint | undefined;
   conflistPath: string;
+  /** The Kubernetes side (CNINode, Events, pod annotations); never on the pod path. */
+  kube: KubeSide;
   /** Milliseconds from start to healthy (serving and conflist written). */
   startupMs: number;
   /** Graceful stop: no new EC2 mutations, in-flight work finishes, sockets closed. */
@@ -96,7 +100,14 @@ async function start(
   const { log } = options;
   const metrics = new DaemonMetrics();
   metrics.buildInfo.set({ version: options.version, goversion: process.version }, 1);
-  const hooks = { onCall: metrics.onCall };
+  // Kubernetes side (src/kube): created now so EC2's UnauthorizedOperation reaches it, started once serving.
+  const kube = await createKubeSide(config.kube, log);
+  const hooks = {
+    onCall: (e: Parameters<typeof metrics.onCall>[0]) => {
+      metrics.onCall(e);
+      kube.onEc2Call(e);
+    },
+  };
 
   // 1. Who am I.
   const imds = new ImdsClient({ ...(config.imdsEndpoint ? { endpoint: config.imdsEndpoint } : {}), hooks });
@@ -230,6 +241,7 @@ async function start(
       warmPrefixTarget: config.warmPrefixTarget,
       prefixDelegation: config.prefixDelegation,
     },
+    policy: config.warmPoolPolicy,
     limits: {
       maxEnis: limits.maxEnis,
       ipv4PerEni: limits.ipv4PerEni,
@@ -350,22 +362,25 @@ async function start(
           ...condition,
         });
       },
-      ...ipamBackend({
-        datastore,
-        plumber: host.plumber,
-        log,
-        observer: metrics,
-        version: options.version,
-        vethPrefix: config.vethPrefix,
-        podMtu: config.podMtu,
-        vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
-        externalSnat: config.externalSnat,
-        shuttingDown: () => terminating,
-        poolCondition: () => pool.condition(),
-        wakePool: () => pool.wake(),
-        now: () => performance.now(),
-        checkNetns: netnsGuard(),
-      }),
+      ...reportPodsTo(
+        kube,
+        ipamBackend({
+          datastore,
+          plumber: host.plumber,
+          log,
+          observer: pool.observing(metrics),
+          version: options.version,
+          vethPrefix: config.vethPrefix,
+          podMtu: config.podMtu,
+          vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+          externalSnat: config.externalSnat,
+          shuttingDown: () => terminating,
+          poolCondition: () => pool.condition(),
+          wakePool: () => pool.wake(),
+          now: () => performance.now(),
+          checkNetns: netnsGuard(),
+        }),
+      ),
     },
   });
   onFailure(() => rpc.close(0));
@@ -450,6 +465,7 @@ async function start(
     config.hostCniConfDirPath,
     renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
   );
+  kube.start();
   const startupMs = performance.now() - started;
   log.info('aws-node ready', {
     socket: config.socketPath,
@@ -466,6 +482,7 @@ async function start(
     introspection,
     metricsEndpoint,
     conflistPath,
+    kube,
     startupMs,
     async stop() {
       terminating = true;
@@ -473,6 +490,7 @@ async function start(
       if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
       await pool.stop();
       await rpc.close(5000);
+      await kube.stop();
       await datastore
         .flush()
         .catch((e: unknown) => log.warn('final checkpoint write failed', { error: String(e) }));

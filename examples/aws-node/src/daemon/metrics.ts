@@ -1,6 +1,6 @@
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import type { CallEvent } from '@vpc-cni-kit/eni-manager';
-import type { PoolDecision } from '@vpc-cni-kit/warm-pool';
+import type { AdaptiveReason, AdaptiveTargets, PoolDecision } from '@vpc-cni-kit/warm-pool';
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import type { BackendObserver } from './ipam-backend.js';
 import type { PoolObserver } from './pool-loop.js';
@@ -132,6 +132,19 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     registers: [this.registry],
   });
 
+  private readonly adaptiveTarget = new Gauge({
+    name: 'awscni_warm_pool_adaptive_target',
+    help: 'WARM_POOL_POLICY=adaptive: the targets of the last decision (warm, aim, high, batch, cooling, minimum, peak; pressured 1 while EC2 throttles)',
+    labelNames: ['target'],
+    registers: [this.registry],
+  });
+  private readonly adaptiveReason = new Counter({
+    name: 'awscni_warm_pool_adaptive_reason_count',
+    help: 'WARM_POOL_POLICY=adaptive: why the warm target was what it was, per decision',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
   addNetwork(durationMs: number, outcome: string): void {
     this.addReq.inc();
     this.addLatency.observe({ outcome }, durationMs / 1000);
@@ -144,6 +157,12 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
   }
   decision(d: PoolDecision): void {
     this.decisions.inc({ kind: d.kind, reason: d.reason.code });
+  }
+  adaptive(targets: AdaptiveTargets, why: AdaptiveReason): void {
+    for (const k of ['warm', 'aim', 'high', 'batch', 'cooling', 'minimum', 'peak'] as const)
+      this.adaptiveTarget.set({ target: k }, targets[k]);
+    this.adaptiveTarget.set({ target: 'pressured' }, targets.pressured ? 1 : 0);
+    this.adaptiveReason.inc({ reason: why.code });
   }
   actionFailed(kind: string): void {
     this.ipamdErr.inc({ fn: kind });

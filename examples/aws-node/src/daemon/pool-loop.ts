@@ -1,15 +1,32 @@
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import type { EniManager, ImdsEni } from '@vpc-cni-kit/eni-manager';
 import { isEniManagerError } from '@vpc-cni-kit/eni-manager';
-import { decide, type PoolDecision, type PoolLimits, type PoolTargets } from '@vpc-cni-kit/warm-pool';
-import type { PoolCondition } from './ipam-backend.js';
+import {
+  type AdaptiveReason,
+  type AdaptiveSettings,
+  type AdaptiveState,
+  type AdaptiveTargets,
+  decide,
+  decideAdaptive,
+  initialAdaptiveState,
+  type PoolDecision,
+  type PoolLimits,
+  type PoolTargets,
+  type PoolTiming,
+} from '@vpc-cni-kit/warm-pool';
+import type { BackendObserver, PoolCondition } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 
 /** What the pool loop reports (metrics). */
 export interface PoolObserver {
   decision(decision: PoolDecision): void;
   actionFailed(kind: PoolDecision['kind'], code: string): void;
+  /** The adaptive policy's targets and why (only with `policy: 'adaptive'`). */
+  adaptive?(targets: AdaptiveTargets, why: AdaptiveReason): void;
 }
+
+/** Which warm-pool policy the loop runs (`WARM_POOL_POLICY`). */
+export type WarmPoolPolicy = 'static' | 'adaptive';
 
 /** Everything the pool loop depends on. */
 export interface PoolLoopDeps {
@@ -21,6 +38,10 @@ export interface PoolLoopDeps {
   now: () => number;
   log: Logger;
   observer: PoolObserver;
+  /** `static` (the reference's, default) or `adaptive` (`decideAdaptive` from @vpc-cni-kit/warm-pool). */
+  policy?: WarmPoolPolicy;
+  /** Bounds and tuning of the adaptive policy. */
+  adaptiveSettings?: AdaptiveSettings;
   /** Host routing for a newly attached ENI (rules, table routes, MTU); must be idempotent. */
   setupEni: (eni: ImdsEni) => Promise<void>;
   /** Host routing teardown for an ENI being freed. */
@@ -56,8 +77,32 @@ export class PoolLoop {
   private inPass = false;
   private intervalMs = 5000;
   private stopped = false;
+  // Adaptive policy: its state, and what the node saw since its last decision.
+  private adaptiveState: AdaptiveState = initialAdaptiveState;
+  private seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] as number[] };
 
   constructor(private readonly deps: PoolLoopDeps) {}
+
+  /**
+   * Wraps the backend's observer so the adaptive policy sees pod arrivals (successful ADDs), departures (DELs)
+   * and ADDs that found the pool empty; every call is forwarded to `inner` unchanged.
+   */
+  observing(inner: BackendObserver): BackendObserver {
+    return {
+      addNetwork: (durationMs, outcome) => {
+        if (outcome === 'success') this.seen.arrivals += 1;
+        inner.addNetwork(durationMs, outcome);
+      },
+      delNetwork: (reason) => {
+        this.seen.departures += 1;
+        inner.delNetwork(reason);
+      },
+      noAvailableAddress: () => {
+        this.seen.misses += 1;
+        inner.noAvailableAddress();
+      },
+    };
+  }
 
   /** Why the pool could not serve an address, as the backend explains it to the plugin. */
   condition(): PoolCondition {
@@ -154,29 +199,30 @@ export class PoolLoop {
   }
 
   private async runOnce(): Promise<PoolDecision> {
-    const { datastore, log } = this.deps;
+    const { log } = this.deps;
     const now = this.deps.now();
-    const decision = decide({
-      stats: datastore.stats(),
-      targets: this.deps.targets,
-      limits: this.deps.limits,
-      timing: {
-        now,
-        ...(this.lastShrinkAt !== undefined ? { lastShrinkAt: this.lastShrinkAt } : {}),
-        ...(this.lastInsufficientAt !== undefined
-          ? { lastInsufficientAddressesAt: this.lastInsufficientAt }
-          : {}),
-      },
-    });
+    const timing: PoolTiming = {
+      now,
+      ...(this.lastShrinkAt !== undefined ? { lastShrinkAt: this.lastShrinkAt } : {}),
+      ...(this.lastInsufficientAt !== undefined
+        ? { lastInsufficientAddressesAt: this.lastInsufficientAt }
+        : {}),
+    };
+    const decision = this.decideNow(timing);
     this.lastDecision = decision;
     this.deps.observer.decision(decision);
     if (decision.kind !== 'none')
       log.info('pool decision', { decision: decision.kind, reason: decision.reason.message });
     for (const [k, at] of this.recentlyReleased) if (now - at > 120_000) this.recentlyReleased.delete(k);
+    const grows = decision.kind === 'assign' || decision.kind === 'create-eni';
     try {
       await this.act(decision);
+      if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
     } catch (e) {
       const code = isEniManagerError(e) ? e.code : 'Internal';
+      // A failed grow still measured how slow EC2 is; a throttled one says the account's budget is spent.
+      if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
+      if (code === 'RequestLimitExceeded') this.seen.throttled += 1;
       if (SUBNET_FULL.has(code)) this.lastInsufficientAt = this.deps.now();
       this.deps.observer.actionFailed(decision.kind, code);
       log.warn('pool action failed', {
@@ -186,6 +232,26 @@ export class PoolLoop {
       });
     }
     return decision;
+  }
+
+  /** One decision from the configured policy. */
+  private decideNow(timing: PoolTiming): PoolDecision {
+    const { datastore, targets, limits } = this.deps;
+    if (this.deps.policy !== 'adaptive') return decide({ stats: datastore.stats(), targets, limits, timing });
+    const { arrivals, departures, misses, throttled, leadTimesMs } = this.seen;
+    this.seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] };
+    const r = decideAdaptive({
+      stats: datastore.stats(),
+      targets,
+      limits,
+      timing,
+      observation: { arrivals, departures, waiting: misses, throttled, leadTimesMs },
+      state: this.adaptiveState,
+      ...(this.deps.adaptiveSettings ? { settings: this.deps.adaptiveSettings } : {}),
+    });
+    this.adaptiveState = r.state;
+    this.deps.observer.adaptive?.(r.targets, r.why);
+    return r.decision;
   }
 
   private async act(d: PoolDecision): Promise<void> {

@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util';
+import { answeredHelpOrVersion, HELP_AND_VERSION, usageErrorOf } from '../cli-args.js';
 import { isScenarioError } from '../errors.js';
 import { INSTANCE_TYPES } from '../instance-types.js';
 import { loadScenarioFile, type Scenario } from '../scenario.js';
@@ -12,6 +14,7 @@ export const VPC_USAGE = [
   '                  [--region R] [--seed N] [--no-rate-limits] [--run-id ID]',
   '       vpc-sim down --run ID | --all-stale',
   '       vpc-sim list',
+  '       vpc-sim --help | --version',
 ].join('\n');
 
 /** Parsed `vpc-sim` arguments. */
@@ -59,18 +62,28 @@ export interface VpcCliIo {
   readonly err: (line: string) => void;
   /** Registers the handler to run on SIGTERM/SIGINT. */
   readonly onStop: (handler: () => void) => void;
+  /** What `--version` prints (the bin passes the package's version). */
+  readonly version?: string;
 }
 
 const usage = (why: string) => new VpcError('VPC_INVALID_OPTIONS', 'cli', `${why}\n${VPC_USAGE}`);
 
+/** `parseArgs`, strict, with `--help`/`--version`; its errors are `VPC_INVALID_OPTIONS` with the usage. */
+function strictParse<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>(
+  args: readonly string[],
+  options: T,
+  toError: (why: string) => Error = usage,
+) {
+  try {
+    return parseArgs({ args: [...args], options: { ...options, ...HELP_AND_VERSION }, strict: true });
+  } catch (e) {
+    throw usageErrorOf(e, toError);
+  }
+}
+
 /** Parses `vpc-sim` arguments (argv without node and script); throws `VPC_INVALID_OPTIONS`. */
 export function parseVpcCliArgs(argv: readonly string[]): VpcCliArgs {
   const [command, ...rest] = argv;
-  const value = (i: number, flag: string): string => {
-    const v = rest[i + 1];
-    if (v === undefined || v.startsWith('--')) throw usage(`${flag} needs a value`);
-    return v;
-  };
   const int = (text: string, flag: string, min: number, max: number): number => {
     if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
       throw usage(`${flag} must be an integer from ${min} to ${max}`);
@@ -78,70 +91,48 @@ export function parseVpcCliArgs(argv: readonly string[]): VpcCliArgs {
     return Number(text);
   };
   if (command === 'list') {
-    if (rest.length > 0) throw usage('list takes no arguments');
+    strictParse(rest, {}, (why) => usage(`list takes no arguments (${why})`));
     return { command };
   }
   if (command === 'down') {
-    let runId: string | undefined;
-    let allStale = false;
-    for (let i = 0; i < rest.length; i++) {
-      const a = rest[i]!;
-      if (a === '--run') runId = checkRunId('cli', value(i++, a));
-      else if (a === '--all-stale') allStale = true;
-      else throw usage(`unknown argument ${a}`);
-    }
+    const { values } = strictParse(rest, {
+      run: { type: 'string' },
+      'all-stale': { type: 'boolean' },
+    } as const);
+    const runId = values.run === undefined ? undefined : checkRunId('cli', values.run);
+    const allStale = values['all-stale'] === true;
     if ((runId === undefined) === !allStale)
       throw usage('down needs exactly one of --run ID and --all-stale');
     return { command, runId, allStale };
   }
   if (command !== 'up') throw usage(command === undefined ? 'missing command' : `unknown command ${command}`);
-  let scenarioFile: string | undefined;
-  let nodes = 2;
-  let instanceType = 'm5.large';
-  const vpcCidrs: string[] = [];
-  const subnets: string[] = [];
-  let region = 'us-west-2';
-  let seed = 1;
-  let noRateLimits = false;
-  let runId: string | undefined;
-  let flagsUsed = false;
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i]!;
-    if (a === '--scenario') scenarioFile = value(i++, a);
-    else if (a === '--nodes') {
-      nodes = int(value(i++, a), a, 1, 64);
-      flagsUsed = true;
-    } else if (a === '--instance-type') {
-      instanceType = value(i++, a);
-      if (!INSTANCE_TYPES.has(instanceType)) throw usage(`unknown instance type ${instanceType}`);
-      flagsUsed = true;
-    } else if (a === '--vpc-cidr') {
-      vpcCidrs.push(value(i++, a));
-      flagsUsed = true;
-    } else if (a === '--subnet') {
-      subnets.push(value(i++, a));
-      flagsUsed = true;
-    } else if (a === '--region') {
-      region = value(i++, a);
-      flagsUsed = true;
-    } else if (a === '--seed') seed = int(value(i++, a), a, 0, 2 ** 31 - 1);
-    else if (a === '--no-rate-limits') noRateLimits = true;
-    else if (a === '--run-id') runId = checkRunId('cli', value(i++, a));
-    else throw usage(`unknown argument ${a}`);
-  }
-  if (scenarioFile !== undefined && flagsUsed)
+  const { values } = strictParse(rest, {
+    scenario: { type: 'string' },
+    nodes: { type: 'string' },
+    'instance-type': { type: 'string' },
+    'vpc-cidr': { type: 'string', multiple: true },
+    subnet: { type: 'string', multiple: true },
+    region: { type: 'string' },
+    seed: { type: 'string' },
+    'no-rate-limits': { type: 'boolean' },
+    'run-id': { type: 'string' },
+  } as const);
+  const instanceType = values['instance-type'] ?? 'm5.large';
+  if (!INSTANCE_TYPES.has(instanceType)) throw usage(`unknown instance type ${instanceType}`);
+  const flagsUsed = ['nodes', 'instance-type', 'vpc-cidr', 'subnet', 'region'].some((f) => f in values);
+  if (values.scenario !== undefined && flagsUsed)
     throw usage('--scenario cannot be combined with scenario flags');
   return {
     command,
-    scenarioFile,
-    nodes,
+    scenarioFile: values.scenario,
+    nodes: values.nodes === undefined ? 2 : int(values.nodes, '--nodes', 1, 64),
     instanceType,
-    vpcCidrs: vpcCidrs.length > 0 ? vpcCidrs : ['10.0.0.0/16'],
-    subnets: subnets.length > 0 ? subnets : ['10.0.0.0/20'],
-    region,
-    seed,
-    noRateLimits,
-    runId,
+    vpcCidrs: values['vpc-cidr'] ?? ['10.0.0.0/16'],
+    subnets: values.subnet ?? ['10.0.0.0/20'],
+    region: values.region ?? 'us-west-2',
+    seed: values.seed === undefined ? 1 : int(values.seed, '--seed', 0, 2 ** 31 - 1),
+    noRateLimits: values['no-rate-limits'] === true,
+    runId: values['run-id'] === undefined ? undefined : checkRunId('cli', values['run-id']),
   };
 }
 
@@ -166,10 +157,12 @@ function errorLine(e: unknown): string {
 
 /**
  * Runs `vpc-sim`. `up` prints one JSON line (the run's description) and resolves only after a stop signal
- * and a complete teardown; `down` and `list` print JSON and return. Resolves with the exit code
- * (0 ok, 1 failure, 2 usage).
+ * and a complete teardown; `down` and `list` print JSON and return; `--help` prints the usage and `--version`
+ * the version. Resolves with the exit code (0 ok, 1 failure, 2 usage: a JSON error line whose message ends with
+ * the usage).
  */
 export async function runVpcCli(argv: readonly string[], io: VpcCliIo): Promise<number> {
+  if (answeredHelpOrVersion(argv, VPC_USAGE, io)) return 0;
   let args: VpcCliArgs;
   try {
     args = parseVpcCliArgs(argv);

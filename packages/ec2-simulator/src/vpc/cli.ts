@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { packageVersion } from '../cli-args.js';
 import { runVpcCli } from './cli-main.js';
 
 runVpcCli(process.argv.slice(2), {
@@ -8,6 +9,8 @@ runVpcCli(process.argv.slice(2), {
     process.once('SIGTERM', handler);
     process.once('SIGINT', handler);
   },
+  // dist/cli.js and dist/vpc-cli.js sit one directory below package.json.
+  version: packageVersion(import.meta.url),
 }).then(
   (code) => process.exit(code),
   (e: unknown) => {

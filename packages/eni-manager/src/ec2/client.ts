@@ -1,10 +1,10 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { TokenBucketConfig } from '@vpc-cni-kit/token-bucket';
 import { type BackoffPolicy, backoffDelay, ec2RetryBackoff } from '../backoff.js';
 import { type Clock, type RandomSource, systemClock } from '../clock.js';
 import { type EniManagerError, eniError } from '../errors.js';
 import { type CallHooks, reportCall } from '../hooks.js';
 import { type ActionFamily, RateLimiter } from '../rate-limiter.js';
-import type { TokenBucketConfig } from '../token-bucket.js';
 import { ambiguousErrorCodes, type Ec2Action, type Ec2Actions, nonIdempotentActions } from './actions.js';
 import { mapEc2Error } from './error-map.js';
 

@@ -12,7 +12,7 @@ const BUILTIN: Record<string, readonly string[]> = {
 };
 
 /** Chains of one xtables table: name → rule specifications (text after `-A <chain> `), in order. */
-type Table = Map<string, string[]>;
+export type Table = Map<string, string[]>;
 
 class RestoreError extends Error {}
 

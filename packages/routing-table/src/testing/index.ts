@@ -17,10 +17,15 @@ import type {
   VethSpec,
 } from '../port.js';
 
-interface FakeLink {
+/** A link in a {@link FakeNamespace}: what the routing port reads and sets of it. */
+export interface FakeLink {
+  /** Interface index, unique within the namespace. */
   index: number;
+  /** MAC address, `aa:bb:cc:dd:ee:ff`. */
   mac: string;
+  /** MTU in bytes. */
   mtu: number;
+  /** Administratively up. */
   up: boolean;
 }
 

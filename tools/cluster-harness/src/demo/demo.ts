@@ -10,10 +10,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { downRun } from '@vpc-cni-kit/ec2-simulator';
-import { awsNodeBinDir } from '../bin-dir.js';
+import { awsNodeBinDir, awsNodeVersion } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
-import { connectivityMatrix, podTable, poolState } from './report.js';
+import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
 
@@ -26,25 +27,53 @@ interface Args {
   hold: string | undefined;
 }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = { keep: false, json: false, nodes: 2, pods: 3, down: undefined, hold: undefined };
-  for (let i = 0; i < argv.length; i++) {
-    const v = argv[i];
-    const next = () => {
-      const n = argv[++i];
-      if (n === undefined) throw new Error(`${v} needs a value`);
-      return n;
-    };
-    if (v === '--keep') a.keep = true;
-    else if (v === '--json') a.json = true;
-    else if (v === '--nodes') a.nodes = Number(next());
-    else if (v === '--pods') a.pods = Number(next());
-    else if (v === '--down') a.down = next();
-    else if (v === '--hold') a.hold = next();
-    else throw new Error(`unknown argument ${v}`);
+const USAGE = [
+  'usage: npm run demo -- [--keep] [--json] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
+  '       npm run demo -- --down RUN_ID',
+  '       npm run demo -- --help | --version',
+].join('\n');
+
+/** A command-line mistake: the usage is printed and the demo exits 2. */
+class UsageError extends Error {
+  readonly code = 'DEMO_USAGE';
+}
+
+const DEMO_OPTIONS = {
+  keep: { type: 'boolean' },
+  json: { type: 'boolean' },
+  nodes: { type: 'string' },
+  pods: { type: 'string' },
+  down: { type: 'string' },
+  hold: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+function strictParse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, strict: true, options: DEMO_OPTIONS });
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))
+      throw new UsageError((e as Error).message);
+    throw e;
   }
-  if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new Error('--nodes must be 1–10');
-  if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new Error('--pods must be 1–20');
+}
+
+function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
+  const { values } = strictParse(argv);
+  if (values.help) return 'help';
+  if (values.version) return 'version';
+  const a: Args = {
+    keep: values.keep === true,
+    json: values.json === true,
+    nodes: Number(values.nodes ?? 2),
+    pods: Number(values.pods ?? 3),
+    down: values.down,
+    hold: values.hold,
+  };
+  if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
+  if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
   return a;
 }
 
@@ -61,7 +90,13 @@ async function bringUp(
   const runner = process.env['VCK_LIBCNI_RUNNER'] ?? join(__dirname, '../../libcni-runner/bin/libcni-runner');
   if (!existsSync(runner)) throw new Error(`libcni runner not found at ${runner} (set VCK_LIBCNI_RUNNER)`);
   print(`bringing up a virtual VPC with ${args.nodes} m5.large nodes…`);
-  const cluster = await Cluster.start({ nodes: args.nodes, binDir, libcniRunner: runner, bandwidth: true });
+  const cluster = await Cluster.start({
+    nodes: args.nodes,
+    binDir,
+    libcniRunner: runner,
+    bandwidth: true,
+    env: { ANNOTATE_POD_IP: 'true' },
+  });
   print(
     `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
   );
@@ -72,6 +107,9 @@ async function bringUp(
   const matrix = await connectivityMatrix(cluster);
   print(`Connectivity (ping)\n${matrix.text}\n`);
   print(`Warm pool\n${await poolState(cluster)}\n`);
+  print(
+    `Kubernetes (the cluster's API: Nodes, CNINodes and pods as aws-node and the kubelet left them)\n${kubernetesView(cluster)}\n`,
+  );
   const described = cluster.vpc.describe();
   const description = {
     runId: cluster.vpc.runId,
@@ -98,6 +136,7 @@ async function bringUp(
       address: p.address,
     })),
     internetHost: described.internet.host,
+    kubernetes: { server: `https://${cluster.kube.address}:443`, kubeconfigFromHost: cluster.kube.sim.url },
     connectivityOk: matrix.ok,
     down: `${selfCommand()} --down ${cluster.vpc.runId}`,
   };
@@ -129,7 +168,7 @@ async function hold(args: Args, readyFile: string): Promise<void> {
 }
 
 async function down(runId: string): Promise<number> {
-  if (!/^[0-9a-f]{8}$/.test(runId)) throw new Error(`not a run id: ${runId}`);
+  if (!/^[0-9a-f]{8}$/.test(runId)) throw new UsageError(`not a run id: ${runId}`);
   const file = join(STATE_DIR, `${runId}.json`);
   if (existsSync(file)) {
     const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number };
@@ -161,7 +200,15 @@ async function down(runId: string): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseDemoArgs(process.argv.slice(2));
+  if (args === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args === 'version') {
+    process.stdout.write(`aws-node ${awsNodeVersion()}\n`);
+    return 0;
+  }
   if (args.down !== undefined) return down(args.down);
   if (args.hold !== undefined) {
     await hold(args, args.hold);
@@ -210,6 +257,7 @@ main().then(
   },
   (e: unknown) => {
     process.stderr.write(`demo: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exitCode = 1;
+    if (e instanceof UsageError) process.stderr.write(`${USAGE}\n`);
+    process.exitCode = e instanceof UsageError ? 2 : 1;
   },
 );

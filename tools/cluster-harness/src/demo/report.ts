@@ -97,3 +97,45 @@ export async function poolState(cluster: Cluster): Promise<string> {
   }
   return table(rows);
 }
+
+/**
+ * The cluster as the Kubernetes API holds it: each Node with its InternalIP and the CNINode features aws-node
+ * recorded, each pod with the address the kubelet reported and the `vpc.amazonaws.com/pod-ips` annotation
+ * aws-node wrote (ANNOTATE_POD_IP). Read in process from the cluster's kube-simulator.
+ */
+export function kubernetesView(cluster: Cluster): string {
+  const objects = cluster.kube.sim.objects;
+  const nodeRows = [['NODE', 'INSTANCE', 'INTERNAL-IP', 'CNINODE FEATURES']];
+  for (const n of cluster.nodes) {
+    const node = objects.get('v1', 'nodes', n.nodeName);
+    const addresses =
+      (node?.status as { addresses?: { type: string; address: string }[] } | undefined)?.addresses ?? [];
+    const cniNode = objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', n.nodeName);
+    const features = (cniNode?.spec as { features?: { name: string; value?: string }[] } | undefined)
+      ?.features;
+    nodeRows.push([
+      n.nodeName,
+      n.instance.instanceId,
+      addresses.find((a) => a.type === 'InternalIP')?.address ?? '?',
+      cniNode === undefined
+        ? '(no CNINode yet)'
+        : features?.length
+          ? features.map((f) => (f.value ? `${f.name}=${f.value}` : f.name)).join(',')
+          : '[]',
+    ]);
+  }
+  const podRows = [['POD', 'NODE', 'PHASE', 'POD-IP', 'vpc.amazonaws.com/pod-ips']];
+  for (const p of cluster.pods) {
+    const obj = objects.get('v1', 'pods', p.name, p.namespace);
+    const status = obj?.status as { phase?: string; podIP?: string } | undefined;
+    const annotations = obj?.metadata?.annotations as Record<string, string> | undefined;
+    podRows.push([
+      `${p.namespace}/${p.name}`,
+      String((obj?.spec as { nodeName?: string } | undefined)?.nodeName ?? '?'),
+      status?.phase ?? '?',
+      status?.podIP ?? '',
+      annotations?.['vpc.amazonaws.com/pod-ips'] ?? '(not yet)',
+    ]);
+  }
+  return `${table(nodeRows)}\n\n${table(podRows)}`;
+}

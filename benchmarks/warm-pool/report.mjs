@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// The warm-pool report: for every trace (shipped CSVs, every shape on tuning seeds and on held-out seeds), the
+// static grid's Pareto front (cold starts vs idle address-hours), the default's and the adaptive policy's rows,
+// and whether the adaptive policy meets its goals; then the SVG charts.
+//
+//   node benchmarks/warm-pool/report.mjs [--loop daemon|reference] [--svg-dir DIR] [--markdown] [--no-front]
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { dominates, paretoFront, RAW_GRID, staticGrid } from './grid.mjs';
+import { formatTable, parseTrace } from './lib.mjs';
+import { ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';
+import { HELD_OUT_SEEDS, SHAPES, SHIPPED, TUNING_SEEDS } from './shapes.mjs';
+import { paretoSvg, timelineSvg } from './svg.mjs';
+
+/** Every trace of the report: { id, set: 'shipped'|'tuning'|'held-out', shape, seed, events }. */
+export function traces() {
+  const dir = new URL('./traces/', import.meta.url).pathname;
+  const out = [];
+  SHIPPED.forEach((f, i) => {
+    out.push({
+      id: f.replace('.csv', ''),
+      set: 'tuning',
+      shape: f.replace('.csv', ''),
+      seed: 42 + i,
+      events: parseTrace(readFileSync(join(dir, f), 'utf8'), f),
+    });
+  });
+  for (const [shape, s] of Object.entries(SHAPES)) {
+    for (const seed of TUNING_SEEDS)
+      out.push({ id: `${shape}#${seed}`, set: 'tuning', shape, seed, events: s.gen(seed) });
+    for (const seed of HELD_OUT_SEEDS)
+      out.push({ id: `${shape}#${seed}`, set: 'held-out', shape, seed, events: s.gen(seed) });
+  }
+  return out;
+}
+
+/** Runs the grid, the default and the adaptive policy over one trace. */
+export function judge(trace, loop) {
+  const opts = { loop };
+  const statics = staticGrid().map((p) => ({ name: p.name, m: simulate(trace.events, p, trace.seed, opts) }));
+  const def = statics.find((r) => r.name === 'WARM_ENI_TARGET=1');
+  const adaptive = { name: 'adaptive', m: simulate(trace.events, ADAPTIVE_POLICY, trace.seed, opts) };
+  const front = paretoFront(statics);
+  const dominatedBy = statics.filter((r) => dominates(r.m, adaptive.m)).map((r) => r.name);
+  const idleRatio = adaptive.m.idleAddressHours / Math.max(def.m.idleAddressHours, 1e-9);
+  return {
+    trace,
+    statics,
+    def: { ...def, name: DEFAULT_POLICY.name },
+    adaptive,
+    front,
+    dominatedBy,
+    idleRatio,
+    onFront: dominatedBy.length === 0,
+    halfIdle: idleRatio <= 0.5,
+    noMoreCold: adaptive.m.coldStarts <= def.m.coldStarts,
+  };
+}
+
+function row(name, m) {
+  const wait = m.coldStarts > 0 ? `${m.coldWaitMeanS.toFixed(1)} / ${m.coldWaitMaxS.toFixed(1)}` : '–';
+  return [
+    name,
+    m.pods,
+    m.coldStarts,
+    wait,
+    m.idleAddressHours.toFixed(2),
+    m.avgIdle.toFixed(1),
+    m.ec2Mutating,
+  ];
+}
+
+const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isMain) {
+  const args = process.argv.slice(2);
+  const opt = (name, dflt) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : dflt;
+  };
+  const loop = opt('--loop', 'daemon');
+  const svgDir = opt('--svg-dir', undefined);
+  const markdown = args.includes('--markdown');
+  const showFront = !args.includes('--no-front');
+  const t0 = performance.now();
+  const results = traces().map((t) => judge(t, loop));
+  console.log(
+    `warm-pool report: m5.large-like node, ${loop} pool loop, ${staticGrid().length} distinct static settings from ${RAW_GRID}`,
+  );
+  console.log(
+    `tuning seeds: ${TUNING_SEEDS.join(', ')} (and the shipped CSVs); held-out seeds: ${HELD_OUT_SEEDS.join(', ')}\n`,
+  );
+  if (showFront) {
+    for (const r of results) {
+      console.log(`## ${r.trace.id} (${r.trace.set})`);
+      const rows = [
+        [
+          'setting',
+          'pods',
+          'cold starts',
+          'cold wait mean / max (s)',
+          'idle addr-h',
+          'idle avg',
+          'EC2 mutating',
+        ],
+      ];
+      for (const f of r.front) rows.push(row(`front: ${f.name}`, f.m));
+      rows.push(row(r.def.name, r.def.m));
+      rows.push(row('ADAPTIVE', r.adaptive.m));
+      console.log(formatTable(rows, markdown));
+      console.log('');
+    }
+  }
+  const summary = [
+    [
+      'trace',
+      'set',
+      'default cold / idle-h',
+      'adaptive cold / idle-h',
+      'idle vs default',
+      'EC2 def / adapt',
+      'on Pareto front',
+      'goal',
+    ],
+  ];
+  for (const r of results) {
+    const ok = r.onFront && r.halfIdle && r.noMoreCold;
+    summary.push([
+      r.trace.id,
+      r.trace.set,
+      `${r.def.m.coldStarts} / ${r.def.m.idleAddressHours.toFixed(2)}`,
+      `${r.adaptive.m.coldStarts} / ${r.adaptive.m.idleAddressHours.toFixed(2)}`,
+      `${Math.round(100 * (r.idleRatio - 1))}%`,
+      `${r.def.m.ec2Mutating} / ${r.adaptive.m.ec2Mutating}`,
+      r.onFront ? 'yes' : `no (${r.dominatedBy.length}: ${r.dominatedBy[0]})`,
+      ok ? 'met' : `MISSED${r.noMoreCold ? '' : ' (more cold)'}${r.halfIdle ? '' : ' (idle > 50%)'}`,
+    ]);
+  }
+  console.log(
+    '## Adaptive vs the grid and the default (goal: on the front, ≤ 50% of default idle, ≤ default cold)',
+  );
+  console.log(formatTable(summary, markdown));
+  for (const set of ['tuning', 'held-out']) {
+    const rs = results.filter((r) => r.trace.set === set);
+    const met = rs.filter((r) => r.onFront && r.halfIdle && r.noMoreCold).length;
+    const front = rs.filter((r) => r.onFront).length;
+    console.log(
+      `${set}: goal met on ${met}/${rs.length} traces; on or beyond the Pareto front on ${front}/${rs.length}`,
+    );
+  }
+  console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+
+  if (svgDir) {
+    mkdirSync(svgDir, { recursive: true });
+    const firstOfShape = new Map();
+    for (const r of results) if (!firstOfShape.has(r.trace.shape)) firstOfShape.set(r.trace.shape, r);
+    for (const [shape, r] of firstOfShape) {
+      // Best static: the front's lowest-idle setting with no more cold starts than the default.
+      const best =
+        r.front
+          .filter((f) => f.m.coldStarts <= r.def.m.coldStarts)
+          .sort((a, b) => a.m.idleAddressHours - b.m.idleAddressHours)[0] ?? r.front[0];
+      const panel = (name, policy) => {
+        const m = simulate(r.trace.events, policy, r.trace.seed, { loop, timeline: true });
+        return {
+          title: name,
+          timeline: m.timeline,
+          note: `${m.coldStarts} cold starts · ${m.idleAddressHours.toFixed(2)} idle address-hours · ${m.ec2Mutating} EC2 calls`,
+          durationS: m.durationS,
+        };
+      };
+      const bestPolicy = staticGrid().find((p) => p.name === best.name);
+      const panels = [
+        panel(DEFAULT_POLICY.name, DEFAULT_POLICY),
+        panel(`best static: ${best.name}`, bestPolicy),
+        panel('adaptive', ADAPTIVE_POLICY),
+      ];
+      writeFileSync(
+        join(svgDir, `${shape}-timeline.svg`),
+        timelineSvg(`${r.trace.id}: addresses over time`, panels, panels[0].durationS),
+      );
+      writeFileSync(
+        join(svgDir, `${shape}-pareto.svg`),
+        paretoSvg(
+          `${r.trace.id}: idle address-hours vs cold starts`,
+          r.statics,
+          new Set(r.front.map((f) => f.name)),
+          r.def,
+          r.adaptive,
+        ),
+      );
+    }
+    console.log(`charts written to ${svgDir}`);
+  }
+}

@@ -1,0 +1,70 @@
+import type { KubeSettings } from '../config/kube-settings.js';
+import type { Logger } from '../log/logger.js';
+import type { CniBackend } from '../rpc/grpc-server.js';
+import type { CniNodeFeature } from './cni-node.js';
+import { resolveInCluster } from './in-cluster.js';
+import { KubeSide } from './kube-side.js';
+
+/** Per-request timeout of Kubernetes API calls (the reference's client uses 5 s for its start-up checks). */
+export const KUBE_REQUEST_TIMEOUT_MS = 5000;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Creates the daemon's {@link KubeSide} from its settings. The client library is imported only when the
+ * first connection is made (its own bundle chunk), after the daemon serves.
+ */
+export async function createKubeSide(
+  settings: KubeSettings,
+  log: Logger,
+  features: readonly CniNodeFeature[] = [],
+): Promise<KubeSide> {
+  const target = await resolveInCluster(settings);
+  return new KubeSide({
+    settings,
+    log,
+    features,
+    target,
+    connect: async (t) => (await import('./client-node-api.js')).clientNodeApi(t, KUBE_REQUEST_TIMEOUT_MS),
+    now: () => Date.now(),
+    random: Math.random,
+    sleep,
+  });
+}
+
+/**
+ * Wraps the CNI backend so every successful ADD and every DEL is reported to the Kubernetes side after its
+ * reply is decided (never delaying or failing it).
+ */
+export function reportPodsTo(kube: KubeSide, backend: CniBackend): CniBackend {
+  return {
+    ...backend,
+    async addNetwork(req) {
+      const reply = await backend.addNetwork(req);
+      const ip = reply.IPAllocationMetadata?.[0]?.IPv4Addr;
+      if (reply.Success && ip)
+        kube.podAdded({ namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME }, ip);
+      return reply;
+    },
+    async delNetwork(req) {
+      const reply = await backend.delNetwork(req);
+      const ip = reply.IPAllocationMetadata?.[0]?.IPv4Addr;
+      if (reply.Success && ip)
+        kube.podDeleted({ namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME }, ip);
+      return reply;
+    },
+  };
+}

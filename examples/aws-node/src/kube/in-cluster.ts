@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubeSettings } from '../config/kube-settings.js';
+
+/** The API server and the credentials to use, read from the ServiceAccount directory. */
+export interface InClusterTarget {
+  /** API server URL. */
+  readonly server: string;
+  /** Path of the bearer token file (re-read by the client: projected tokens rotate). */
+  readonly tokenFile: string;
+  /** PEM CA bundle that signs the API server's certificate. */
+  readonly caPem: string;
+}
+
+/** Why the Kubernetes API cannot be used at all. */
+export type NotInCluster = { readonly reason: string };
+
+/**
+ * Resolves the in-cluster target the way the reference's REST config does: `CLUSTER_ENDPOINT` or the
+ * `KUBERNETES_SERVICE_*` address, the ServiceAccount token file and `ca.crt`. Missing files are a reason, never
+ * an exception: the daemon then runs without its Kubernetes features.
+ */
+export async function resolveInCluster(s: KubeSettings): Promise<InClusterTarget | NotInCluster> {
+  if (s.apiServer === undefined)
+    return { reason: 'not in a cluster (KUBERNETES_SERVICE_HOST and CLUSTER_ENDPOINT unset)' };
+  const tokenFile = join(s.serviceAccountDir, 'token');
+  let caPem: string;
+  try {
+    await readFile(tokenFile, 'utf8');
+    caPem = await readFile(join(s.serviceAccountDir, 'ca.crt'), 'utf8');
+  } catch (e) {
+    return {
+      reason: `ServiceAccount credentials unreadable in ${s.serviceAccountDir}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+    };
+  }
+  return { server: s.apiServer, tokenFile, caPem };
+}

@@ -1,0 +1,88 @@
+/**
+ * The Kubernetes API as the daemon uses it: a handful of calls, so the features built on it (CNINode, Events,
+ * pod annotations) are plain functions of this port and testable against kube-simulator.
+ */
+
+/** A JSON object from the API. */
+export type KubeObject = Record<string, unknown> & {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+  };
+};
+
+/** What went wrong with an API call: an HTTP status from the server, or no answer at all. */
+export type KubeCallErrorCode =
+  | 'Unreachable'
+  | 'NotFound'
+  | 'Conflict'
+  | 'AlreadyExists'
+  | 'Forbidden'
+  | 'Unauthorized'
+  | 'Invalid'
+  | 'Other';
+
+/** A failed API call. */
+export class KubeCallError extends Error {
+  /** Discriminator. */
+  readonly kind = 'KubeCallError' as const;
+  /**
+   * @param code - classification
+   * @param status - HTTP status (0 when unreachable)
+   * @param message - the Status message or the transport error
+   */
+  constructor(
+    readonly code: KubeCallErrorCode,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeCallError';
+  }
+}
+
+/** Whether `e` is a {@link KubeCallError} with one of `codes`. */
+export function isKubeCallError(e: unknown, ...codes: KubeCallErrorCode[]): e is KubeCallError {
+  return e instanceof KubeCallError && (codes.length === 0 || codes.includes(e.code));
+}
+
+/** Maps an HTTP status (and Status reason) to a {@link KubeCallErrorCode}. */
+export function classifyStatus(status: number, reason: string | undefined): KubeCallErrorCode {
+  if (status === 404) return 'NotFound';
+  if (status === 409) return reason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict';
+  if (status === 403) return 'Forbidden';
+  if (status === 401) return 'Unauthorized';
+  if (status === 422) return 'Invalid';
+  if (status === 0 || status === 502 || status === 503 || status === 504) return 'Unreachable';
+  return 'Other';
+}
+
+/** A cluster-scoped custom resource (group, version, plural). */
+export interface CustomResource {
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+}
+
+/** The calls the daemon makes. Implementations throw {@link KubeCallError}. */
+export interface KubeApi {
+  /** GET a Node. */
+  getNode(name: string): Promise<KubeObject>;
+  /** GET a cluster-scoped custom object. */
+  getClusterObject(r: CustomResource, name: string): Promise<KubeObject>;
+  /** POST a cluster-scoped custom object. */
+  createClusterObject(r: CustomResource, body: KubeObject): Promise<KubeObject>;
+  /** JSON merge patch of a cluster-scoped custom object (a `metadata.resourceVersion` in it makes it conditional). */
+  mergePatchClusterObject(r: CustomResource, name: string, patch: unknown): Promise<KubeObject>;
+  /** JSON merge patch of a Pod (a `metadata.resourceVersion` in it makes it conditional). */
+  mergePatchPod(namespace: string, name: string, patch: unknown): Promise<KubeObject>;
+  /** RFC 6902 JSON patch of a Pod (a failing `test` operation is a 422 Invalid). */
+  jsonPatchPod(namespace: string, name: string, ops: readonly unknown[]): Promise<KubeObject>;
+  /** GET a Pod. */
+  getPod(namespace: string, name: string): Promise<KubeObject>;
+  /** POST an events.k8s.io/v1 Event. */
+  createEvent(namespace: string, body: KubeObject): Promise<KubeObject>;
+}

@@ -1,0 +1,297 @@
+import {
+  type BackoffPolicy,
+  backoffDelay,
+  type CallEvent,
+  type RandomSource,
+} from '@vpc-cni-kit/eni-manager';
+import type { KubeSettings } from '../config/kube-settings.js';
+import type { Logger } from '../log/logger.js';
+import { type CniNodeFeature, ensureCniNode } from './cni-node.js';
+import { missingIamPermissionsEvent } from './iam-event.js';
+import type { InClusterTarget, NotInCluster } from './in-cluster.js';
+import { isKubeCallError, type KubeApi } from './kube-api.js';
+import { clearPodIpAnnotation, setPodIpAnnotation } from './pod-ip-annotation.js';
+
+/** Reconnect policy when the API is unreachable: 0.5 s → 5 s (the reference polls every 5 s), ×2, jitter 0.2. */
+export const KUBE_RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 5000, factor: 2, jitter: 0.2 };
+
+/** At most one MissingIAMPermissions Event per EC2 action in this window (the reference's recorder aggregates). */
+export const IAM_EVENT_INTERVAL_MS = 60_000;
+
+const MAX_PENDING_ANNOTATIONS = 10_000;
+const MAX_PENDING_EVENTS = 100;
+
+/** What {@link KubeSide} needs. */
+export interface KubeSideDeps {
+  readonly settings: KubeSettings;
+  readonly log: Logger;
+  /** CNINode features this daemon's configuration enables. */
+  readonly features: readonly CniNodeFeature[];
+  /** The in-cluster target, or why there is none. */
+  readonly target: InClusterTarget | NotInCluster;
+  /** Builds the API client (loads @kubernetes/client-node). */
+  readonly connect: (target: InClusterTarget) => Promise<KubeApi>;
+  /** Wall-clock ms (Event times). */
+  readonly now: () => number;
+  /** Jitter source. */
+  readonly random: RandomSource;
+  /** Timer (injected for tests). */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+type Job =
+  | {
+      readonly kind: 'annotate';
+      readonly key: string;
+      readonly pod: { namespace: string; name: string };
+      readonly ip: string;
+      readonly released?: string;
+    }
+  | { readonly kind: 'event'; readonly action: string; readonly at: number };
+
+/** The state the introspection endpoint and tests read. */
+export interface KubeSideStatus {
+  /** `off` (no cluster), `connecting`, `connected` or `unreachable`. */
+  readonly state: 'off' | 'connecting' | 'connected' | 'unreachable';
+  /** The CNINode is known to carry the wanted features. */
+  readonly cniNodeReady: boolean;
+  /** Work waiting for the API. */
+  readonly pending: number;
+}
+
+/**
+ * The daemon's Kubernetes side. Nothing on the pod path waits for it: ADD and DEL only queue work here, and an
+ * unreachable API server (at start or later) degrades just the features that need it — the CNINode features,
+ * MissingIAMPermissions Events and pod IP annotations — which catch up once it answers again. It reconnects
+ * with jittered backoff and says in the log when it loses and regains the API.
+ */
+export class KubeSide {
+  #state: KubeSideStatus['state'];
+  #api: KubeApi | undefined;
+  #cniNodeReady = false;
+  #annotations = new Map<string, Job & { kind: 'annotate' }>();
+  #events: (Job & { kind: 'event' })[] = [];
+  #lastEvent = new Map<string, number>();
+  #podUid: string | undefined;
+  #nodeUid: string | undefined;
+  #wake: (() => void) | undefined;
+  #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  /** @param deps - settings, logger, target and time sources */
+  constructor(private readonly deps: KubeSideDeps) {
+    this.#state = 'server' in deps.target ? 'connecting' : 'off';
+  }
+
+  /** Current state. */
+  status(): KubeSideStatus {
+    return {
+      state: this.#state,
+      cniNodeReady: this.#cniNodeReady,
+      pending: this.#annotations.size + this.#events.length,
+    };
+  }
+
+  /** Starts connecting in the background (returns at once). */
+  start(): void {
+    const t = this.deps.target;
+    if (!('server' in t)) {
+      this.deps.log.info('Kubernetes API not used', {
+        reason: t.reason,
+        features: 'CNINode, MissingIAMPermissions events, pod IP annotations are off',
+      });
+      return;
+    }
+    this.#loop = this.#run(t).catch((e: unknown) =>
+      this.deps.log.error('Kubernetes side stopped', { error: String(e) }),
+    );
+  }
+
+  /** The eni-manager hook: an EC2 call refused with UnauthorizedOperation becomes a Warning Event. */
+  readonly onEc2Call = (e: CallEvent): void => {
+    if (this.#state === 'off' || e.service !== 'ec2' || e.errorCode !== 'UnauthorizedOperation') return;
+    const at = this.deps.now();
+    const last = this.#lastEvent.get(e.action);
+    if (last !== undefined && at - last < IAM_EVENT_INTERVAL_MS) return;
+    this.#lastEvent.set(e.action, at);
+    if (this.#events.length >= MAX_PENDING_EVENTS) this.#events.shift();
+    this.#events.push({ kind: 'event', action: e.action, at });
+    this.#kick();
+  };
+
+  /** After a successful ADD: annotate the pod (ANNOTATE_POD_IP). */
+  podAdded(pod: { namespace: string; name: string }, ip: string): void {
+    if (!this.deps.settings.annotatePodIp || this.#state === 'off' || !pod.name) return;
+    this.#queueAnnotation({ kind: 'annotate', key: `${pod.namespace}/${pod.name}`, pod, ip });
+  }
+
+  /** After a DEL: clear the annotation if it still names the released address (ANNOTATE_POD_IP). */
+  podDeleted(pod: { namespace: string; name: string }, ip: string): void {
+    if (!this.deps.settings.annotatePodIp || this.#state === 'off' || !pod.name) return;
+    this.#queueAnnotation({
+      kind: 'annotate',
+      key: `${pod.namespace}/${pod.name}`,
+      pod,
+      ip: '',
+      released: ip,
+    });
+  }
+
+  #queueAnnotation(job: Job & { kind: 'annotate' }): void {
+    this.#annotations.delete(job.key);
+    if (this.#annotations.size >= MAX_PENDING_ANNOTATIONS) {
+      const oldest = this.#annotations.keys().next().value as string;
+      this.#annotations.delete(oldest);
+      this.deps.log.warn('pod IP annotation dropped: too many waiting for the Kubernetes API', {
+        pod: oldest,
+      });
+    }
+    this.#annotations.set(job.key, job);
+    this.#kick();
+  }
+
+  #kick(): void {
+    this.#wake?.();
+  }
+
+  /**
+   * Stops reconnecting and drops what is queued. Waits at most a second for a call in flight (a daemon's stop
+   * must not hang on an API server that stopped answering).
+   */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#kick();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#loop, new Promise<void>((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
+  }
+
+  async #run(target: InClusterTarget): Promise<void> {
+    const { log } = this.deps;
+    const signal = this.#stop.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (this.#state !== 'connected') await this.#connect(target);
+        await this.#drain();
+        failures = 0;
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+          signal.addEventListener('abort', () => resolve(), { once: true });
+          // Work queued (or stop asked) while draining: no wake-up will come for it, go round again now.
+          if (signal.aborted || this.#annotations.size + this.#events.length > 0 || !this.#cniNodeReady)
+            resolve();
+        });
+        this.#wake = undefined;
+        if (!this.#cniNodeReady && this.#state === 'connected') await this.deps.sleep(5000, signal);
+      } catch (e) {
+        if (signal.aborted) return;
+        if (!isKubeCallError(e, 'Unreachable')) throw e;
+        if (this.#state !== 'unreachable')
+          log.warn(
+            'Kubernetes API unreachable; pod networking is unaffected, these wait for it: CNINode features, MissingIAMPermissions events, pod IP annotations',
+            {
+              server: target.server,
+              error: e.message,
+              pending: this.status().pending,
+            },
+          );
+        this.#state = 'unreachable';
+        this.#api = undefined;
+        await this.deps.sleep(backoffDelay(KUBE_RECONNECT_BACKOFF, failures++, this.deps.random), signal);
+      }
+    }
+  }
+
+  async #connect(target: InClusterTarget): Promise<void> {
+    const { settings, log } = this.deps;
+    const api = this.#api ?? (await this.deps.connect(target));
+    this.#api = api;
+    const node = await api.getNode(settings.nodeName).catch((e: unknown) => {
+      if (isKubeCallError(e, 'NotFound', 'Forbidden', 'Unauthorized')) {
+        log.warn('cannot read this node from the Kubernetes API', {
+          node: settings.nodeName,
+          error: (e as Error).message,
+        });
+        return undefined;
+      }
+      throw e;
+    });
+    this.#nodeUid = node?.metadata?.uid;
+    if (settings.podName !== '') {
+      const pod = await api.getPod(settings.podNamespace, settings.podName).catch((e: unknown) => {
+        if (isKubeCallError(e, 'Unreachable')) throw e;
+        return undefined;
+      });
+      this.#podUid = pod?.metadata?.uid;
+    }
+    const wasUnreachable = this.#state === 'unreachable';
+    this.#state = 'connected';
+    log.info(wasUnreachable ? 'Kubernetes API reachable again' : 'Kubernetes API reachable', {
+      server: target.server,
+      node: settings.nodeName,
+      nodeFound: node !== undefined,
+      pending: this.status().pending,
+    });
+  }
+
+  async #drain(): Promise<void> {
+    const api = this.#api!;
+    const { settings, log } = this.deps;
+    if (!this.#cniNodeReady) {
+      try {
+        const outcome = await ensureCniNode(api, settings.nodeName, this.#nodeUid, this.deps.features);
+        this.#cniNodeReady = true;
+        log.info('CNINode ready', {
+          node: settings.nodeName,
+          outcome,
+          features: this.deps.features.map((f) => (f.value ? `${f.name}=${f.value}` : f.name)),
+        });
+      } catch (e) {
+        if (isKubeCallError(e, 'Unreachable')) throw e;
+        log.warn('CNINode could not be written; retrying', {
+          node: settings.nodeName,
+          error: String((e as Error).message),
+        });
+      }
+    }
+    while (this.#events.length > 0) {
+      const job = this.#events[0]!;
+      try {
+        await api.createEvent(
+          settings.podNamespace,
+          missingIamPermissionsEvent({
+            action: job.action,
+            pod: {
+              namespace: settings.podNamespace,
+              name: settings.podName || `aws-node-${settings.nodeName}`,
+              ...(this.#podUid ? { uid: this.#podUid } : {}),
+            },
+            nodeName: settings.nodeName,
+            nowMs: job.at,
+          }),
+        );
+        log.warn('EC2 refused a call for missing IAM permissions; Event emitted', {
+          action: `ec2:${job.action}`,
+        });
+      } catch (e) {
+        if (isKubeCallError(e, 'Unreachable')) throw e;
+        log.warn('MissingIAMPermissions Event not written', {
+          action: job.action,
+          error: String((e as Error).message),
+        });
+      }
+      this.#events.shift();
+    }
+    for (const [key, job] of [...this.#annotations]) {
+      try {
+        if (job.released === undefined) await setPodIpAnnotation(api, job.pod, job.ip);
+        else await clearPodIpAnnotation(api, job.pod, job.released);
+      } catch (e) {
+        if (isKubeCallError(e, 'Unreachable')) throw e;
+        log.warn('pod IP annotation not written', { pod: key, error: String((e as Error).message) });
+      }
+      if (this.#annotations.get(key) === job) this.#annotations.delete(key);
+    }
+  }
+}

@@ -1,0 +1,355 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import {
+  type KubeSimulator,
+  type KubeObject as SimObject,
+  startKubeSimulator,
+} from '@vpc-cni-kit/kube-simulator';
+import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import { ConfigError } from '../src/config/env-reader.js';
+import type { KubeSettings } from '../src/config/kube-settings.js';
+import { clientNodeApi } from '../src/kube/client-node-api.js';
+import { CNINODE, ensureCniNode } from '../src/kube/cni-node.js';
+import { type InClusterTarget, resolveInCluster } from '../src/kube/in-cluster.js';
+import { type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
+import { KubeSide } from '../src/kube/kube-side.js';
+import {
+  clearPodIpAnnotation,
+  POD_IPS_ANNOTATION,
+  setPodIpAnnotation,
+} from '../src/kube/pod-ip-annotation.js';
+import type { Logger } from '../src/log/logger.js';
+
+const dir = scratchDir('vck-aws-node-kube-');
+let sim: KubeSimulator;
+let target: InClusterTarget;
+let api: KubeApi;
+const NODE = 'ip-10-0-0-9.us-west-2.compute.internal';
+const base = { AWS_VPC_K8S_PLUGIN_LOG_FILE: '/tmp/p.log' };
+
+function settings(over: Partial<KubeSettings> = {}): KubeSettings {
+  return {
+    apiServer: sim.url,
+    serviceAccountDir: dir.path,
+    nodeName: NODE,
+    podName: 'aws-node-abcde',
+    podNamespace: 'kube-system',
+    annotatePodIp: true,
+    ...over,
+  };
+}
+
+function recordingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const at =
+    (l: string) =>
+    (msg: string, fields: Record<string, unknown> = {}) =>
+      lines.push(`${l} ${msg} ${JSON.stringify(fields)}`);
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+beforeAll(async () => {
+  sim = await startKubeSimulator();
+  const crd = loadAllYaml(
+    readFileSync(
+      join(
+        import.meta.dirname,
+        '..',
+        '..',
+        '..',
+        'tools',
+        'cluster-harness',
+        'manifests',
+        'cninode-crd.yaml',
+      ),
+      'utf8',
+    ),
+  )[0] as SimObject;
+  sim.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', crd);
+  const plural: Record<string, string> = {
+    ServiceAccount: 'serviceaccounts',
+    ClusterRole: 'clusterroles',
+    ClusterRoleBinding: 'clusterrolebindings',
+  };
+  for (const o of loadAllYaml(
+    readFileSync(join(import.meta.dirname, '..', 'manifests', 'rbac.yaml'), 'utf8'),
+  ) as SimObject[])
+    sim.objects.create(String(o.apiVersion), plural[String(o.kind)]!, o);
+  sim.objects.create('v1', 'nodes', { metadata: { name: NODE } });
+  sim.objects.create('v1', 'pods', {
+    metadata: { name: 'aws-node-abcde', namespace: 'kube-system' },
+    spec: { nodeName: NODE, containers: [{ name: 'aws-node', image: 'x' }] },
+  });
+  writeFileSync(join(dir.path, 'token'), sim.mintServiceAccountToken('kube-system', 'aws-node'));
+  writeFileSync(join(dir.path, 'ca.crt'), sim.caPem!);
+  const t = await resolveInCluster(settings());
+  if (!('server' in t)) throw new Error(t.reason);
+  target = t;
+  api = clientNodeApi(target, 2000);
+});
+afterAll(async () => {
+  await sim?.close();
+  dir.remove();
+});
+
+describe('Kubernetes settings', () => {
+  it('builds the API URL from KUBERNETES_SERVICE_* or CLUSTER_ENDPOINT and accepts ANNOTATE_POD_IP', () => {
+    const inCluster = loadConfig({
+      ...base,
+      KUBERNETES_SERVICE_HOST: '10.100.0.1',
+      MY_NODE_NAME: NODE,
+      ANNOTATE_POD_IP: 'true',
+    });
+    expect(inCluster.kube).toMatchObject({
+      apiServer: 'https://10.100.0.1:443',
+      nodeName: NODE,
+      annotatePodIp: true,
+      podNamespace: 'kube-system',
+    });
+    expect(
+      loadConfig({
+        ...base,
+        KUBERNETES_SERVICE_HOST: 'x',
+        CLUSTER_ENDPOINT: 'https://api.example.com/',
+        MY_NODE_NAME: NODE,
+      }).kube.apiServer,
+    ).toBe('https://api.example.com');
+    expect(loadConfig(base).kube.apiServer).toBeUndefined();
+  });
+  it.each([
+    [{ ANNOTATE_POD_IP: 'true' }, 'ANNOTATE_POD_IP: needs the Kubernetes API'],
+    [{ CLUSTER_ENDPOINT: 'http://api', MY_NODE_NAME: NODE }, 'CLUSTER_ENDPOINT: must be an https URL'],
+    [
+      { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: 'https', MY_NODE_NAME: NODE },
+      'KUBERNETES_SERVICE_PORT: must be a port number',
+    ],
+    [{ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, 'MY_NODE_NAME: must name this node'],
+  ])('refuses %j', (env, message) => {
+    const err = (() => {
+      try {
+        loadConfig({ ...base, ...env });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems.map((p) => `${p.variable}: ${p.problem}`).join('\n')).toContain(
+      message,
+    );
+  });
+  it('says why when the ServiceAccount files are missing', async () => {
+    expect(await resolveInCluster(settings({ serviceAccountDir: join(dir.path, 'nope') }))).toEqual({
+      reason: expect.stringMatching(/^ServiceAccount credentials unreadable in .*nope: ENOENT$/),
+    });
+  });
+});
+
+describe('CNINode', () => {
+  afterEach(() => {
+    if (sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE))
+      sim.objects.delete('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE);
+  });
+
+  it('is created with the features, then left alone, then patched with new ones (as aws-node, through RBAC)', async () => {
+    expect(await ensureCniNode(api, NODE, 'uid-1', [])).toBe('created');
+    expect(await ensureCniNode(api, NODE, 'uid-1', [])).toBe('unchanged');
+    sim.objects.patch('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE, {
+      spec: { features: [{ name: 'Other' }] },
+    });
+    expect(await ensureCniNode(api, NODE, 'uid-1', [{ name: 'SecurityGroupsForPods' }])).toBe('patched');
+    expect(sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE)!.spec).toEqual({
+      features: [{ name: 'Other' }, { name: 'SecurityGroupsForPods' }],
+    });
+  });
+
+  it('re-reads and retries when its optimistic-lock patch meets a concurrent change (409)', async () => {
+    await ensureCniNode(api, NODE, undefined, []);
+    let raced = false;
+    const racing: KubeApi = {
+      ...api,
+      mergePatchClusterObject: async (r, name, patch) => {
+        if (!raced) {
+          raced = true;
+          sim.objects.patch('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE, {
+            spec: { features: [{ name: 'CustomNetworking', value: 'az-a' }] },
+          });
+        }
+        return api.mergePatchClusterObject(r, name, patch);
+      },
+    };
+    expect(await ensureCniNode(racing, NODE, undefined, [{ name: 'SecurityGroupsForPods' }])).toBe('patched');
+    expect(sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE)!.spec).toEqual({
+      features: [{ name: 'CustomNetworking', value: 'az-a' }, { name: 'SecurityGroupsForPods' }],
+    });
+    expect(sim.requests.some((r) => r.method === 'PATCH' && r.status === 409)).toBe(true);
+  });
+
+  it('reports what RBAC refuses as Forbidden', async () => {
+    await expect(api.getClusterObject({ ...CNINODE, plural: 'cninodes' }, 'x')).rejects.toMatchObject({
+      code: 'NotFound',
+    });
+    const err = await api.getNode('other').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeCallError);
+    expect((err as KubeCallError).code).toBe('NotFound');
+    const denied = await api
+      .getClusterObject(
+        { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' },
+        'cninodes.vpcresources.k8s.aws',
+      )
+      .catch((e: unknown) => e);
+    expect(denied).toMatchObject({ code: 'Forbidden', status: 403 });
+    expect((denied as Error).message).toBe(
+      'customresourcedefinitions.apiextensions.k8s.io "cninodes.vpcresources.k8s.aws" is forbidden: User "system:serviceaccount:kube-system:aws-node" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope',
+    );
+    const invalid = await api.createEvent('default', { metadata: { name: 'e' } }).catch((e: unknown) => e);
+    expect(invalid).toMatchObject({ code: 'Invalid', status: 422 });
+  });
+});
+
+describe('pod IP annotation', () => {
+  it('sets the annotation in one idempotent patch, and clears it only while it names the released address', async () => {
+    sim.objects.create('v1', 'pods', {
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { nodeName: NODE, containers: [{ name: 'c', image: 'x' }] },
+    });
+    const read = () =>
+      (
+        sim.objects.get('v1', 'pods', 'web', 'default')!.metadata!.annotations as
+          | Record<string, string>
+          | undefined
+      )?.[POD_IPS_ANNOTATION];
+    const web = { namespace: 'default', name: 'web' };
+    expect(await setPodIpAnnotation(api, web, '10.0.0.20')).toBe(true);
+    expect(read()).toBe('10.0.0.20');
+    const rv = sim.objects.get('v1', 'pods', 'web', 'default')!.metadata!.resourceVersion;
+    expect(await setPodIpAnnotation(api, web, '10.0.0.20')).toBe(true);
+    expect(sim.objects.get('v1', 'pods', 'web', 'default')!.metadata!.resourceVersion).toBe(rv);
+    expect(await clearPodIpAnnotation(api, web, '10.0.0.99')).toBe(false);
+    expect(read()).toBe('10.0.0.20');
+    expect(await clearPodIpAnnotation(api, web, '10.0.0.20')).toBe(true);
+    expect(read()).toBe('');
+    expect(await clearPodIpAnnotation(api, { namespace: 'default', name: 'gone' }, '10.0.0.20')).toBe(false);
+    expect(await setPodIpAnnotation(api, { namespace: 'default', name: 'gone' }, '10.0.0.21')).toBe(false);
+  });
+});
+
+describe('KubeSide', () => {
+  function side(log: Logger, over: Partial<KubeSettings> = {}) {
+    return new KubeSide({
+      settings: settings(over),
+      log,
+      features: [],
+      target,
+      connect: async (t) => clientNodeApi(t, 1000),
+      now: () => Date.UTC(2026, 10, 24, 4, 0, 0),
+      random: () => 0,
+      sleep: (ms, signal) =>
+        new Promise((r) => {
+          const t = setTimeout(r, Math.min(ms, 50));
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(t);
+              r();
+            },
+            { once: true },
+          );
+        }),
+    });
+  }
+
+  it('emits one MissingIAMPermissions Event per action and interval, about its own pod', async () => {
+    const log = recordingLogger();
+    const k = side(log);
+    k.start();
+    const call = {
+      service: 'ec2' as const,
+      action: 'CreateNetworkInterface',
+      latencyMs: 3,
+      errorCode: 'UnauthorizedOperation',
+      attempt: 1,
+      throttledMs: 0,
+    };
+    k.onEc2Call(call);
+    k.onEc2Call(call);
+    k.onEc2Call({ ...call, errorCode: 'Throttling' });
+    await eventually(
+      'the Event',
+      () => sim.objects.list('events.k8s.io/v1', 'events', 'kube-system').length > 0,
+    );
+    await eventually('drained', () => k.status().pending === 0);
+    const events = sim.objects.list('events.k8s.io/v1', 'events', 'kube-system');
+    expect(events).toHaveLength(1);
+    const uid = sim.objects.get('v1', 'pods', 'aws-node-abcde', 'kube-system')!.metadata!.uid;
+    expect(events[0]).toMatchObject({
+      type: 'Warning',
+      reason: 'MissingIAMPermissions',
+      action: 'ec2:CreateNetworkInterface',
+      reportingController: 'aws-node',
+      reportingInstance: NODE,
+      eventTime: '2026-11-24T04:00:00.000000Z',
+      regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'kube-system', name: 'aws-node-abcde', uid },
+    });
+    await k.stop();
+  });
+
+  it('degrades while the API is unreachable, says so once, and catches up when it answers again', async () => {
+    sim.objects.create('v1', 'pods', {
+      metadata: { name: 'late', namespace: 'default' },
+      spec: { nodeName: NODE, containers: [{ name: 'c', image: 'x' }] },
+    });
+    await sim.suspend();
+    const log = recordingLogger();
+    const k = side(log);
+    try {
+      k.start();
+      k.podAdded({ namespace: 'default', name: 'late' }, '10.0.0.30');
+      await eventually('unreachable', () => k.status().state === 'unreachable');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(log.lines.filter((l) => l.includes('Kubernetes API unreachable'))).toHaveLength(1);
+      expect(k.status().pending).toBe(1);
+    } finally {
+      await sim.resume();
+    }
+    const resumedAt = Date.now();
+    await eventually(
+      'annotation',
+      () =>
+        (
+          sim.objects.get('v1', 'pods', 'late', 'default')!.metadata!.annotations as
+            | Record<string, string>
+            | undefined
+        )?.[POD_IPS_ANNOTATION] === '10.0.0.30',
+      18_000,
+    );
+    expect(Date.now() - resumedAt).toBeLessThan(5000);
+    expect(log.lines.some((l) => l.startsWith('info Kubernetes API reachable again'))).toBe(true);
+    expect(k.status()).toMatchObject({ state: 'connected', cniNodeReady: true });
+    await k.stop();
+  });
+
+  it('is off without a cluster, and ignores pods when ANNOTATE_POD_IP is off', async () => {
+    const log = recordingLogger();
+    const off = new KubeSide({
+      settings: settings({ apiServer: undefined }),
+      log,
+      features: [],
+      target: { reason: 'not in a cluster' },
+      connect: () => Promise.reject(new Error('unused')),
+      now: Date.now,
+      random: Math.random,
+      sleep: async () => {},
+    });
+    off.start();
+    off.podAdded({ namespace: 'default', name: 'x' }, '10.0.0.1');
+    expect(off.status()).toEqual({ state: 'off', cniNodeReady: false, pending: 0 });
+    expect(log.lines[0]).toMatch(/^info Kubernetes API not used/);
+    const quiet = side(recordingLogger(), { annotatePodIp: false });
+    quiet.podAdded({ namespace: 'default', name: 'x' }, '10.0.0.1');
+    expect(quiet.status().pending).toBe(0);
+  });
+});

@@ -1,0 +1,109 @@
+import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
+import { ManualClock } from '@vpc-cni-kit/datastore/testing';
+import type { EniManager } from '@vpc-cni-kit/eni-manager';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import { ConfigError } from '../src/config/env-reader.js';
+import { DaemonMetrics } from '../src/daemon/metrics.js';
+import type { PoolLoop } from '../src/daemon/pool-loop.js';
+import { testPool } from './support/pool.js';
+
+describe('WARM_POOL_POLICY', () => {
+  it('is static by default, adaptive on request, and anything else is refused naming the variable', () => {
+    expect(loadConfig({}).warmPoolPolicy).toBe('static');
+    expect(loadConfig({ WARM_POOL_POLICY: 'adaptive' }).warmPoolPolicy).toBe('adaptive');
+    let caught: unknown;
+    try {
+      loadConfig({ WARM_POOL_POLICY: 'smart' });
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).problems.map((p) => p.variable)).toEqual(['WARM_POOL_POLICY']);
+  });
+});
+
+/** A node on one ENI of 30 addresses (29 usable), up for a while, holding `addresses` /32s. */
+function node(addresses: number) {
+  const clock = new ManualClock();
+  const datastore = new Datastore({ clock, checkpointer: nullCheckpointer, cooldownMs: 0 });
+  datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+  let next = 10;
+  const add = (n: number) => {
+    const got: string[] = [];
+    for (let i = 0; i < n; i++) got.push(`10.0.1.${next++}`);
+    return got;
+  };
+  for (const a of add(addresses)) datastore.addCidr('eni-0', `${a}/32`);
+  const calls: number[] = [];
+  const eni = {
+    async assignIpv4(_eniId: string, request: { ipv4Count?: number }) {
+      calls.push(request.ipv4Count ?? 0);
+      return { ipv4Addresses: add(request.ipv4Count ?? 0), ipv4Prefixes: [] };
+    },
+  } as unknown as EniManager;
+  return { datastore, eni, calls };
+}
+
+/** The shared test pool loop for `n`, with WARM_ENI_TARGET=1 on one ENI of 30 (max pods 29). */
+function loopFor(
+  n: ReturnType<typeof node>,
+  more: Partial<ConstructorParameters<typeof PoolLoop>[0]> = {},
+): PoolLoop {
+  return testPool(n.datastore, n.eni, 0, {
+    targets: {
+      warmEniTarget: 1,
+      warmIpTarget: 0,
+      minimumIpTarget: 0,
+      warmPrefixTarget: 0,
+      prefixDelegation: false,
+    },
+    limits: { maxEnis: 1, ipv4PerEni: 30, maxPods: 29 },
+    now: () => 1_000_000,
+    ...more,
+  });
+}
+
+describe('PoolLoop with the adaptive policy', () => {
+  it('sees a burst through the backend observer, grows for it in one call, and exposes targets and reasons', async () => {
+    const n = node(3);
+    const { datastore, calls } = n;
+    const metrics = new DaemonMetrics();
+    let t = 1_000_000;
+    const pool = loopFor(n, {
+      policy: 'adaptive',
+      // At most 2 warm addresses on a quiet node (and as its start-up prior).
+      adaptiveSettings: { minWarm: 2, maxWarm: 2 },
+      now: () => t,
+      observer: metrics,
+    });
+    const backendObserver = pool.observing(metrics);
+    expect((await pool.tick()).kind).toBe('none'); // 3 free ≥ warm 2 on a quiet node
+    t += 60_000;
+    // A burst: 3 pods get the warm addresses, 5 more find the pool empty.
+    for (let i = 0; i < 3; i++) {
+      datastore.assign({ networkName: 'aws-cni', containerID: `burst-${i}`, ifName: 'eth0' });
+      backendObserver.addNetwork(1, 'success');
+    }
+    for (let i = 0; i < 5; i++) backendObserver.noAvailableAddress();
+    const d = await pool.tick();
+    expect(d.kind).toBe('assign');
+    expect(calls).toEqual([d.kind === 'assign' ? d.count : -1]);
+    expect(calls[0]).toBeGreaterThanOrEqual(7); // the 5 waiting pods on top of the warm 2, in one call
+    expect(d.reason.message).toMatch(/^adaptive warm \d+/);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="warm"\} \d+/);
+    expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-waiting"} 1');
+    // The observer still forwards to the metrics it wraps.
+    expect(text).toContain('awscni_no_available_ip_addresses 5');
+  });
+
+  it('the static policy stays the reference: the same node with WARM_ENI_TARGET=1 fills its ENI', async () => {
+    const n = node(3);
+    const pool = loopFor(n);
+    const d = await pool.tick();
+    // 29 free wanted; the ENI's 26 free slots are filled in one call.
+    expect(d).toMatchObject({ kind: 'assign', count: 26, reason: { code: 'below-warm-eni-target' } });
+    expect(n.calls).toEqual([26]);
+  });
+});

@@ -1,0 +1,106 @@
+import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { eventually } from '@vpc-cni-kit/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type KubeSimulator, startKubeSimulator } from '../src/index.js';
+
+const sims: KubeSimulator[] = [];
+afterEach(async () => {
+  for (const s of sims.splice(0)) await s.close();
+});
+
+function pod(name: string): Record<string, unknown> {
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'busybox' }] },
+  };
+}
+
+function informerOn(sim: KubeSimulator) {
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  const api = kc.makeApiClient(CoreV1Api);
+  const informer = makeInformer<V1Pod>(kc, '/api/v1/namespaces/default/pods', () =>
+    api.listNamespacedPod({ namespace: 'default' }),
+  );
+  const seen = new Set<string>();
+  const errors: unknown[] = [];
+  informer.on('add', (p) => seen.add(p.metadata!.name!));
+  informer.on('delete', (p) => seen.delete(p.metadata!.name!));
+  // The documented client-node pattern: an informer stops on a connection error; restart it after a pause.
+  informer.on('error', (e) => {
+    errors.push(e);
+    setTimeout(() => void informer.start().catch(() => {}), 100);
+  });
+  return { informer, seen, errors };
+}
+
+describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
+  it('re-lists after a watch expiry (410 Gone) and keeps its cache right', async () => {
+    const sim = await startKubeSimulator();
+    sims.push(sim);
+    sim.objects.create('v1', 'pods', pod('a'));
+    const { informer, seen } = informerOn(sim);
+    await informer.start();
+    await eventually('pod a', () => seen.has('a'));
+    sim.objects.create('v1', 'pods', pod('b'));
+    await eventually('pod b via watch', () => seen.has('b'));
+
+    // The informer's resourceVersion falls out of the history while its watch is down.
+    const listsBefore = sim.requests.filter(
+      (r) => r.method === 'GET' && !r.url.includes('watch=true'),
+    ).length;
+    sim.faults.dropWatches();
+    sim.objects.delete('v1', 'pods', 'a', 'default');
+    sim.objects.create('v1', 'pods', pod('c'));
+    sim.faults.expireHistory();
+    await eventually('re-list after 410', () => seen.has('c') && !seen.has('a'));
+    const lists = sim.requests.filter((r) => r.method === 'GET' && !r.url.includes('watch=true')).length;
+    expect(lists).toBeGreaterThan(listsBefore);
+    expect([...seen].sort()).toEqual(['b', 'c']);
+    sim.objects.create('v1', 'pods', pod('d'));
+    await eventually('pod d after the re-list', () => seen.has('d'));
+    await informer.stop();
+  });
+
+  it('survives a restart of the simulator from a snapshot on the same port', async () => {
+    const first = await startKubeSimulator();
+    sims.push(first);
+    first.objects.create('v1', 'pods', pod('before'));
+    const { informer, seen, errors } = informerOn(first);
+    await informer.start();
+    await eventually('pod before', () => seen.has('before'));
+
+    const snapshot = first.snapshot();
+    await first.close();
+    await eventually('the informer notices', () => errors.length > 0);
+    const second = await startKubeSimulator({ tls: first.tls!, port: first.port, snapshot });
+    sims.push(second);
+    second.objects.create('v1', 'pods', pod('after'));
+    second.objects.delete('v1', 'pods', 'before', 'default');
+    await eventually('state of the restarted simulator', () => seen.has('after') && !seen.has('before'));
+    await informer.stop();
+  });
+
+  it('gets 403 Status objects it can read, over https and over plain http', async () => {
+    const sim = await startKubeSimulator();
+    sims.push(sim);
+    const plain = await startKubeSimulator({ tls: false });
+    sims.push(plain);
+    expect(plain.url.startsWith('http://')).toBe(true);
+    const pk = new KubeConfig();
+    pk.loadFromString(plain.kubeconfig());
+    expect((await pk.makeApiClient(CoreV1Api).listNamespace()).items).toHaveLength(4);
+    sim.objects.create('v1', 'serviceaccounts', { metadata: { name: 'reader', namespace: 'default' } });
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig({ token: sim.mintServiceAccountToken('default', 'reader') }));
+    const api = kc.makeApiClient(CoreV1Api);
+    const err = await api.listNode().catch((e: unknown) => e);
+    expect((err as { code?: number }).code).toBe(403);
+    expect(JSON.parse((err as { body: string }).body)).toMatchObject({
+      kind: 'Status',
+      reason: 'Forbidden',
+      message:
+        'nodes is forbidden: User "system:serviceaccount:default:reader" cannot list resource "nodes" in API group "" at the cluster scope',
+    });
+  });
+});

@@ -1,0 +1,505 @@
+import { type BranchEni, formatPodEniAnnotation, parsePodEniAnnotation } from './annotation.js';
+import { isSgpError, SgpError, type SgpErrorCode } from './errors.js';
+import type { BranchControllerPort, BranchEniRecord, CreatedBranchEni, PodRef } from './port.js';
+import { podSecurityGroups, type SecurityGroupPolicy } from './selector.js';
+import { lowestFreeVlan } from './vlan.js';
+
+/** A node as the branch controller sees it. */
+export interface BranchNodeView {
+  /** Node name. */
+  readonly name: string;
+  /** The subnet new branch ENIs go into (the node's, or its ENIConfig's). */
+  readonly subnetId: string;
+  /** The trunk ENI, once attached. */
+  readonly trunkEniId?: string | undefined;
+  /** Branches the instance type allows on its trunk; `0` = the type cannot trunk. */
+  readonly branchLimit: number;
+}
+
+/** A pod as the branch controller sees it. */
+export interface BranchPodView extends PodRef {
+  /** The node it is scheduled on (none yet: nothing to do). */
+  readonly nodeName?: string | undefined;
+  /** Pod labels. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Labels of its service account. */
+  readonly serviceAccountLabels: Readonly<Record<string, string>>;
+  /** Its current `vpc.amazonaws.com/pod-eni` annotation. */
+  readonly annotation?: string | undefined;
+  /** Being deleted (or terminal): its branch goes to cooldown. */
+  readonly terminating?: boolean | undefined;
+}
+
+/** The cluster state one reconcile works from. */
+export interface BranchClusterView {
+  /** Nodes. */
+  readonly nodes: readonly BranchNodeView[];
+  /** Pods (all namespaces). */
+  readonly pods: readonly BranchPodView[];
+  /** SecurityGroupPolicies (validated). */
+  readonly policies: readonly SecurityGroupPolicy[];
+}
+
+/** A branch the controller owns for a live pod. */
+export interface OwnedBranch {
+  /** Pod UID. */
+  readonly podUid: string;
+  /** Node. */
+  readonly nodeName: string;
+  /** Trunk ENI it is associated to. */
+  readonly trunkEniId: string;
+  /** VLAN id on that trunk. */
+  readonly vlanId: number;
+  /** The branch ENI. */
+  readonly eni: CreatedBranchEni;
+  /** Association id. */
+  readonly associationId: string;
+  /** The annotation was written. */
+  readonly annotated: boolean;
+}
+
+/** A branch on its way out: disassociated and deleted once its cooldown has passed. */
+export interface CoolingBranch {
+  /** The branch ENI. */
+  readonly eniId: string;
+  /** Node (its VLAN stays reserved on that node's trunk until the ENI is gone). */
+  readonly nodeName: string;
+  /** VLAN id it may still hold. */
+  readonly vlanId?: number | undefined;
+  /** Known association id. */
+  readonly associationId?: string | undefined;
+  /** When it was released (ms, the injected clock). */
+  readonly since: number;
+}
+
+/** One step the controller decided (pure output of {@link decideBranchActions}). */
+export type BranchAction =
+  | {
+      readonly kind: 'create';
+      readonly pod: BranchPodView;
+      readonly node: BranchNodeView;
+      readonly groupIds: readonly string[];
+      readonly vlanId: number;
+    }
+  | { readonly kind: 'annotate'; readonly pod: BranchPodView; readonly branch: OwnedBranch }
+  | { readonly kind: 'release'; readonly branch: OwnedBranch }
+  | { readonly kind: 'delete'; readonly branch: CoolingBranch }
+  | { readonly kind: 'capacity'; readonly nodeName: string; readonly capacity: number }
+  | {
+      readonly kind: 'fail';
+      readonly pod: BranchPodView;
+      readonly code: SgpErrorCode;
+      readonly detail: string;
+    };
+
+/** What the controller holds (the input of {@link decideBranchActions}). */
+export interface BranchLedger {
+  /** Owned branches by pod UID. */
+  readonly owned: ReadonlyMap<string, OwnedBranch>;
+  /** Cooling branches by ENI id. */
+  readonly cooling: ReadonlyMap<string, CoolingBranch>;
+  /** Capacity last written per node. */
+  readonly capacity: ReadonlyMap<string, number>;
+}
+
+/** The VLAN ids held on a node's trunk: owned branches and cooling ones that may still be associated. */
+export function usedVlans(ledger: BranchLedger, nodeName: string): Set<number> {
+  const used = new Set<number>();
+  for (const b of ledger.owned.values()) if (b.nodeName === nodeName) used.add(b.vlanId);
+  for (const c of ledger.cooling.values())
+    if (c.nodeName === nodeName && c.vlanId !== undefined) used.add(c.vlanId);
+  return used;
+}
+
+/**
+ * Decides what to do (pure): a branch for every scheduled, live pod that a policy selects and that has none
+ * (`create` with the lowest free VLAN id of its node's trunk, or `fail` with `NO_TRUNK`, `INSTANCE_NOT_TRUNKABLE`
+ * or `BRANCH_LIMIT_REACHED`); `annotate` for owned branches not yet written; `release` for branches whose pod is
+ * gone, terminating or moved; `delete` for cooling branches past `cooldownMs`; `capacity` where a node's
+ * `vpc.amazonaws.com/pod-eni` capacity (its branch limit once it has a trunk, else 0) changed. With `readyNodes`,
+ * creates happen only on those nodes (whose ledger was checked against the cloud), others `fail` with `CLOUD`.
+ */
+export function decideBranchActions(
+  view: BranchClusterView,
+  ledger: BranchLedger,
+  now: number,
+  cooldownMs: number,
+  readyNodes?: ReadonlySet<string>,
+): BranchAction[] {
+  const actions: BranchAction[] = [];
+  const nodes = new Map(view.nodes.map((n) => [n.name, n]));
+  const live = new Map<string, BranchPodView>();
+  for (const p of view.pods) if (!p.terminating && p.nodeName !== undefined) live.set(p.uid, p);
+  const taken = new Map<string, Set<number>>();
+  const vlansOf = (node: string) => {
+    let s = taken.get(node);
+    if (s === undefined) taken.set(node, (s = usedVlans(ledger, node)));
+    return s;
+  };
+
+  for (const branch of ledger.owned.values()) {
+    const pod = live.get(branch.podUid);
+    if (pod === undefined || pod.nodeName !== branch.nodeName) actions.push({ kind: 'release', branch });
+    else if (!branch.annotated) actions.push({ kind: 'annotate', pod, branch });
+  }
+  for (const pod of live.values()) {
+    if (ledger.owned.has(pod.uid)) continue;
+    const groupIds = podSecurityGroups(pod, view.policies);
+    if (groupIds.length === 0) continue;
+    const node = nodes.get(pod.nodeName!);
+    if (node === undefined) continue;
+    if (node.branchLimit === 0) {
+      actions.push({ kind: 'fail', pod, code: 'INSTANCE_NOT_TRUNKABLE', detail: `node ${node.name}` });
+      continue;
+    }
+    if (node.trunkEniId === undefined) {
+      actions.push({ kind: 'fail', pod, code: 'NO_TRUNK', detail: `node ${node.name} has no trunk ENI yet` });
+      continue;
+    }
+    if (readyNodes !== undefined && !readyNodes.has(node.name)) {
+      actions.push({
+        kind: 'fail',
+        pod,
+        code: 'CLOUD',
+        detail: `the branches of node ${node.name} could not be listed yet`,
+      });
+      continue;
+    }
+    const used = vlansOf(node.name);
+    const vlanId = lowestFreeVlan(used, node.branchLimit);
+    if (vlanId === undefined) {
+      actions.push({
+        kind: 'fail',
+        pod,
+        code: 'BRANCH_LIMIT_REACHED',
+        detail: `node ${node.name}: ${node.branchLimit} of ${node.branchLimit} branches in use or cooling down`,
+      });
+      continue;
+    }
+    used.add(vlanId);
+    actions.push({ kind: 'create', pod, node, groupIds, vlanId });
+  }
+  for (const c of ledger.cooling.values())
+    if (now - c.since >= cooldownMs) actions.push({ kind: 'delete', branch: c });
+  for (const node of view.nodes) {
+    const capacity = node.trunkEniId === undefined ? 0 : node.branchLimit;
+    if (ledger.capacity.get(node.name) !== capacity)
+      actions.push({ kind: 'capacity', nodeName: node.name, capacity });
+  }
+  return actions;
+}
+
+/** Outcome of one pod in a reconcile. */
+export interface BranchPodOutcome {
+  /** Pod UID. */
+  readonly podUid: string;
+  /** `annotated`: the pod has its branch and annotation; `failed`: see `error` (retried next reconcile). */
+  readonly status: 'annotated' | 'failed';
+  /** The branch (annotated). */
+  readonly branch?: BranchEni | undefined;
+  /** The cause (failed): a typed error for an Event on the pod. */
+  readonly error?: SgpError | undefined;
+}
+
+/** Options of {@link BranchController}. */
+export interface BranchControllerOptions {
+  /** Time a released branch waits before it is deleted (lets the node tear down first). @defaultValue `60000` */
+  readonly cooldownMs?: number | undefined;
+}
+
+function cloud(op: string, error: unknown): SgpError {
+  if (isSgpError(error)) return error;
+  return new SgpError({
+    code: 'CLOUD',
+    op,
+    detail: error instanceof Error ? error.message : String(error),
+    cause: error,
+  });
+}
+
+/**
+ * The branch-ENI side of security groups for pods, over a {@link BranchControllerPort}: each {@link reconcile}
+ * runs {@link decideBranchActions} against its ledger and carries the actions out one at a time. A create is
+ * undone on any fault before the annotation (a branch that cannot be deleted right away cools down instead), a
+ * VLAN id stays reserved until its ENI is gone, and {@link recover} rebuilds the ledger from the cloud after a
+ * restart, so nothing leaks. Not re-entrant: run one reconcile at a time.
+ */
+export class BranchController {
+  readonly #port: BranchControllerPort;
+  readonly #cooldownMs: number;
+  readonly #owned = new Map<string, OwnedBranch>();
+  readonly #cooling = new Map<string, CoolingBranch>();
+  readonly #capacity = new Map<string, number>();
+  readonly #recovered = new Set<string>();
+
+  constructor(port: BranchControllerPort, options: BranchControllerOptions = {}) {
+    const cooldown = options.cooldownMs ?? 60_000;
+    if (!Number.isFinite(cooldown) || cooldown < 0)
+      throw new SgpError({
+        code: 'INVALID_ARGUMENT',
+        op: 'BranchController',
+        detail: `bad cooldownMs: ${cooldown}`,
+      });
+    this.#port = port;
+    this.#cooldownMs = cooldown;
+  }
+
+  /** The ledger (a snapshot). */
+  ledger(): BranchLedger {
+    return {
+      owned: new Map(this.#owned),
+      cooling: new Map(this.#cooling),
+      capacity: new Map(this.#capacity),
+    };
+  }
+
+  /**
+   * Rebuilds the ledger from the cloud (after a start; {@link reconcile} does it by itself for every node it has
+   * not recovered yet, and creates nothing on a node until then): lists each node's branch ENIs; an associated one
+   * whose pod is live and annotated with it (or not yet annotated) is adopted, every other one cools down from
+   * `now`. Throws `CLOUD` when a node's list fails (the nodes listed before it stay recovered).
+   */
+  async recover(view: BranchClusterView, now: number): Promise<void> {
+    for (const node of view.nodes)
+      if (!this.#recovered.has(node.name)) await this.#recoverNode(view, node, now);
+  }
+
+  async #recoverNode(view: BranchClusterView, node: BranchNodeView, now: number): Promise<void> {
+    let records: BranchEniRecord[];
+    try {
+      records = await this.#port.listBranchEnis(node.name);
+    } catch (error) {
+      throw cloud('recover', error);
+    }
+    const pods = new Map(
+      view.pods.filter((p) => !p.terminating && p.nodeName !== undefined).map((p) => [p.uid, p]),
+    );
+    const known = new Set([...this.#owned.values()].map((b) => b.eni.eniId));
+    for (const r of records) {
+      if (this.#cooling.has(r.eniId) || known.has(r.eniId)) continue;
+      const pod = pods.get(r.podUid);
+      const annotated = pod?.annotation ? safeParse(pod.annotation)?.eniId === r.eniId : false;
+      const adoptable =
+        pod !== undefined &&
+        pod.nodeName === node.name &&
+        !this.#owned.has(pod.uid) &&
+        r.associationId !== undefined &&
+        r.vlanId !== undefined &&
+        node.trunkEniId !== undefined &&
+        (annotated || !pod.annotation);
+      if (adoptable) {
+        this.#owned.set(pod.uid, {
+          podUid: pod.uid,
+          nodeName: node.name,
+          trunkEniId: node.trunkEniId!,
+          vlanId: r.vlanId!,
+          eni: r,
+          associationId: r.associationId!,
+          annotated,
+        });
+      } else {
+        this.#cooling.set(r.eniId, {
+          eniId: r.eniId,
+          nodeName: node.name,
+          vlanId: r.vlanId,
+          associationId: r.associationId,
+          since: now,
+        });
+      }
+    }
+    this.#recovered.add(node.name);
+  }
+
+  /**
+   * Cools down every listed branch ENI of the node the ledger does not know (one whose create answer was lost),
+   * from `now`. Run it now and then (the reference sweeps for orphans periodically).
+   */
+  async sweepOrphans(nodeName: string, now: number): Promise<number> {
+    let records: BranchEniRecord[];
+    try {
+      records = await this.#port.listBranchEnis(nodeName);
+    } catch (error) {
+      throw cloud('sweepOrphans', error);
+    }
+    const known = new Set([...this.#owned.values()].map((b) => b.eni.eniId));
+    let found = 0;
+    for (const r of records) {
+      if (known.has(r.eniId) || this.#cooling.has(r.eniId)) continue;
+      this.#cooling.set(r.eniId, {
+        eniId: r.eniId,
+        nodeName,
+        vlanId: r.vlanId,
+        associationId: r.associationId,
+        since: now,
+      });
+      found++;
+    }
+    return found;
+  }
+
+  /**
+   * One pass: recovers nodes not recovered yet, releases and deletes first (so VLAN ids whose ENIs are gone can be
+   * given again in the same pass), then decides again and creates, annotates, reports failures and capacity.
+   * Returns the outcome of every pod acted on or failed (failures are retried next pass).
+   */
+  async reconcile(view: BranchClusterView, now: number): Promise<BranchPodOutcome[]> {
+    for (const node of view.nodes) {
+      if (!this.#recovered.has(node.name)) await this.#recoverNode(view, node, now).catch(() => undefined);
+    }
+    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
+      if (action.kind === 'release') this.#release(action.branch, now);
+    }
+    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
+      if (action.kind === 'delete') await this.#delete(action.branch);
+    }
+    const outcomes: BranchPodOutcome[] = [];
+    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
+      switch (action.kind) {
+        case 'fail':
+          outcomes.push({
+            podUid: action.pod.uid,
+            status: 'failed',
+            error: new SgpError({ code: action.code, op: 'reconcile', detail: action.detail }),
+          });
+          break;
+        case 'create':
+          outcomes.push(await this.#create(action.pod, action.node, action.groupIds, action.vlanId, now));
+          break;
+        case 'annotate':
+          outcomes.push(await this.#annotate(action.pod, action.branch, now));
+          break;
+        case 'capacity':
+          try {
+            await this.#port.setPodEniCapacity(action.nodeName, action.capacity);
+            this.#capacity.set(action.nodeName, action.capacity);
+          } catch {
+            // retried next reconcile: the ledger still holds the old value
+          }
+          break;
+        default:
+          // release and delete ran above; a branch still cooling is retried next pass
+          break;
+      }
+    }
+    return outcomes;
+  }
+
+  async #create(
+    pod: BranchPodView,
+    node: BranchNodeView,
+    groupIds: readonly string[],
+    vlanId: number,
+    now: number,
+  ): Promise<BranchPodOutcome> {
+    const ref: PodRef = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
+    let eni: CreatedBranchEni;
+    try {
+      eni = await this.#port.createBranchEni({
+        nodeName: node.name,
+        pod: ref,
+        subnetId: node.subnetId,
+        groupIds,
+      });
+    } catch (error) {
+      return { podUid: pod.uid, status: 'failed', error: cloud('createBranchEni', error) };
+    }
+    let associationId: string;
+    try {
+      ({ associationId } = await this.#port.associateBranch({
+        trunkEniId: node.trunkEniId!,
+        branchEniId: eni.eniId,
+        vlanId,
+      }));
+    } catch (error) {
+      // The association may have happened (lost answer): the VLAN stays reserved until the ENI is gone.
+      const cooling: CoolingBranch = {
+        eniId: eni.eniId,
+        nodeName: node.name,
+        vlanId,
+        since: now - this.#cooldownMs,
+      };
+      this.#cooling.set(eni.eniId, cooling);
+      await this.#delete(cooling);
+      return { podUid: pod.uid, status: 'failed', error: cloud('associateBranch', error) };
+    }
+    const owned: OwnedBranch = {
+      podUid: pod.uid,
+      nodeName: node.name,
+      trunkEniId: node.trunkEniId!,
+      vlanId,
+      eni,
+      associationId,
+      annotated: false,
+    };
+    this.#owned.set(pod.uid, owned);
+    return this.#annotate(pod, owned, now);
+  }
+
+  async #annotate(pod: BranchPodView, branch: OwnedBranch, now: number): Promise<BranchPodOutcome> {
+    const eni = toBranchEni(branch);
+    try {
+      await this.#port.annotatePod(
+        { namespace: pod.namespace, name: pod.name, uid: pod.uid },
+        formatPodEniAnnotation(eni),
+      );
+    } catch (error) {
+      const e = cloud('annotatePod', error);
+      if (e.code === 'POD_NOT_FOUND') this.#release(branch, now);
+      return { podUid: pod.uid, status: 'failed', error: e };
+    }
+    this.#owned.set(pod.uid, { ...branch, annotated: true });
+    return { podUid: pod.uid, status: 'annotated', branch: eni };
+  }
+
+  #release(branch: OwnedBranch, now: number): void {
+    this.#owned.delete(branch.podUid);
+    this.#cooling.set(branch.eni.eniId, {
+      eniId: branch.eni.eniId,
+      nodeName: branch.nodeName,
+      vlanId: branch.vlanId,
+      associationId: branch.associationId,
+      since: now,
+    });
+  }
+
+  /** Disassociates (finding the association when unknown) and deletes; on any fault it stays cooling for the next pass. */
+  async #delete(c: CoolingBranch): Promise<void> {
+    try {
+      let associationId = c.associationId;
+      if (associationId === undefined && c.vlanId !== undefined) {
+        const records = await this.#port.listBranchEnis(c.nodeName);
+        associationId = records.find((r) => r.eniId === c.eniId)?.associationId;
+      }
+      if (associationId !== undefined) {
+        await this.#port.disassociateBranch(associationId);
+        this.#cooling.set(c.eniId, { ...c, associationId: undefined, vlanId: undefined });
+      }
+      await this.#port.deleteBranchEni(c.eniId);
+      this.#cooling.delete(c.eniId);
+    } catch {
+      // stays cooling (its VLAN reserved while it may be associated); retried next pass
+    }
+  }
+}
+
+function safeParse(text: string): BranchEni | undefined {
+  for (const family of [4, 6] as const) {
+    try {
+      return parsePodEniAnnotation(text, { family });
+    } catch {
+      // try the other family
+    }
+  }
+  return undefined;
+}
+
+function toBranchEni(b: OwnedBranch): BranchEni {
+  return {
+    eniId: b.eni.eniId,
+    mac: b.eni.mac.toLowerCase(),
+    vlanId: b.vlanId,
+    associationId: b.associationId,
+    ...(b.eni.ipv4 !== undefined ? { ipv4: b.eni.ipv4, subnetCidr: b.eni.subnetCidr } : {}),
+    ...(b.eni.ipv6 !== undefined ? { ipv6: b.eni.ipv6, subnetV6Cidr: b.eni.subnetV6Cidr } : {}),
+  };
+}

@@ -1,0 +1,51 @@
+export {
+  type BranchEni,
+  formatPodEniAnnotation,
+  MAX_VLAN_ID,
+  type ParsePodEniOptions,
+  POD_ENI_ANNOTATION,
+  POD_ENI_RESOURCE,
+  parsePodEniAnnotation,
+} from './annotation.js';
+export { applyBranchNetwork, applyBranchNode, setupBranchPod, teardownBranchNetwork } from './apply.js';
+export {
+  type BranchAction,
+  type BranchClusterView,
+  BranchController,
+  type BranchControllerOptions,
+  type BranchLedger,
+  type BranchNodeView,
+  type BranchPodOutcome,
+  type BranchPodView,
+  type CoolingBranch,
+  decideBranchActions,
+  type OwnedBranch,
+  usedVlans,
+} from './controller.js';
+export { isSgpError, SGP_ERROR_HINTS, SgpError, type SgpErrorCode, type SgpErrorInit } from './errors.js';
+export { type BranchLinkPort, netlinkBranchLinkPort } from './link-port.js';
+export { type HostLink, podRequestsBranch, type ResourceLimits, trunkLinkOf } from './node.js';
+export {
+  BRANCH_LINK_PATTERN,
+  type BranchLinkKind,
+  type BranchLinkSpec,
+  type BranchNetworkInput,
+  type BranchNetworkPlan,
+  type BranchNodeOptions,
+  type BranchNodePlan,
+  type EnforcingMode,
+  planBranchNetwork,
+  planBranchNode,
+} from './plan.js';
+export type { BranchControllerPort, BranchEniRecord, CreatedBranchEni, PodRef } from './port.js';
+export {
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  matchesLabelSelector,
+  type PodIdentity,
+  podSecurityGroups,
+  type SecurityGroupPolicy,
+  validateLabelSelector,
+  validateSecurityGroupPolicy,
+} from './selector.js';
+export { lowestFreeVlan } from './vlan.js';

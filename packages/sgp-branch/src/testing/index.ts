@@ -1,0 +1,1 @@
+export { type BranchPortMethod, FakeBranchCloud, type FakeTrunk, type FaultPlan } from './fake-cloud.js';

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import {
+  isSgpError,
+  matchesLabelSelector,
+  podSecurityGroups,
+  type SecurityGroupPolicy,
+  validateSecurityGroupPolicy,
+} from '../src/index.js';
+
+const db: SecurityGroupPolicy = {
+  namespace: 'shop',
+  name: 'db',
+  podSelector: { matchLabels: { app: 'db-client' } },
+  groupIds: ['sg-0db'],
+};
+
+describe('SecurityGroupPolicy matching', () => {
+  it('matchLabels and every matchExpressions operator', () => {
+    const labels = { app: 'db-client', tier: 'back' };
+    expect(matchesLabelSelector({}, labels)).toBe(true);
+    expect(matchesLabelSelector({ matchLabels: { app: 'db-client' } }, labels)).toBe(true);
+    expect(matchesLabelSelector({ matchLabels: { app: 'web' } }, labels)).toBe(false);
+    expect(
+      matchesLabelSelector(
+        { matchExpressions: [{ key: 'tier', operator: 'In', values: ['back', 'mid'] }] },
+        labels,
+      ),
+    ).toBe(true);
+    expect(
+      matchesLabelSelector(
+        { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['back'] }] },
+        labels,
+      ),
+    ).toBe(false);
+    expect(
+      matchesLabelSelector({ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }, labels),
+    ).toBe(true);
+    expect(matchesLabelSelector({ matchExpressions: [{ key: 'tier', operator: 'Exists' }] }, labels)).toBe(
+      true,
+    );
+    expect(
+      matchesLabelSelector({ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] }, labels),
+    ).toBe(false);
+    expect(
+      matchesLabelSelector({ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }, labels),
+    ).toBe(false);
+  });
+
+  it('unions the groups of every matching policy in the pod namespace, sorted; other namespaces never match', () => {
+    const sa: SecurityGroupPolicy = {
+      namespace: 'shop',
+      name: 'sa',
+      serviceAccountSelector: { matchLabels: { role: 'reader' } },
+      groupIds: ['sg-0aa', 'sg-0db'],
+    };
+    const both: SecurityGroupPolicy = {
+      namespace: 'shop',
+      name: 'both',
+      podSelector: { matchLabels: { app: 'db-client' } },
+      serviceAccountSelector: { matchLabels: { role: 'writer' } },
+      groupIds: ['sg-0ff'],
+    };
+    const elsewhere = { ...db, namespace: 'other', groupIds: ['sg-0ee'] };
+    const pod = { namespace: 'shop', labels: { app: 'db-client' }, serviceAccountLabels: { role: 'reader' } };
+    expect(podSecurityGroups(pod, [db, sa, both, elsewhere])).toEqual(['sg-0aa', 'sg-0db']);
+    expect(podSecurityGroups({ ...pod, serviceAccountLabels: { role: 'writer' } }, [db, sa, both])).toEqual([
+      'sg-0db',
+      'sg-0ff',
+    ]);
+    expect(
+      podSecurityGroups({ ...pod, labels: { app: 'web' }, serviceAccountLabels: {} }, [db, sa, both]),
+    ).toEqual([]);
+  });
+
+  it('validates policies', () => {
+    expect(validateSecurityGroupPolicy(db)).toBe(db);
+    const bad = [
+      { ...db, podSelector: undefined },
+      { ...db, groupIds: [] },
+      { ...db, groupIds: ['sg-1', 'sg-2', 'sg-3', 'sg-4', 'sg-5', 'sg-6'] },
+      { ...db, groupIds: ['group-1'] },
+      { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] } },
+      { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] } },
+      { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] } },
+      { ...db, name: '' },
+    ];
+    for (const p of bad) {
+      expect(() => validateSecurityGroupPolicy(p as SecurityGroupPolicy)).toThrow();
+      try {
+        validateSecurityGroupPolicy(p as SecurityGroupPolicy);
+      } catch (error) {
+        expect(isSgpError(error, 'INVALID_ARGUMENT')).toBe(true);
+      }
+    }
+  });
+});

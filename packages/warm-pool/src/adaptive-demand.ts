@@ -1,0 +1,202 @@
+import type {
+  AdaptiveObservation,
+  AdaptiveSettings,
+  AdaptiveState,
+  ArrivalSample,
+  ResolvedAdaptiveSettings,
+} from './adaptive-types.js';
+import { WarmPoolError } from './errors.js';
+
+/** The adaptive policy's defaults (see {@link AdaptiveSettings} for each field). */
+export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
+  minWarm: 2,
+  maxWarm: 0,
+  reactionMs: 5_000,
+  initialLeadTimeMs: 2_000,
+  peakHalfLifeMs: 600_000,
+  leadTimeWeight: 0.3,
+  band: 0.5,
+  subnetShare: 0.5,
+  eniHeadroom: true,
+  burstMin: 5,
+  prewarmMs: 60_000,
+  batchWindowMs: 30_000,
+  rateWindowMs: 300_000,
+  startupHalfLifeMs: 120_000,
+  pressureMs: 300_000,
+  releaseDelayMs: 0,
+};
+
+/** The state to start from: nothing observed yet. */
+export const initialAdaptiveState: AdaptiveState = {
+  recent: [],
+  peak: 0,
+  peakAt: 0,
+  arrivals: 0,
+  departures: 0,
+};
+
+/** A burst's size is counted over this long after it starts. */
+const BURST_SPAN_MS = 60_000;
+/** Bursts remembered for recurrence. */
+const MAX_BURSTS = 4;
+
+/**
+ * The next burst, when the last three came at an even period (intervals within 10 % or 30 s of each other):
+ * its expected start and size (the larger of the last two); undefined otherwise.
+ */
+export function nextRecurringBurst(state: AdaptiveState): { at: number; size: number } | undefined {
+  const b = state.bursts ?? [];
+  if (b.length < 3) return undefined;
+  const [x, y, z] = b.slice(-3) as [ArrivalSample, ArrivalSample, ArrivalSample];
+  const i1 = y.at - x.at;
+  const i2 = z.at - y.at;
+  if (Math.abs(i1 - i2) > Math.max(0.1 * Math.max(i1, i2), 30_000)) return undefined;
+  return { at: z.at + (i1 + i2) / 2, size: Math.max(y.count, z.count) };
+}
+
+/** The most arrival samples kept; older ones are merged (bounds the state whatever the call rate). */
+const MAX_SAMPLES = 256;
+
+function fail(field: string, why: string): never {
+  throw new WarmPoolError('InvalidInput', field, `${field} ${why}`);
+}
+
+function count(v: unknown, field: string, min = 0): void {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) fail(field, `must be an integer ≥ ${min}`);
+}
+
+function positive(v: unknown, field: string, max = Number.POSITIVE_INFINITY): void {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > max)
+    fail(field, max === Number.POSITIVE_INFINITY ? 'must be a number > 0' : `must be in (0, ${max}]`);
+}
+
+/** Fills in defaults and checks every setting; throws {@link WarmPoolError} naming the first bad one. */
+export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): ResolvedAdaptiveSettings {
+  if (typeof settings !== 'object' || settings === null) fail('settings', 'must be an object');
+  const s = { ...ADAPTIVE_DEFAULTS, ...settings };
+  count(s.minWarm, 'settings.minWarm', 1);
+  count(s.maxWarm, 'settings.maxWarm');
+  if (s.maxWarm !== 0 && s.maxWarm < s.minWarm) fail('settings.maxWarm', 'must be 0 or ≥ settings.minWarm');
+  if (typeof s.reactionMs !== 'number' || !Number.isFinite(s.reactionMs) || s.reactionMs < 0)
+    fail('settings.reactionMs', 'must be a number ≥ 0');
+  positive(s.initialLeadTimeMs, 'settings.initialLeadTimeMs');
+  positive(s.peakHalfLifeMs, 'settings.peakHalfLifeMs');
+  positive(s.leadTimeWeight, 'settings.leadTimeWeight', 1);
+  positive(s.band, 'settings.band');
+  positive(s.subnetShare, 'settings.subnetShare', 1);
+  count(s.burstMin, 'settings.burstMin', 2);
+  positive(s.batchWindowMs, 'settings.batchWindowMs');
+  positive(s.rateWindowMs, 'settings.rateWindowMs');
+  positive(s.startupHalfLifeMs, 'settings.startupHalfLifeMs');
+  if (typeof s.pressureMs !== 'number' || !Number.isFinite(s.pressureMs) || s.pressureMs < 0)
+    fail('settings.pressureMs', 'must be a number ≥ 0');
+  if (typeof s.releaseDelayMs !== 'number' || !Number.isFinite(s.releaseDelayMs) || s.releaseDelayMs < 0)
+    fail('settings.releaseDelayMs', 'must be a number ≥ 0');
+  if (typeof s.prewarmMs !== 'number' || !Number.isFinite(s.prewarmMs) || s.prewarmMs < 0)
+    fail('settings.prewarmMs', 'must be a number ≥ 0');
+  if (typeof s.eniHeadroom !== 'boolean') fail('settings.eniHeadroom', 'must be a boolean');
+  return s;
+}
+
+/** Checks an observation and a state; throws {@link WarmPoolError} naming the first bad field. */
+export function validateAdaptive(observation: AdaptiveObservation, state: AdaptiveState): void {
+  if (typeof observation !== 'object' || observation === null) fail('observation', 'must be an object');
+  count(observation.arrivals, 'observation.arrivals');
+  count(observation.departures, 'observation.departures');
+  count(observation.waiting, 'observation.waiting');
+  if (observation.leadTimesMs !== undefined) {
+    if (!Array.isArray(observation.leadTimesMs)) fail('observation.leadTimesMs', 'must be an array');
+    observation.leadTimesMs.forEach((v, i) => {
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+        fail(`observation.leadTimesMs[${i}]`, 'must be a number ≥ 0');
+    });
+  }
+  if (observation.subnetFreeAddresses !== undefined)
+    count(observation.subnetFreeAddresses, 'observation.subnetFreeAddresses');
+  if (observation.throttled !== undefined) count(observation.throttled, 'observation.throttled');
+  if (typeof state !== 'object' || state === null || !Array.isArray(state.recent))
+    fail('state', 'must be an AdaptiveState (start with initialAdaptiveState)');
+  if (typeof state.peak !== 'number' || !(state.peak >= 0)) fail('state.peak', 'must be a number ≥ 0');
+  if (typeof state.peakAt !== 'number' || !Number.isFinite(state.peakAt))
+    fail('state.peakAt', 'must be a finite number');
+}
+
+/** The remembered peak at `now`, halved every `halfLifeMs` since it was seen. */
+export function decayedPeak(state: AdaptiveState, now: number, halfLifeMs: number): number {
+  const age = Math.max(0, now - state.peakAt);
+  return state.peak * 2 ** (-age / halfLifeMs);
+}
+
+/** Arrivals per second, from the exponential average. */
+export function arrivalRate(state: AdaptiveState, s: ResolvedAdaptiveSettings): number {
+  return (state.rateCount ?? 0) / (s.rateWindowMs / 1000);
+}
+
+/** The start-up prior at `now`: `maxWarm` halved every `startupHalfLifeMs` since the first observation. */
+export function startupPrior(
+  state: AdaptiveState,
+  now: number,
+  maxWarm: number,
+  s: ResolvedAdaptiveSettings,
+): number {
+  if (state.bootAt === undefined) return maxWarm;
+  return maxWarm * 2 ** (-Math.max(0, now - state.bootAt) / s.startupHalfLifeMs);
+}
+
+/** The horizon a warm pool must cover: the loop's reaction time plus the smoothed lead time. */
+export function horizonMs(state: AdaptiveState, s: ResolvedAdaptiveSettings): number {
+  return s.reactionMs + (state.leadTimeMs ?? s.initialLeadTimeMs);
+}
+
+/**
+ * Folds one observation into the state (pure): lead times into their moving average, arrivals into the
+ * history of the last horizon, and the arrivals within one horizon into the decaying peak.
+ */
+export function observe(
+  state: AdaptiveState,
+  observation: AdaptiveObservation,
+  now: number,
+  s: ResolvedAdaptiveSettings,
+): AdaptiveState {
+  let lead = state.leadTimeMs;
+  for (const sample of observation.leadTimesMs ?? []) {
+    lead = lead === undefined ? sample : lead + s.leadTimeWeight * (sample - lead);
+  }
+  const withLead: AdaptiveState = lead === undefined ? state : { ...state, leadTimeMs: lead };
+  const horizon = horizonMs(withLead, s);
+  let recent = withLead.recent.filter((r) => r.at > now - horizon && r.at <= now);
+  if (observation.arrivals > 0) recent.push({ at: now, count: observation.arrivals });
+  if (recent.length > MAX_SAMPLES) {
+    const [first, second, ...rest] = recent;
+    recent = first && second ? [{ at: second.at, count: first.count + second.count }, ...rest] : recent;
+  }
+  let inWindow = 0;
+  for (const r of recent) inWindow += r.count;
+  const decayed = decayedPeak(withLead, now, s.peakHalfLifeMs);
+  const peakMoves = inWindow >= decayed && inWindow > 0;
+  // Bursts: a new one starts when a horizon holds burstMin arrivals and the last one began over a minute ago;
+  // while it lasts (one minute) its size is the most arrivals seen within one horizon.
+  let bursts = [...(withLead.bursts ?? [])];
+  const last = bursts.at(-1);
+  if (last !== undefined && now - last.at <= BURST_SPAN_MS) {
+    if (inWindow > last.count) bursts[bursts.length - 1] = { at: last.at, count: inWindow };
+  } else if (inWindow >= s.burstMin) {
+    bursts = [...bursts, { at: now, count: inWindow }].slice(-MAX_BURSTS);
+  }
+  const dt = withLead.lastAt === undefined ? 0 : Math.max(0, now - withLead.lastAt);
+  const rateCount = (withLead.rateCount ?? 0) * Math.exp(-dt / s.rateWindowMs) + observation.arrivals;
+  return {
+    ...withLead,
+    bootAt: withLead.bootAt ?? now,
+    ...((observation.throttled ?? 0) > 0 ? { throttledAt: now } : {}),
+    rateCount,
+    bursts,
+    lastAt: now,
+    recent,
+    peak: peakMoves ? inWindow : withLead.peak,
+    peakAt: peakMoves ? now : withLead.peakAt,
+    arrivals: withLead.arrivals + observation.arrivals,
+    departures: withLead.departures + observation.departures,
+  };
+}

@@ -1,0 +1,199 @@
+import type { PoolDecision, PoolInput } from './types.js';
+
+/**
+ * Operator bounds and tuning of the adaptive policy. Every field is optional; {@link ADAPTIVE_DEFAULTS} fills
+ * the rest. `MINIMUM_IP_TARGET` and prefix delegation still come from {@link PoolInput.targets}.
+ */
+export interface AdaptiveSettings {
+  /** Fewest usable free addresses ever kept, whatever the node observes. At least 1. */
+  readonly minWarm?: number;
+  /**
+   * Most usable free addresses ever kept. Default: one ENI's worth of addresses (what `WARM_ENI_TARGET=1`
+   * keeps), so the adaptive pool never holds more warm addresses than the reference's default.
+   */
+  readonly maxWarm?: number;
+  /** Time from a pod finding the pool low to the pool loop acting on it (the loop period), ms. */
+  readonly reactionMs?: number;
+  /** Lead time assumed before any grow has been measured, ms (an `AssignPrivateIpAddresses` plus IMDS). */
+  readonly initialLeadTimeMs?: number;
+  /** Half-life of the remembered peak demand, ms: how quickly the pool forgets a burst. */
+  readonly peakHalfLifeMs?: number;
+  /** Smoothing of measured lead times: weight of the newest sample, in (0, 1]. */
+  readonly leadTimeWeight?: number;
+  /**
+   * Hysteresis band, as a fraction of the warm target (at least one address): the pool grows when usable
+   * free addresses fall below the target and shrinks only when they exceed target + band.
+   */
+  readonly band?: number;
+  /**
+   * Keep free IPv4 slots for `maxWarm` addresses on attached ENIs, attaching an ENI with one address when there
+   * are fewer: a burst then needs an `AssignPrivateIpAddresses` (≈ 0.5 s), not a create + attach (1–10 s).
+   */
+  readonly eniHeadroom?: boolean;
+  /**
+   * A burst is this many arrivals within one horizon. Three bursts at an even period (a CronJob) make the pool
+   * warm up for the next one ahead of time.
+   */
+  readonly burstMin?: number;
+  /** How long before a predicted recurring burst the pool warms up for it, ms. */
+  readonly prewarmMs?: number;
+  /**
+   * Grow and shrink in batches of the arrivals expected over this long (or ten lead times, if longer), ms: fewer,
+   * larger EC2 calls when pods come fast or EC2 is slow (throttled), single addresses when they come slowly.
+   */
+  readonly batchWindowMs?: number;
+  /** Time constant of the arrival-rate average, ms. */
+  readonly rateWindowMs?: number;
+  /**
+   * A node with no history starts as if it had just seen a burst of `maxWarm` arrivals, forgotten with this
+   * half-life (ms): a new node that pods are about to land on is warm, one that stays quiet sheds it fast.
+   */
+  readonly startupHalfLifeMs?: number;
+  /**
+   * For this long after EC2 throttled a call, ms, the pool saves the account's request budget: it grows in
+   * batches of at least half of `maxWarm` and releases nothing (a release is one more call).
+   */
+  readonly pressureMs?: number;
+  /**
+   * Nothing is released for this long after a grow, ms (default 0: off; it saves calls at the price of idle
+   * addresses after each burst).
+   */
+  readonly releaseDelayMs?: number;
+  /** Keep at most this fraction of the subnet's free addresses warm on this node, in (0, 1]. */
+  readonly subnetShare?: number;
+}
+
+/** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
+export type ResolvedAdaptiveSettings = Required<AdaptiveSettings>;
+
+/** What the node saw since the previous call. Counts are since the previous observation, not totals. */
+export interface AdaptiveObservation {
+  /** Pods that got an address since the previous call (successful ADDs). */
+  readonly arrivals: number;
+  /** Pods that released their address since the previous call (DELs). */
+  readonly departures: number;
+  /**
+   * Pods waiting for an address now. A caller that cannot tell pods apart passes the ADDs that found the pool
+   * empty since the previous call.
+   */
+  readonly waiting: number;
+  /**
+   * Lead times of grows that completed since the previous call: ms from the decision to the addresses being
+   * usable (EC2 call, attach, IMDS).
+   */
+  readonly leadTimesMs?: readonly number[];
+  /** Free addresses left in the subnet new addresses come from, when known. */
+  readonly subnetFreeAddresses?: number;
+  /** EC2 calls answered `RequestLimitExceeded` since the previous call (the account's budget is spent). */
+  readonly throttled?: number;
+}
+
+/** One slot of the arrival history: arrivals counted at one observation. */
+export interface ArrivalSample {
+  /** Observation time, ms. */
+  readonly at: number;
+  /** Arrivals (and waiting pods) counted then. */
+  readonly count: number;
+}
+
+/**
+ * What the adaptive policy remembers between calls: plain data (JSON-safe), owned by the caller, returned anew
+ * by every call. Start with {@link initialAdaptiveState}.
+ */
+export interface AdaptiveState {
+  /** Time of the previous observation, ms (undefined before the first). */
+  readonly lastAt?: number;
+  /** Recent arrival samples, oldest first, within one horizon of `lastAt`. */
+  readonly recent: readonly ArrivalSample[];
+  /** Largest demand seen within one horizon. */
+  readonly peak: number;
+  /** When `peak` was seen, ms. */
+  readonly peakAt: number;
+  /** Smoothed EC2 lead time, ms (undefined until one grow has been measured). */
+  readonly leadTimeMs?: number;
+  /** Total arrivals observed (for rates and introspection). */
+  readonly arrivals: number;
+  /** Total departures observed. */
+  readonly departures: number;
+  /** Arrivals, exponentially averaged over `rateWindowMs` (arrivals per rate window). */
+  readonly rateCount?: number;
+  /** When this policy last decided to grow, ms. */
+  readonly grewAt?: number;
+  /** When EC2 last throttled this node, ms. */
+  readonly throttledAt?: number;
+  /** The first observation's time, ms (start-up prior). */
+  readonly bootAt?: number;
+  /** The last few bursts (start time and size), oldest first, for recurring-burst prediction. */
+  readonly bursts?: readonly ArrivalSample[];
+}
+
+/**
+ * Stable codes of why the adaptive policy chose its warm target.
+ * - `pods-waiting`: pods are waiting for an address; the target covers them on top of the expected demand.
+ * - `peak-demand`: the remembered peak of pod arrivals within one lead time sets the target.
+ * - `min-warm`: demand is below the operator's minimum warm; the minimum applies.
+ * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
+ * - `recurring-burst`: bursts have come at an even period; the pool is warm for the next one, due soon.
+ * - `startup`: a node with little history keeps the start-up prior (decaying from `maxWarm`).
+ * - `subnet-scarce`: the subnet's free addresses cap the target (this node keeps only its share).
+ */
+export type AdaptiveReasonCode =
+  | 'pods-waiting'
+  | 'peak-demand'
+  | 'min-warm'
+  | 'max-warm'
+  | 'recurring-burst'
+  | 'startup'
+  | 'subnet-scarce';
+
+/** Why the warm target is what it is. */
+export interface AdaptiveReason {
+  /** Stable code. */
+  readonly code: AdaptiveReasonCode;
+  /** The numbers, for people. */
+  readonly message: string;
+}
+
+/** The targets the adaptive policy derived for this call (exported as metrics by the daemon). */
+export interface AdaptiveTargets {
+  /** Usable free addresses wanted now (the pool grows below it). */
+  readonly warm: number;
+  /** Usable free addresses above which the pool shrinks (aim + band). */
+  readonly high: number;
+  /** Free addresses a grow or shrink aims for (warm + batch − 1). */
+  readonly aim: number;
+  /** Addresses per grow: the arrivals expected over the batch window. */
+  readonly batch: number;
+  /** EC2 throttled this node within `pressureMs`: big batches, no releases. */
+  readonly pressured: boolean;
+  /** Addresses cooling down now: they count as available in the pool maths but cannot be used yet. */
+  readonly cooling: number;
+  /** `MINIMUM_IP_TARGET`, passed through. */
+  readonly minimum: number;
+  /** The remembered peak demand within one horizon, after decay. */
+  readonly peak: number;
+  /** Horizon: reaction time plus smoothed lead time, ms. */
+  readonly horizonMs: number;
+}
+
+/** Input of {@link decideAdaptive}: the static policy's input plus observations, settings and state. */
+export interface AdaptiveInput extends PoolInput {
+  /** What the node observed since the previous call. */
+  readonly observation: AdaptiveObservation;
+  /** The state returned by the previous call, or {@link initialAdaptiveState}. */
+  readonly state: AdaptiveState;
+  /** Bounds and tuning. */
+  readonly settings?: AdaptiveSettings;
+}
+
+/** Output of {@link decideAdaptive}. */
+export interface AdaptiveDecision {
+  /** The one thing to do now (apply it exactly like a static decision). */
+  readonly decision: PoolDecision;
+  /** The targets behind it. */
+  readonly targets: AdaptiveTargets;
+  /** Why the warm target is what it is. */
+  readonly why: AdaptiveReason;
+  /** Pass this back on the next call. */
+  readonly state: AdaptiveState;
+}

@@ -1,0 +1,264 @@
+import {
+  arrivalRate,
+  decayedPeak,
+  horizonMs,
+  nextRecurringBurst,
+  observe,
+  resolveAdaptiveSettings,
+  startupPrior,
+  validateAdaptive,
+} from './adaptive-demand.js';
+import type {
+  AdaptiveDecision,
+  AdaptiveInput,
+  AdaptiveReason,
+  AdaptiveReasonCode,
+  AdaptiveTargets,
+} from './adaptive-types.js';
+import { canAddEni, slotHeadroom } from './capacity.js';
+import { INSUFFICIENT_ADDRESSES_BACKOFF_MS } from './constants.js';
+import { decide } from './decide.js';
+import { inMode, poolFigures } from './figures.js';
+import type { PoolDecision, PoolInput } from './types.js';
+import { validateInput } from './validate.js';
+
+/** A predicted burst keeps the pool warm until this long after its expected start. */
+const BURST_WINDOW_MS = 60_000;
+
+function coolingAddresses(input: PoolInput): number {
+  let n = 0;
+  for (const e of input.stats.enis) {
+    if (e.excluded) continue;
+    for (const c of e.cidrs) if (inMode(c, input.targets.prefixDelegation)) n += c.cooldown;
+  }
+  return n;
+}
+
+/**
+ * ENI headroom: with nothing to grow, attach an ENI (with one address) when the attached ENIs' free slots
+ * hold fewer than `wanted` addresses; never free an ENI whose slots the headroom needs.
+ */
+function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDecision {
+  const f = poolFigures(input);
+  const have = slotHeadroom(input, f);
+  if (d.kind === 'free-eni') {
+    const others = input.stats.enis.filter((e) => e.id !== d.eniId);
+    const after = slotHeadroom({ ...input, stats: { enis: others } }, f);
+    if (after >= wanted) return d;
+    return {
+      kind: 'none',
+      reason: {
+        code: 'within-targets',
+        message: `${d.eniId} kept: its slots are headroom (${after} < ${wanted})`,
+      },
+    };
+  }
+  // A release waits for the headroom ENI (attaching after releasing would be a grow after a shrink).
+  if ((d.kind !== 'none' && d.kind !== 'release') || have >= wanted) return d;
+  const last = input.timing.lastInsufficientAddressesAt;
+  if (last !== undefined && input.timing.now - last < INSUFFICIENT_ADDRESSES_BACKOFF_MS) return d;
+  // Pods alone fill the node: no burst can use the headroom. (Assigned, not total: total falls on a release,
+  // and the headroom must not appear after one.)
+  if (f.assigned >= input.limits.maxPods || !canAddEni(input, f)) return d;
+  return {
+    kind: 'create-eni',
+    unit: input.targets.prefixDelegation ? 'prefix' : 'ip',
+    count: 1,
+    reason: {
+      code: 'eni-headroom',
+      message: `attached ENIs have free slots for ${have} addresses < ${wanted}: attach one more`,
+    },
+  };
+}
+
+function withPrefix(d: PoolDecision, prefix: string): PoolDecision {
+  return { ...d, reason: { code: d.reason.code, message: `${prefix}: ${d.reason.message}` } };
+}
+
+/**
+ * The adaptive warm-pool policy: it sets its own warm target from what the node observes, then takes one step
+ * with the static policy's pool maths ({@link decide} with that target as `WARM_IP_TARGET`). Pure and
+ * deterministic: no I/O, no clock, no randomness; the caller keeps the returned `state` and passes it back.
+ *
+ * 1. **Demand.** Arrivals are remembered for one *horizon* (the loop's reaction time plus the smoothed EC2
+ *    lead time measured on past grows). The most arrivals seen within one horizon is the *peak*; it decays with
+ *    a half-life (default 10 min), so a burst raises the pool at once and is forgotten gradually.
+ * 2. **Warm target** = ⌈peak⌉ bounded by `minWarm`…`maxWarm` (default: one ENI's worth, what
+ *    `WARM_ENI_TARGET=1` holds), plus the pods waiting now, capped by a share of the subnet's free addresses.
+ *    Cooling addresses are added on top, since the pool maths count them as available although no pod can
+ *    take them yet.
+ * 3. **Hysteresis.** The pool grows when usable free addresses fall below the target and shrinks only once they
+ *    exceed target + band; both aim between the two. With no new arrivals the target never rises, so a release
+ *    is never followed by a grow (no oscillation).
+ * 4. **Step.** The static pool maths do the rest: `MINIMUM_IP_TARGET`, max pods, ENI and slot limits, the 30 s
+ *    shrink interval, the 120 s subnet-full back-off, cooldown and minimum ENI age all apply unchanged.
+ *
+ * `WARM_ENI_TARGET`, `WARM_IP_TARGET` and `WARM_PREFIX_TARGET` in `targets` are ignored; `MINIMUM_IP_TARGET`
+ * and prefix delegation are honoured. Throws {@link WarmPoolError} (`InvalidInput`) for malformed input.
+ *
+ * @example
+ * ```ts
+ * import { decideAdaptive, initialAdaptiveState, DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
+ *
+ * let state = initialAdaptiveState;
+ * const r = decideAdaptive({
+ *   stats: datastore.stats(),
+ *   targets: DEFAULT_TARGETS,
+ *   limits: { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 },
+ *   timing: { now },
+ *   observation: { arrivals: 3, departures: 1, waiting: 0, leadTimesMs: [620] },
+ *   state,
+ * });
+ * state = r.state;
+ * console.log(r.targets.warm, r.why.code, r.decision.kind);
+ * ```
+ */
+export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
+  validateInput(input);
+  validateAdaptive(input.observation, input.state);
+  const s = resolveAdaptiveSettings(input.settings);
+  const now = input.timing.now;
+  const obs = input.observation;
+  const state = observe(input.state, obs, now, s);
+  const f = poolFigures(input);
+  const maxWarm = s.maxWarm === 0 ? Math.max(f.maxIpsPerEni, s.minWarm) : s.maxWarm;
+  const peak = decayedPeak(state, now, s.peakHalfLifeMs);
+  const horizon = horizonMs(state, s);
+  const prior = startupPrior(state, now, maxWarm, s);
+  const demand = Math.ceil(Math.max(peak, prior) - 1e-9);
+
+  let code: AdaptiveReasonCode;
+  let warm: number;
+  if (demand < s.minWarm) {
+    warm = s.minWarm;
+    code = 'min-warm';
+  } else if (demand > maxWarm) {
+    warm = maxWarm;
+    code = 'max-warm';
+  } else {
+    warm = demand;
+    code = prior > peak ? 'startup' : 'peak-demand';
+  }
+  const next = nextRecurringBurst(state);
+  if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
+    const size = Math.min(next.size, maxWarm);
+    if (size > warm) {
+      warm = size;
+      code = 'recurring-burst';
+    }
+  }
+  if (obs.waiting > 0) {
+    warm += obs.waiting;
+    code = 'pods-waiting';
+  }
+  if (obs.subnetFreeAddresses !== undefined) {
+    const share = Math.floor(obs.subnetFreeAddresses * s.subnetShare);
+    if (warm > share && share >= s.minWarm) {
+      warm = share;
+      code = 'subnet-scarce';
+    } else if (warm > s.minWarm && share < s.minWarm) {
+      warm = s.minWarm;
+      code = 'subnet-scarce';
+    }
+  }
+  const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
+  const expected = arrivalRate(state, s) * (Math.max(s.batchWindowMs, 10 * lead) / 1000);
+  const pressured = state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs;
+  const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
+  const batch = Math.min(wanted, maxWarm);
+  const aim = warm + batch - 1;
+  const high = aim + Math.max(1, Math.ceil(warm * s.band));
+  const cooling = coolingAddresses(input);
+  const usable = f.available - cooling;
+
+  const why: AdaptiveReason = {
+    code,
+    message: reasonText(code, {
+      warm,
+      peak,
+      horizon,
+      waiting: obs.waiting,
+      maxWarm,
+      minWarm: s.minWarm,
+      subnetFree: obs.subnetFreeAddresses,
+    }),
+  };
+  // Outside the band, step towards `aim`; inside it, a target equal to what is there (nothing to grow or
+  // release, but MINIMUM_IP_TARGET and extra-ENI cleanup still apply).
+  const settling = state.grewAt !== undefined && now - state.grewAt < s.releaseDelayMs;
+  const holding = pressured || settling;
+  const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
+  const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
+  const step = s.eniHeadroom ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
+  const decision: PoolDecision =
+    holding && (step.kind === 'release' || step.kind === 'free-eni')
+      ? {
+          kind: 'none',
+          reason: {
+            code: 'within-targets',
+            message: pressured
+              ? 'EC2 throttled recently: nothing released'
+              : 'grew recently: nothing released yet',
+          },
+        }
+      : step;
+  const targets: AdaptiveTargets = {
+    warm,
+    high,
+    aim,
+    batch,
+    pressured,
+    cooling,
+    minimum: input.targets.minimumIpTarget,
+    peak,
+    horizonMs: horizon,
+  };
+  const held =
+    holding && usable > high
+      ? pressured
+        ? ', EC2 throttled recently: nothing released'
+        : ', grew recently: nothing released yet'
+      : pressured
+        ? ', EC2 throttled'
+        : '';
+  const label = `adaptive warm ${warm} (usable ${usable}, band ${warm}–${high}${held})`;
+  const grew = decision.kind === 'assign' || decision.kind === 'create-eni';
+  return {
+    decision: withPrefix(decision, label),
+    targets,
+    why,
+    state: grew ? { ...state, grewAt: now } : state,
+  };
+}
+
+function reasonText(
+  code: AdaptiveReasonCode,
+  v: {
+    warm: number;
+    peak: number;
+    horizon: number;
+    waiting: number;
+    maxWarm: number;
+    minWarm: number;
+    subnetFree: number | undefined;
+  },
+): string {
+  const peak = `peak ${v.peak.toFixed(1)} arrivals per ${(v.horizon / 1000).toFixed(1)} s`;
+  switch (code) {
+    case 'pods-waiting':
+      return `${v.waiting} pods waiting on top of ${peak}: warm ${v.warm}`;
+    case 'peak-demand':
+      return `${peak}: warm ${v.warm}`;
+    case 'min-warm':
+      return `${peak} is below minWarm ${v.minWarm}: warm ${v.warm}`;
+    case 'max-warm':
+      return `${peak} is above maxWarm ${v.maxWarm}: warm ${v.warm}`;
+    case 'recurring-burst':
+      return `bursts recur at an even period; the next is due soon: warm ${v.warm}`;
+    case 'startup':
+      return `little history yet: start-up prior above ${peak}: warm ${v.warm}`;
+    case 'subnet-scarce':
+      return `subnet has ${v.subnetFree} free addresses: warm capped at ${v.warm}`;
+  }
+}

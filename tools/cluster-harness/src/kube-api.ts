@@ -1,0 +1,214 @@
+/**
+ * The cluster's Kubernetes API: one kube-simulator per cluster, reachable from every instance at
+ * `https://203.0.113.10:443` (the simulated internet's API host, as an EKS public endpoint is), seeded with the
+ * CRDs aws-node uses and aws-node's own RBAC manifest. The harness acts as the kubelet and the cloud
+ * controller: it creates a Node per instance, the aws-node Pod per node and each test pod before its CNI ADD.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import type { DescribedInstance, VirtualVpcDescription } from '@vpc-cni-kit/ec2-simulator';
+import {
+  type KubeObject,
+  type KubeSimulator,
+  selfSignedCertificate,
+  startKubeSimulator,
+} from '@vpc-cni-kit/kube-simulator';
+import { withNetnsSync } from '@vpc-cni-kit/netlink';
+import { loadAll } from 'js-yaml';
+
+/** Where the API server listens inside the VPC's internet namespace. */
+export const KUBE_API_PORT = 443;
+
+/** A file of this package (found through the package, so it works from a bundle too). */
+function ownFile(...parts: string[]): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('@vpc-cni-kit/cluster-harness/package.json')), ...parts);
+}
+
+function manifest(path: string): KubeObject[] {
+  return (loadAll(readFileSync(path, 'utf8')) as KubeObject[]).filter(Boolean);
+}
+
+/** aws-node's RBAC manifest (ServiceAccount, ClusterRole, ClusterRoleBinding), from the aws-node package. */
+export function awsNodeRbacManifest(): KubeObject[] {
+  const require = createRequire(import.meta.url);
+  return manifest(
+    join(dirname(require.resolve('@vpc-cni-kit/aws-node/package.json')), 'manifests', 'rbac.yaml'),
+  );
+}
+
+/** The name EKS gives the Node of an instance (its private DNS name). */
+export function nodeName(instance: DescribedInstance, region: string): string {
+  return `ip-${instance.privateIp.replaceAll('.', '-')}.${region}.compute.internal`;
+}
+
+/** What a daemon needs to reach the API as aws-node. */
+export interface DaemonKubeAccess {
+  /** Environment for the daemon. */
+  readonly env: Record<string, string>;
+  /** The Node's name. */
+  readonly nodeName: string;
+  /** The aws-node pod's name. */
+  readonly podName: string;
+}
+
+/** A cluster's API server and its splice into the VPC. */
+export class ClusterKubeApi {
+  #splice: Server | undefined;
+
+  private constructor(
+    readonly sim: KubeSimulator,
+    private readonly region: string,
+    readonly address: string,
+  ) {}
+
+  /**
+   * Starts the simulator (certificate for `address`, CRDs, aws-node's RBAC). Independent of the VPC, so it
+   * can come up while the VPC does; {@link openIn} then makes it reachable from the instances.
+   */
+  static async start(address: string, region: string): Promise<ClusterKubeApi> {
+    const sim = await startKubeSimulator({ tls: await selfSignedCertificate([address]) });
+    try {
+      for (const obj of [...manifest(ownFile('manifests', 'cninode-crd.yaml')), ...awsNodeRbacManifest()]) {
+        const [apiVersion, plural] = pluralOf(obj);
+        sim.objects.create(apiVersion, plural, obj);
+      }
+    } catch (e) {
+      await sim.close();
+      throw e;
+    }
+    return new ClusterKubeApi(sim, region, address);
+  }
+
+  /** Listens on port 443 inside the VPC's internet namespace (which owns `address`), splicing to the simulator. */
+  async openIn(vpc: VirtualVpcDescription): Promise<void> {
+    const sockets = new Set<Socket>();
+    const sim = this.sim;
+    const splice = createServer((socket) => {
+      const upstream = connect(sim.port, '127.0.0.1');
+      sockets.add(socket);
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+      socket.once('close', () => {
+        sockets.delete(socket);
+        upstream.destroy();
+      });
+      upstream.once('close', () => socket.destroy());
+      socket.pipe(upstream);
+      upstream.pipe(socket);
+    });
+    splice.on('close', () => {
+      for (const s of sockets) s.destroy();
+    });
+    await new Promise<void>((resolve, reject) => {
+      splice.once('error', reject);
+      // Bound to a port only: a host would be resolved asynchronously, outside the namespace switch.
+      withNetnsSync(vpc.internet.netnsPath, () => splice.listen(KUBE_API_PORT));
+      splice.once('listening', () => resolve());
+    });
+    this.#splice = splice;
+  }
+
+  /**
+   * Registers an instance as the kubelet and cloud controller would (its Node, then the aws-node Pod on it),
+   * writes a ServiceAccount token and CA into `dir` and returns the daemon's environment.
+   */
+  registerNode(instance: DescribedInstance, dir: string): DaemonKubeAccess {
+    const name = nodeName(instance, this.region);
+    this.sim.objects.create('v1', 'nodes', {
+      metadata: {
+        name,
+        labels: {
+          'kubernetes.io/hostname': name,
+          'kubernetes.io/os': 'linux',
+          'node.kubernetes.io/instance-type': instance.instanceType,
+          'topology.kubernetes.io/region': this.region,
+        },
+      },
+      spec: { providerID: `aws:///${this.region}a/${instance.instanceId}` },
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: instance.privateIp },
+          { type: 'Hostname', address: name },
+        ],
+      },
+    });
+    const podName = `aws-node-${instance.instanceId.slice(-5)}`;
+    this.sim.objects.create('v1', 'pods', {
+      metadata: { name: podName, namespace: 'kube-system', labels: { 'k8s-app': 'aws-node' } },
+      spec: {
+        nodeName: name,
+        serviceAccountName: 'aws-node',
+        hostNetwork: true,
+        containers: [{ name: 'aws-node', image: 'vpc-cni-kit/aws-node' }],
+      },
+    });
+    const saDir = join(dir, 'serviceaccount');
+    mkdirSync(saDir, { recursive: true });
+    writeFileSync(join(saDir, 'token'), this.sim.mintServiceAccountToken('kube-system', 'aws-node'), {
+      mode: 0o600,
+    });
+    writeFileSync(join(saDir, 'ca.crt'), this.sim.caPem ?? '');
+    writeFileSync(join(saDir, 'namespace'), 'kube-system');
+    return {
+      nodeName: name,
+      podName,
+      env: {
+        KUBERNETES_SERVICE_HOST: this.address,
+        KUBERNETES_SERVICE_PORT: String(KUBE_API_PORT),
+        AWS_NODE_SERVICE_ACCOUNT_DIR: saDir,
+        MY_NODE_NAME: name,
+        MY_POD_NAME: podName,
+      },
+    };
+  }
+
+  /** Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do). */
+  createPod(namespace: string, name: string, node: string): void {
+    if (!this.sim.objects.get('v1', 'namespaces', namespace))
+      this.sim.objects.create('v1', 'namespaces', { metadata: { name: namespace } });
+    this.sim.objects.create('v1', 'pods', {
+      metadata: { name, namespace },
+      spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }] },
+    });
+  }
+
+  /** Records a pod as running with its address (what the kubelet reports after a successful CNI ADD). */
+  podRunning(namespace: string, name: string, ip: string, hostIp: string): void {
+    this.sim.objects.patch(
+      'v1',
+      'pods',
+      name,
+      { status: { phase: 'Running', hostIP: hostIp, podIP: ip, podIPs: [{ ip }] } },
+      namespace,
+      'status',
+    );
+  }
+
+  /** Deletes a pod object (after its CNI DEL); a missing one is fine. */
+  deletePod(namespace: string, name: string): void {
+    if (this.sim.objects.get('v1', 'pods', name, namespace))
+      this.sim.objects.delete('v1', 'pods', name, namespace);
+  }
+
+  /** Stops the splice and the simulator. */
+  async close(): Promise<void> {
+    const splice = this.#splice;
+    if (splice) await new Promise<void>((resolve) => splice.close(() => resolve()));
+    await this.sim.close();
+  }
+}
+
+function pluralOf(obj: KubeObject): [string, string] {
+  const kinds: Record<string, string> = {
+    CustomResourceDefinition: 'customresourcedefinitions',
+    ServiceAccount: 'serviceaccounts',
+    ClusterRole: 'clusterroles',
+    ClusterRoleBinding: 'clusterrolebindings',
+  };
+  const plural = kinds[String(obj.kind)];
+  if (!plural) throw new Error(`the cluster harness cannot seed a ${String(obj.kind)}`);
+  return [String(obj.apiVersion), plural];
+}
