@@ -27,6 +27,7 @@ import type {
   PodKey,
   PodMetadata,
   Releasable,
+  ReleasedAddress,
   UnassignResult,
 } from './types.js';
 
@@ -676,6 +677,29 @@ export class Datastore {
   /** Every current assignment, oldest first. */
   assignments(): Assignment[] {
     return [...this.byKey.values()].map((e) => this.assignmentOf(e));
+  }
+
+  /**
+   * Addresses pods held and gave back, on the ENIs and CIDRs still in the datastore, with when they were last
+   * assigned and released (in or past their cooldown), in ENI then address order.
+   */
+  releasedAddresses(): ReleasedAddress[] {
+    const out: ReleasedAddress[] = [];
+    for (const eni of this.sortedEnis()) {
+      for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()]) {
+        for (const e of [...c.entries.values()].sort((a, b) => a.offset - b.offset)) {
+          if (e.key !== undefined || e.unassignedAt === undefined) continue;
+          out.push({
+            address: e.address,
+            eniId: eni.id,
+            cidr: c.text,
+            assignedAt: e.assignedAt,
+            unassignedAt: e.unassignedAt,
+          });
+        }
+      }
+    }
+    return out;
   }
 
   /** The ids of the ENIs in the datastore, in device-number order. */

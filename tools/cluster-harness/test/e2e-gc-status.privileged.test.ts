@@ -67,6 +67,16 @@ describePrivileged('CNI GC and STATUS', () => {
     expect(rules).toMatch(new RegExp(`to ${a.address}\\b`));
     expect(await c.checkPod(a)).toEqual({ ok: true });
     expect(await c.checkPod(b)).toEqual({ ok: true });
+    // /v1/enis keeps the released address's history (the reference's UnassignedTime).
+    type Eni = {
+      AvailableIPv4Cidrs: Record<string, { IPAddresses: Record<string, { UnassignedTime: string }> }>;
+    };
+    const history = Object.values((await enis(c)).ENIs as Record<string, Eni>)
+      .flatMap((e) => Object.values(e.AvailableIPv4Cidrs))
+      .map((cidr) => cidr.IPAddresses[stale.address])
+      .find((x) => x !== undefined);
+    expect(history?.UnassignedTime).not.toBe('0001-01-01T00:00:00Z');
+    expect(Date.parse(history!.UnassignedTime)).toBeGreaterThan(0);
 
     // A second GC with every live attachment listed changes nothing.
     expect((await runPlugin(node, 'GC', { 'cni.dev/valid-attachments': [a, b].map(attachment) })).code).toBe(

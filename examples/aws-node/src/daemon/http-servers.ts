@@ -66,6 +66,7 @@ function maskOf(len: number): string {
 export function enisDocument(ds: Datastore): Record<string, unknown> {
   const stats = ds.stats();
   const byAddress = new Map(ds.assignments().map((a) => [a.address, a]));
+  const released = ds.releasedAddresses();
   const cards: Record<string, { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> }> = {};
   for (const eni of stats.enis) {
     const card = (cards[String(eni.networkCard)] ??= { TotalIPs: 0, AssignedIPs: 0, ENIs: {} });
@@ -89,6 +90,17 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
           },
           AssignedTime: new Date(a.assignedAt).toISOString(),
           UnassignedTime: '0001-01-01T00:00:00Z',
+        };
+      }
+      // Addresses given back keep their history, as in the reference: last assigned and released times.
+      for (const r of released) {
+        if (r.eniId !== eni.id || r.cidr !== c.cidr) continue;
+        addresses[r.address] = {
+          Address: r.address,
+          IPAMKey: { networkName: '', containerID: '', ifName: '' },
+          IPAMMetadata: {},
+          AssignedTime: new Date(r.assignedAt).toISOString(),
+          UnassignedTime: new Date(r.unassignedAt).toISOString(),
         };
       }
       cidrs[c.cidr] = {
