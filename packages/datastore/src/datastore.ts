@@ -50,7 +50,11 @@ export interface DatastoreOptions {
    * {@link Datastore.unassignPending} and wait for `durable`).
    */
   readonly checkpointer: Checkpointer | GroupCommitCheckpointer;
-  /** Assign from /28 (IPv4) or /80 (IPv6) prefixes instead of /32 secondary addresses. Default false. */
+  /**
+   * Assign from /28 (IPv4) or /80 (IPv6) prefixes instead of /32 secondary addresses. Default false. With
+   * IPv4, /32s the ENIs hold are still counted and handed out once no prefix has a ready address (the
+   * fallback taken while the subnet has no free /28).
+   */
   readonly prefixDelegation?: boolean;
   /** Address family pods get: 4 (default) or 6. IPv6 requires prefix delegation. */
   readonly family?: AddressFamily;
@@ -228,8 +232,10 @@ function isUint(v: unknown): v is number {
  * **Allocation order** (deterministic; the reference iterates a Go map, so its order is unspecified). It
  * packs, so that empty prefixes stay releasable and idle ENIs stay freeable. Each non-excluded ENI offers
  * one candidate CIDR of the current mode with a ready address: with prefix delegation, its prefix with the
- * most assigned addresses (ties: the one that reached that count first); without, the /32 that has been
- * ready longest (in the order added, then in the order they leave cooldown).
+ * most assigned addresses (ties: the one that reached that count first), and only when none of its prefixes
+ * has a ready address, its /32 that has been ready longest (the fallback: /32 secondary addresses taken while
+ * the subnet had no free /28, see ADR 0012); without, the /32 that has been ready longest (in the order
+ * added, then in the order they leave cooldown).
  * Candidates are ranked:
  * 1. a partly used CIDR before an empty one (never open a prefix while another has room);
  * 2. then pinned ENIs first (primary, trunk, EFA: they are never freed anyway);
@@ -770,7 +776,8 @@ export class Datastore {
 
   /**
    * What a shrink may release right now: CIDRs of the current mode with no assigned and no cooling address
-   * (on non-excluded ENIs; the least-used ENI's first, highest address first, mirroring the allocation order),
+   * (on non-excluded ENIs; the least-used ENI's first, with IPv4 prefix delegation its fallback /32s before
+   * its prefixes, highest address first, mirroring the allocation order),
    * and ENIs with no assigned and no cooling address that are not primary, trunk, EFA or excluded (youngest first).
    * Whether to release them is the warm-pool policy's decision.
    */
@@ -783,7 +790,10 @@ export class Datastore {
     const cidrs: { eniId: string; cidr: string }[] = [];
     for (const eni of order) {
       if (eni.excluded) continue;
-      const pool = [...this.modeCidrs(eni)].sort((a, b) => (a.base > b.base ? -1 : a.base < b.base ? 1 : 0));
+      // Fallback /32s before prefixes, then the highest address first.
+      const pool = [...this.modeCidrs(eni)].sort(
+        (a, b) => Number(a.isPrefix) - Number(b.isPrefix) || (a.base > b.base ? -1 : a.base < b.base ? 1 : 0),
+      );
       for (const c of pool) {
         c.promote(now, this.cooldownMs);
         if (c.assigned === 0 && c.coolingCount() === 0) cidrs.push({ eniId: eni.id, cidr: c.text });
@@ -917,13 +927,25 @@ export class Datastore {
     return [...this.enis.values()].sort((a, b) => a.deviceNumber - b.deviceNumber || (a.id < b.id ? -1 : 1));
   }
 
+  /**
+   * Whether a CIDR serves pods: of the pod family and the current mode, and, with IPv4 prefix delegation,
+   * also a /32 (a fallback address taken while the subnet had no free /28).
+   */
   private inMode(c: CidrState): boolean {
-    return c.family === this.family && c.isPrefix === this.prefixDelegation;
+    if (c.family !== this.family) return false;
+    return c.isPrefix === this.prefixDelegation || (this.fallsBack() && !c.isPrefix);
   }
 
+  /** IPv4 prefix delegation also serves /32 secondary addresses (the fallback), after its prefixes. */
+  private fallsBack(): boolean {
+    return this.prefixDelegation && this.family === 4;
+  }
+
+  /** The CIDRs that serve pods on an ENI; with the fallback, its /32s come first (they are released first). */
   private modeCidrs(eni: EniState): Iterable<CidrState> {
     if (!this.prefixDelegation) return this.family === 4 ? eni.secondaries.values() : [];
-    return [...eni.prefixes.values()].filter((c) => c.family === this.family);
+    const prefixes = [...eni.prefixes.values()].filter((c) => c.family === this.family);
+    return this.fallsBack() ? [...eni.secondaries.values(), ...prefixes] : prefixes;
   }
 
   /** Picks the CIDR to allocate from (see the class comment), or `undefined` when none has a ready address. */
@@ -958,7 +980,7 @@ export class Datastore {
         if (c.hasReady()) return c;
       }
     }
-    return undefined;
+    return this.fallsBack() ? eni.readySecondary(now, this.cooldownMs) : undefined;
   }
 
   private markAssigned(

@@ -151,7 +151,8 @@ export interface EniStats {
 
 /**
  * Datastore counters, computed the way the reference's `GetIPStats` does: totals skip excluded ENIs and count
- * only the CIDRs of the current mode (prefixes with prefix delegation, /32s otherwise) and family;
+ * only the CIDRs of the current mode (prefixes with prefix delegation, /32s otherwise; IPv4 prefix
+ * delegation also counts the fallback /32s) and family;
  * `availableIPs = totalIPs − assignedIPs`, so cooling addresses count as available for pool maths.
  * `totalPrefixes` counts prefixes on every ENI. The shape is what `@vpc-cni-kit/warm-pool` takes as input.
  */

@@ -125,16 +125,43 @@ describe('assign and unassign', () => {
     expect(ds.assign(pod(11)).address).toBe('10.1.0.1');
   });
 
-  it('draws from prefixes with prefix delegation and from /32s otherwise', () => {
+  it('draws from prefixes with prefix delegation (counting fallback /32s too) and from /32s otherwise', () => {
     for (const pd of [false, true]) {
       const { ds } = setup({ prefixDelegation: pd });
       eni(ds, 0);
       ds.addCidr('eni-0', '10.0.0.5/32');
       ds.addCidr('eni-0', '10.0.0.32/28');
       expect(ds.assign(pod(1)).cidr).toBe(pd ? '10.0.0.32/28' : '10.0.0.5/32');
-      expect(ds.stats().totalIPs).toBe(pd ? 16 : 1);
+      expect(ds.stats().totalIPs).toBe(pd ? 17 : 1);
       expect(ds.stats().totalPrefixes).toBe(1);
     }
+  });
+
+  it('prefix delegation falls back to /32s once no prefix has a ready address, and releases them first', () => {
+    const { ds, clock } = setup({ prefixDelegation: true, cooldownMs: 0 });
+    eni(ds, 0);
+    ds.addCidr('eni-0', '10.0.0.5/32');
+    ds.addCidr('eni-0', '10.0.0.6/32');
+    // Only /32s (the subnet had no free /28): pods still get addresses.
+    expect(ds.assign(pod(1)).cidr).toBe('10.0.0.5/32');
+    expect(ds.stats()).toMatchObject({ totalIPs: 2, assignedIPs: 1, totalPrefixes: 0 });
+    // A prefix arrives: it is preferred over the remaining /32.
+    ds.addCidr('eni-0', '10.0.0.32/28');
+    for (let i = 2; i <= 17; i++) expect(ds.assign(pod(i)).cidr).toBe('10.0.0.32/28');
+    expect(ds.assign(pod(18)).cidr).toBe('10.0.0.6/32');
+    expect(() => ds.assign(pod(19))).toThrow(/no available/);
+    // Emptied: the fallback /32s are offered for release before the prefix.
+    for (let i = 1; i <= 18; i++) ds.unassign(pod(i));
+    clock.advance(1);
+    expect(ds.releasable().cidrs.map((c) => c.cidr)).toEqual(['10.0.0.6/32', '10.0.0.5/32', '10.0.0.32/28']);
+  });
+
+  it('IPv6 prefix delegation never counts IPv4 /32s', () => {
+    const { ds } = setup({ prefixDelegation: true, family: 6 });
+    eni(ds, 0);
+    ds.addCidr('eni-0', '10.0.0.5/32');
+    expect(ds.stats().totalIPs).toBe(0);
+    expect(() => ds.assign(pod(1))).toThrow(/no available/);
   });
 
   it('assigns IPv6 addresses from /80 prefixes', () => {

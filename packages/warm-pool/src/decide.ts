@@ -7,7 +7,7 @@ import {
 } from './constants.js';
 import type { PoolFigures } from './figures.js';
 import { countAddresses, countFreePrefixes, inMode, poolFigures, slotsUsed } from './figures.js';
-import type { DecisionReason, PoolDecision, PoolEni, PoolInput, ReasonCode } from './types.js';
+import type { DecisionReason, PoolCidr, PoolDecision, PoolEni, PoolInput, ReasonCode } from './types.js';
 import { validateInput } from './validate.js';
 
 function reason(code: ReasonCode, message: string): DecisionReason {
@@ -98,6 +98,13 @@ function ipv4Value(cidr: string): number {
   return addr.split('.').reduce((v, p) => v * 256 + Number(p), 0);
 }
 
+/** Empty, cooled IPv4 /32s of an ENI: with prefix delegation, fallback addresses, highest first. */
+function emptyFallbacks(e: PoolEni): PoolCidr[] {
+  return e.cidrs
+    .filter((c) => (c.family ?? 4) === 4 && !c.isPrefix && c.assigned === 0 && c.cooldown === 0)
+    .sort((a, b) => ipv4Value(b.cidr) - ipv4Value(a.cidr));
+}
+
 function release(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
   const t = input.targets;
   const pd = t.prefixDelegation;
@@ -108,12 +115,15 @@ function release(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
       (a, b) => a.assignedIPs - b.assignedIPs || b.deviceNumber - a.deviceNumber || (a.id < b.id ? 1 : -1),
     );
   const picked: { eniId: string; cidr: string }[] = [];
+  // With prefix delegation, every empty fallback /32 goes first (the guard below keeps what the pool needs).
+  if (pd) for (const e of enis) for (const c of emptyFallbacks(e)) picked.push({ eniId: e.id, cidr: c.cidr });
+  const fallbacks = picked.length;
   for (const e of enis) {
     const empty = e.cidrs
-      .filter((c) => inMode(c, pd) && c.assigned === 0 && c.cooldown === 0)
+      .filter((c) => inMode(c, pd) && c.isPrefix === pd && c.assigned === 0 && c.cooldown === 0)
       .sort((a, b) => ipv4Value(b.cidr) - ipv4Value(a.cidr));
     for (const c of empty) {
-      if (picked.length >= wanted) break;
+      if (picked.length - fallbacks >= wanted) break;
       picked.push({ eniId: e.id, cidr: c.cidr });
     }
   }
@@ -202,7 +212,9 @@ function freeEni(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
  *    unmanaged − trunk reserve − excluded`). Prefix counts round up to 16 addresses.
  * 2. **Too high?** With IP targets, over > 0 (in prefixes with PD); with PD alone, free prefixes >
  *    WARM_PREFIX_TARGET; otherwise never. Releases happen at most every 30 s and only take CIDRs with no
- *    assigned and no cooling address, least-used ENI first.
+ *    assigned and no cooling address, least-used ENI first. With PD, /32s (the fallback taken while the
+ *    subnet had no free /28) count as addresses, and the empty ones are released first, whenever the pool
+ *    stays within its targets without them (an extension: the reference never holds /32s with PD).
  * 3. **Extra ENI?** An empty ENI older than 1 min that is not primary, trunk, EFA or excluded, has no
  *    cooling address, and is not needed for WARM_IP_TARGET, MINIMUM_IP_TARGET (rounded to 16 with PD) or
  *    WARM_PREFIX_TARGET, is freed (highest device number first).
@@ -240,17 +252,25 @@ export function decide(input: PoolInput): PoolDecision {
   const high = f.ipTargetsDefined
     ? (t.prefixDelegation ? f.overPrefixes : f.over) > 0
     : t.prefixDelegation && f.freePrefixes > t.warmPrefixTarget;
-  if (high) {
+  // Prefix delegation: empty fallback /32s are released whenever the pool can do without them.
+  const fallbackSpare =
+    t.prefixDelegation && input.stats.enis.some((e) => !e.excluded && emptyFallbacks(e).length > 0);
+  if (high || fallbackSpare) {
     const last = input.timing.lastShrinkAt;
     if (last !== undefined && input.timing.now - last < SHRINK_INTERVAL_MS) {
-      note ??= reason(
-        'shrink-too-soon',
-        `pool too high, but the last shrink was ${input.timing.now - last} ms ago`,
-      );
+      if (high)
+        note ??= reason(
+          'shrink-too-soon',
+          `pool too high, but the last shrink was ${input.timing.now - last} ms ago`,
+        );
     } else {
       const r = release(input, f);
       if (r !== undefined) return r;
-      note ??= reason('nothing-releasable', 'pool too high, but no excess CIDR is empty and out of cooldown');
+      if (high)
+        note ??= reason(
+          'nothing-releasable',
+          'pool too high, but no excess CIDR is empty and out of cooldown',
+        );
     }
   }
   if (shouldRemoveExtraEnis(input, f)) {

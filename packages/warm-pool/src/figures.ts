@@ -34,9 +34,17 @@ export interface PoolFigures {
   readonly overPrefixes: number;
 }
 
-/** True for the CIDRs pool maths count: IPv4, of the current mode. */
+/**
+ * True for the CIDRs pool maths count: IPv4, of the current mode. With prefix delegation that is prefixes
+ * and also /32s (fallback addresses taken while the subnet had no free /28: they serve pods too).
+ */
 export function inMode(c: PoolCidr, prefixDelegation: boolean): boolean {
-  return (c.family ?? 4) === 4 && c.isPrefix === prefixDelegation;
+  return (c.family ?? 4) === 4 && (prefixDelegation || !c.isPrefix);
+}
+
+/** True for an IPv4 /28 prefix. */
+function isIpv4Prefix(c: PoolCidr): boolean {
+  return (c.family ?? 4) === 4 && c.isPrefix;
 }
 
 /** IPv4 slots (secondary addresses plus prefixes) an ENI uses; EC2 limits their sum per ENI. */
@@ -66,7 +74,7 @@ export function countFreePrefixes(enis: readonly PoolEni[]): number {
   let n = 0;
   for (const e of enis) {
     if (e.excluded) continue;
-    for (const c of e.cidrs) if (inMode(c, true) && c.assigned === 0) n += 1;
+    for (const c of e.cidrs) if (isIpv4Prefix(c) && c.assigned === 0) n += 1;
   }
   return n;
 }
@@ -85,7 +93,7 @@ export function poolFigures(input: PoolInput): PoolFigures {
   const { total, assigned } = countAddresses(stats.enis, pd);
   const available = total - assigned;
   let totalPrefixes = 0;
-  for (const e of stats.enis) for (const c of e.cidrs) if (inMode(c, true)) totalPrefixes += 1;
+  for (const e of stats.enis) for (const c of e.cidrs) if (isIpv4Prefix(c)) totalPrefixes += 1;
   const freePrefixes = countFreePrefixes(stats.enis);
 
   let short = 0;

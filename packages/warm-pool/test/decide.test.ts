@@ -402,3 +402,53 @@ describe('input validation', () => {
     }
   });
 });
+
+describe('prefix delegation with fallback /32s (subnet without a free /28)', () => {
+  const PDW = { prefixDelegation: true, warmPrefixTarget: 1, warmEniTarget: 0 };
+  /** ENI n holding a prefix (or none) and `ips` /32s, the first `used` of them assigned. */
+  function mixed(n: number, prefix: { assigned: number } | undefined, ips: number, used = 0): ModelEni {
+    const e = mkEni(n, ips, { assigned: used });
+    if (prefix !== undefined)
+      e.cidrs.push({
+        cidr: `10.${n}.9.0/28`,
+        isPrefix: true,
+        size: 16,
+        assigned: prefix.assigned,
+        cooldown: 0,
+      });
+    return e;
+  }
+
+  it('counts /32s as addresses: 16 fallback /32s free satisfy WARM_PREFIX_TARGET 1', () => {
+    expect(brief(run([mixed(0, undefined, 8), mixed(1, undefined, 8)], PDW))).toBe('none:within-targets');
+    const f = poolFigures({
+      stats: stats([mixed(0, undefined, 8)]),
+      targets: { ...DEFAULT_TARGETS, ...PDW },
+      limits: M5_LARGE,
+      timing: { now: NOW },
+    });
+    expect(f).toMatchObject({ total: 8, available: 8, totalPrefixes: 0, freePrefixes: 0 });
+  });
+
+  it('still grows in prefixes when short (the pool loop falls back if EC2 has no /28)', () => {
+    expect(brief(run([mixed(0, undefined, 4)], PDW))).toBe(
+      'assign 1 prefix to eni-0 (below-warm-prefix-target)',
+    );
+  });
+
+  it('releases empty fallback /32s first once a prefix covers the target', () => {
+    expect(brief(run([mixed(0, { assigned: 0 }, 2, 1)], PDW))).toBe(
+      'release 10.0.0.11/32 (above-warm-prefix-target)',
+    );
+  });
+
+  it('keeps fallback /32s the pool still needs, and waits 30 s between shrinks', () => {
+    expect(brief(run([mixed(0, undefined, 9, 1), mixed(1, undefined, 9)], PDW))).toBe(
+      'release 10.1.0.18/32 (above-warm-prefix-target)',
+    );
+    expect(brief(run([mixed(0, undefined, 9), mixed(1, undefined, 7)], PDW))).toBe('none:within-targets');
+    expect(brief(run([mixed(0, { assigned: 0 }, 2, 1)], PDW, { timing: { lastShrinkAt: NOW - 1000 } }))).toBe(
+      'none:within-targets',
+    );
+  });
+});
