@@ -213,8 +213,9 @@ function freeEni(input: PoolInput, f: PoolFigures): PoolDecision | undefined {
  * 2. **Too high?** With IP targets, over > 0 (in prefixes with PD); with PD alone, free prefixes >
  *    WARM_PREFIX_TARGET; otherwise never. Releases happen at most every 30 s and only take CIDRs with no
  *    assigned and no cooling address, least-used ENI first. With PD, /32s (the fallback taken while the
- *    subnet had no free /28) count as addresses, and the empty ones are released first, whenever the pool
- *    stays within its targets without them (an extension: the reference never holds /32s with PD).
+ *    subnet had no free /28) count as addresses; once the node holds a prefix again, the empty ones are
+ *    released first, whenever the pool stays within its targets without them (an extension: the reference
+ *    never holds /32s with PD).
  * 3. **Extra ENI?** An empty ENI older than 1 min that is not primary, trunk, EFA or excluded, has no
  *    cooling address, and is not needed for WARM_IP_TARGET, MINIMUM_IP_TARGET (rounded to 16 with PD) or
  *    WARM_PREFIX_TARGET, is freed (highest device number first).
@@ -252,9 +253,13 @@ export function decide(input: PoolInput): PoolDecision {
   const high = f.ipTargetsDefined
     ? (t.prefixDelegation ? f.overPrefixes : f.over) > 0
     : t.prefixDelegation && f.freePrefixes > t.warmPrefixTarget;
-  // Prefix delegation: empty fallback /32s are released whenever the pool can do without them.
+  // Prefix delegation: once prefixes can be had again (the node holds one), empty fallback /32s are
+  // released whenever the pool can do without them. Before that they stay: releasing them would only make
+  // the pool grow them back.
   const fallbackSpare =
-    t.prefixDelegation && input.stats.enis.some((e) => !e.excluded && emptyFallbacks(e).length > 0);
+    t.prefixDelegation &&
+    f.totalPrefixes > 0 &&
+    input.stats.enis.some((e) => !e.excluded && emptyFallbacks(e).length > 0);
   if (high || fallbackSpare) {
     const last = input.timing.lastShrinkAt;
     if (last !== undefined && input.timing.now - last < SHRINK_INTERVAL_MS) {

@@ -442,10 +442,13 @@ describe('prefix delegation with fallback /32s (subnet without a free /28)', () 
     );
   });
 
-  it('keeps fallback /32s the pool still needs, and waits 30 s between shrinks', () => {
-    expect(brief(run([mixed(0, undefined, 9, 1), mixed(1, undefined, 9)], PDW))).toBe(
-      'release 10.1.0.18/32 (above-warm-prefix-target)',
-    );
+  it('keeps fallback /32s the pool still needs, or while no prefix can be had, and waits 30 s between shrinks', () => {
+    expect(brief(run([mixed(0, undefined, 9, 1), mixed(1, undefined, 9)], PDW))).toBe('none:within-targets');
+    expect(
+      brief(
+        run([mixed(0, { assigned: 16 }, 9, 1), mixed(1, undefined, 9)], PDW, { limits: { maxPods: 200 } }),
+      ),
+    ).toBe('release 10.1.0.18/32 (above-warm-prefix-target)');
     expect(brief(run([mixed(0, undefined, 9), mixed(1, undefined, 7)], PDW))).toBe('none:within-targets');
     expect(brief(run([mixed(0, { assigned: 0 }, 2, 1)], PDW, { timing: { lastShrinkAt: NOW - 1000 } }))).toBe(
       'none:within-targets',

@@ -59,6 +59,8 @@ export interface StartOptions {
   version: string;
   /** Pool loop period (the reference: about 5 s). */
   poolIntervalMs?: number;
+  /** With prefix delegation, how long growth stays in /32s after EC2 had no free /28 (default 120 s). */
+  prefixFallbackMs?: number;
   /** Chain the bandwidth plugin in the conflist (`ENABLE_BANDWIDTH_PLUGIN`). */
   bandwidthPlugin?: boolean;
   /** Period of the reconcile with IMDS (the reference: 60 s). */
@@ -296,6 +298,7 @@ async function start(
       eniPlans.delete(eniId);
     },
     routeTableId,
+    ...(options.prefixFallbackMs !== undefined ? { prefixFallbackMs: options.prefixFallbackMs } : {}),
   });
   // 5. ENIs (IMDS, with EC2's addresses: IMDS lags EC2) and the checkpoint, validated against host veths: a
   // pod whose veth is gone was deleted while we were down; a live pod's address is never given to another.
@@ -423,6 +426,7 @@ async function start(
         introspectionServer(datastore, config, log, {
           eniConfigs: () => custom?.status(),
           unmanagedEnis: () => nodeEnis.unmanaged(),
+          warmPool: () => ({ lastDecision: pool.last(), prefixFallback: pool.prefixFallback() }),
         }),
         config.introspection.bindAddress,
       )

@@ -56,6 +56,7 @@ const COMMANDS = [
   '/v1/eni-configs',
   '/v1/networkutils-env-settings',
   '/v1/ipamd-env-settings',
+  '/v1/warm-pool',
 ];
 
 function maskOf(len: number): string {
@@ -133,6 +134,8 @@ export interface IntrospectionSources {
   readonly eniConfigs?: () => EniConfigStatus | undefined;
   /** Attached ENIs the daemon leaves alone (`/v1/unmanaged-enis`). */
   readonly unmanagedEnis?: () => unknown;
+  /** The pool loop's last decision and prefix fallback (`/v1/warm-pool`). */
+  readonly warmPool?: () => unknown;
 }
 
 /** The introspection server (the reference's `127.0.0.1:61679` paths, and `/v1/unmanaged-enis`). */
@@ -159,6 +162,8 @@ export function introspectionServer(
       }
       case '/v1/unmanaged-enis':
         return json(res, 200, sources.unmanagedEnis?.() ?? []);
+      case '/v1/warm-pool':
+        return json(res, 200, sources.warmPool?.() ?? {});
       case '/v1/networkutils-env-settings':
         return json(res, 200, {
           AWS_VPC_K8S_CNI_CONNMARK: config.connmark,

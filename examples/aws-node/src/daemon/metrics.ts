@@ -167,6 +167,16 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     labelNames: ['target'],
     registers: [this.registry],
   });
+  private readonly prefixFallbackGauge = new Gauge({
+    name: 'awscni_prefix_fallback',
+    help: 'Prefix delegation grows in /32 secondary addresses (1) because the subnet has no free /28, or in prefixes (0)',
+    registers: [this.registry],
+  });
+  private readonly prefixFallbackCount = new Counter({
+    name: 'awscni_prefix_fallback_count',
+    help: 'Times prefix delegation fell back to /32 secondary addresses (EC2 answered InsufficientCidrBlocks)',
+    registers: [this.registry],
+  });
   private readonly adaptiveReason = new Counter({
     name: 'awscni_warm_pool_adaptive_reason_count',
     help: 'WARM_POOL_POLICY=adaptive: why the warm target was what it was, per decision',
@@ -218,6 +228,10 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
       this.adaptiveTarget.set({ target: k }, targets[k]);
     this.adaptiveTarget.set({ target: 'pressured' }, targets.pressured ? 1 : 0);
     this.adaptiveReason.inc({ reason: why.code });
+  }
+  prefixFallback(active: boolean): void {
+    this.prefixFallbackGauge.set(active ? 1 : 0);
+    if (active) this.prefixFallbackCount.inc();
   }
   actionFailed(kind: string): void {
     this.ipamdErr.inc({ fn: kind });

@@ -8,11 +8,13 @@ import {
   type AdaptiveTargets,
   decide,
   decideAdaptive,
+  INSUFFICIENT_ADDRESSES_BACKOFF_MS,
   initialAdaptiveState,
   type PoolDecision,
   type PoolLimits,
   type PoolTargets,
   type PoolTiming,
+  PREFIX_SIZE,
 } from '@vpc-cni-kit/warm-pool';
 import { EniConfigUnavailableError } from './custom-networking.js';
 import type { BackendObserver, PoolCondition } from './ipam-backend.js';
@@ -24,6 +26,23 @@ export interface PoolObserver {
   actionFailed(kind: PoolDecision['kind'], code: string): void;
   /** The adaptive policy's targets and why (only with `policy: 'adaptive'`). */
   adaptive?(targets: AdaptiveTargets, why: AdaptiveReason): void;
+  /** Prefix delegation fell back to /32s (`true`: no free /28 in the subnet) or went back to prefixes. */
+  prefixFallback?(active: boolean): void;
+}
+
+/**
+ * Prefix delegation's fallback to /32 secondary addresses while the subnet has no free /28
+ * (`InsufficientCidrBlocks`), for introspection.
+ */
+export interface PrefixFallbackState {
+  /** Growth is in /32s now. */
+  readonly active: boolean;
+  /** When EC2 last refused a /28 (ms since epoch). */
+  readonly since?: number;
+  /** When the next growth tries a /28 again (ms since epoch). */
+  readonly retryPrefixesAt?: number;
+  /** Times the pool grew in /32s instead of prefixes. */
+  readonly fallbackGrowths: number;
 }
 
 /** Which warm-pool policy the loop runs (`WARM_POOL_POLICY`). */
@@ -55,6 +74,11 @@ export interface PoolLoopDeps {
   /** The route table for a device number and network card (the reference's formula). */
   routeTableId: (deviceNumber: number, networkCard: number) => number;
   /**
+   * With prefix delegation, how long growth stays in /32s after EC2 refused a /28 (`InsufficientCidrBlocks`)
+   * before it tries prefixes again. @defaultValue `120000` (the reference's subnet-full back-off)
+   */
+  prefixFallbackMs?: number;
+  /**
    * How long a {@link PoolLoop.wake} waits, so that the wakes of a burst of pods leaving (or arriving to an
    * empty pool) share one pass. @defaultValue `10`
    */
@@ -73,6 +97,10 @@ export class PoolLoop {
   private lastShrinkAt: number | undefined;
   private lastInsufficientAt: number | undefined;
   private lastDecision: PoolDecision | undefined;
+  /** When EC2 last refused a /28 while the pool was in prefixes, and how often growth came in /32s. */
+  private prefixRefusedAt: number | undefined;
+  private fallbackActive = false;
+  private fallbackGrowths = 0;
   /** Why the last ENI could not be created under custom networking (cleared by the next success). */
   private eniConfigProblem: string | undefined;
   private running: Promise<PoolDecision> | undefined;
@@ -121,6 +149,69 @@ export class PoolLoop {
       eniLimitReached: reason === 'no-room',
       eniConfigProblem: this.eniConfigProblem,
     };
+  }
+
+  /** Prefix delegation's fallback to /32s, for introspection. */
+  prefixFallback(): PrefixFallbackState {
+    const at = this.prefixRefusedAt;
+    return {
+      active: this.fallbackActive,
+      ...(at !== undefined ? { since: at, retryPrefixesAt: at + this.fallbackMs() } : {}),
+      fallbackGrowths: this.fallbackGrowths,
+    };
+  }
+
+  private fallbackMs(): number {
+    return this.deps.prefixFallbackMs ?? INSUFFICIENT_ADDRESSES_BACKOFF_MS;
+  }
+
+  /** Growth skips prefixes: EC2 refused a /28 less than the fallback period ago. */
+  private inFallback(): boolean {
+    return this.fallbackActive && this.deps.now() - (this.prefixRefusedAt ?? 0) < this.fallbackMs();
+  }
+
+  private setFallback(active: boolean): void {
+    if (active) this.prefixRefusedAt = this.deps.now();
+    if (active === this.fallbackActive) return;
+    this.fallbackActive = active;
+    this.deps.log.info(active ? 'no free /28 in the subnet: growing in /32s' : 'growing in prefixes again', {
+      ...(active ? { retryPrefixesInMs: this.fallbackMs() } : {}),
+    });
+    this.deps.observer.prefixFallback?.(active);
+  }
+
+  /**
+   * Runs a prefix growth (`grow(undefined)`), or, while the fallback holds or when EC2 refuses the /28,
+   * the same growth in /32s (`grow(n)`, at most `ipSlots` of them); a /28 granted ends the fallback.
+   */
+  private async growWithFallback<T>(
+    prefixes: number,
+    ipSlots: number,
+    grow: (ipv4Count: number | undefined) => Promise<T>,
+  ): Promise<T> {
+    const ips = Math.min(prefixes * PREFIX_SIZE, ipSlots);
+    if (!this.inFallback()) {
+      try {
+        const got = await grow(undefined);
+        this.setFallback(false);
+        return got;
+      } catch (e) {
+        if (!isEniManagerError(e, 'InsufficientCidrBlocks') || ips < 1) throw e;
+        this.setFallback(true);
+      }
+    }
+    const got = await grow(ips);
+    this.fallbackGrowths += 1;
+    return got;
+  }
+
+  /** IPv4 slots (secondary addresses and prefixes share them) still free on an ENI. */
+  private freeSlots(eniId: string): number {
+    const used = this.deps.datastore
+      .stats()
+      .enis.find((x) => x.id === eniId)
+      ?.cidrs.filter((c) => c.family === 4).length;
+    return Math.max(this.deps.limits.ipv4PerEni - 1 - (used ?? 0), 0);
   }
 
   /** The last decision taken, for introspection. */
@@ -274,18 +365,23 @@ export class PoolLoop {
       case 'none':
         return;
       case 'assign': {
-        let got: Awaited<ReturnType<EniManager['assignIpv4']>>;
-        try {
-          got = await eni.assignIpv4(
-            d.eniId,
-            d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count },
-          );
-        } catch (e) {
-          // The reply may be lost while EC2 assigned: adopt what the ENI holds now, so EC2 never has more
-          // addresses than the datastore knows (they would fill the ENI up to PrivateIpAddressLimitExceeded).
-          await this.adoptFromEc2(d.eniId);
-          throw e;
-        }
+        const assign = async (ipv4Count: number | undefined) => {
+          try {
+            return await eni.assignIpv4(
+              d.eniId,
+              ipv4Count !== undefined ? { ipv4Count } : { prefixCount: d.count },
+            );
+          } catch (e) {
+            // The reply may be lost while EC2 assigned: adopt what the ENI holds now, so EC2 never has more
+            // addresses than the datastore knows (they would fill the ENI up to PrivateIpAddressLimitExceeded).
+            await this.adoptFromEc2(d.eniId);
+            throw e;
+          }
+        };
+        const got =
+          d.unit === 'prefix'
+            ? await this.growWithFallback(d.count, this.freeSlots(d.eniId), assign)
+            : await assign(d.count);
         const known = this.knownCidrs(d.eniId);
         for (const ip of got.ipv4Addresses)
           if (!known.has(`${ip}/32`)) datastore.addCidr(d.eniId, `${ip}/32`);
@@ -295,10 +391,15 @@ export class PoolLoop {
       case 'create-eni': {
         const target = (await this.deps.eniTarget?.()) ?? {};
         this.eniConfigProblem = undefined;
-        const created = await eni.allocateEni({
-          ...(d.unit === 'prefix' ? { prefixCount: d.count } : { ipv4Count: d.count }),
-          ...target,
-        });
+        const allocate = (ipv4Count: number | undefined) =>
+          eni.allocateEni({
+            ...(ipv4Count !== undefined ? { ipv4Count } : { prefixCount: d.count }),
+            ...target,
+          });
+        const created =
+          d.unit === 'prefix'
+            ? await this.growWithFallback(d.count, Math.max(this.deps.limits.ipv4PerEni - 1, 0), allocate)
+            : await allocate(d.count);
         await this.adoptEni(created.imds);
         return;
       }

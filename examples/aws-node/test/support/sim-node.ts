@@ -38,12 +38,33 @@ export interface SimNode {
   close(): Promise<void>;
 }
 
-/** Starts the simulator and discovers the node. The daemon's EC2 client makes one attempt per call. */
-export async function startSimNode(): Promise<SimNode> {
+/** Options of {@link startSimNode}. */
+export interface SimNodeOptions {
+  /** The node's instance type. Default `m5.large`. */
+  instanceType?: string;
+  /** Client-side token buckets of both EC2 clients (a test making many calls raises them). */
+  rateLimits?: Parameters<typeof createEc2Api>[0]['rateLimits'];
+}
+
+/**
+ * Starts the simulator and discovers the node. The daemon's EC2 client makes one attempt per call.
+ */
+export async function startSimNode(options: SimNodeOptions = {}): Promise<SimNode> {
   const clock = new ManualClock();
-  const sim = await startEc2Simulator({ scenario, clock, rateLimits: false });
-  const ec2 = createEc2Api({ region: sim.region, endpoint: sim.endpoint, credentials, maxAttempts: 1 });
-  const admin = createEc2Api({ region: sim.region, endpoint: sim.endpoint, credentials, maxAttempts: 1 });
+  const instances = scenario.instances.map((i) => ({
+    ...i,
+    instanceType: options.instanceType ?? i.instanceType,
+  }));
+  const sim = await startEc2Simulator({ scenario: { ...scenario, instances }, clock, rateLimits: false });
+  const client = {
+    region: sim.region,
+    endpoint: sim.endpoint,
+    credentials,
+    maxAttempts: 1,
+    ...(options.rateLimits !== undefined ? { rateLimits: options.rateLimits } : {}),
+  };
+  const ec2 = createEc2Api(client);
+  const admin = createEc2Api(client);
   const metadata = createImdsNodeMetadata(new ImdsClient({ endpoint: sim.imdsEndpoint(INSTANCE) }));
   const close = async () => {
     ec2.destroy();
