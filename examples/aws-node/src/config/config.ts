@@ -56,6 +56,11 @@ export interface AwsNodeConfig {
   httpTimeoutSeconds: number;
   /** `AWS_NODE_RECONCILE_INTERVAL_SECONDS`: period of the reconcile with IMDS and EC2 (the reference: 60). */
   reconcileIntervalSeconds: number;
+  /**
+   * `AWS_NODE_PREFIX_FALLBACK_SECONDS` (ours): with prefix delegation, how long growth stays in /32s after EC2
+   * had no free /28 before it asks for prefixes again (default 120, the subnet-full back-off).
+   */
+  prefixFallbackSeconds: number;
   // Endpoints and files
   socketPath: string;
   backingStorePath: string;
@@ -173,6 +178,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     imdsOnlyMode,
     httpTimeoutSeconds: Math.max(10, r.int('HTTP_TIMEOUT', 10, 1)),
     reconcileIntervalSeconds: r.int('AWS_NODE_RECONCILE_INTERVAL_SECONDS', 60, 1),
+    prefixFallbackSeconds: r.int('AWS_NODE_PREFIX_FALLBACK_SECONDS', 120, 1),
     socketPath: r.string('AWS_NODE_IPAMD_SOCKET', '/var/run/aws-node/ipamd.sock'),
     backingStorePath: r.string('AWS_VPC_K8S_CNI_BACKING_STORE', '/var/run/aws-node/ipam.json'),
     introspection: {

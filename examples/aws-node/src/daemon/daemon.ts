@@ -298,7 +298,7 @@ async function start(
       eniPlans.delete(eniId);
     },
     routeTableId,
-    ...(options.prefixFallbackMs !== undefined ? { prefixFallbackMs: options.prefixFallbackMs } : {}),
+    prefixFallbackMs: options.prefixFallbackMs ?? config.prefixFallbackSeconds * 1000,
   });
   // 5. ENIs (IMDS, with EC2's addresses: IMDS lags EC2) and the checkpoint, validated against host veths: a
   // pod whose veth is gone was deleted while we were down; a live pod's address is never given to another.
