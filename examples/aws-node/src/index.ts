@@ -34,13 +34,18 @@ export {
   type DelNetworkRequest,
   decode,
   encode,
+  type GcReply,
+  type GcRequest,
   type HealthCheckRequest,
   type HealthCheckResponse,
   type IPAllocationMetadata,
   type Messages,
   Methods,
   ServingStatus,
+  type StatusReply,
+  type StatusRequest,
   schemas,
+  type ValidAttachment,
 } from './rpc/messages.js';
 export {
   decodeMessage,

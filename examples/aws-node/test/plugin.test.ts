@@ -17,13 +17,21 @@ import { daemonClient } from '../src/plugin/daemon-client.js';
 import { awsCniHandlers } from '../src/plugin/handlers.js';
 import type { PrevResultPod } from '../src/plugin/result.js';
 import { type RpcServer, startRpcServer } from '../src/rpc/grpc-server.js';
-import type { AddNetworkReply, AddNetworkRequest, DelNetworkRequest } from '../src/rpc/messages.js';
+import type {
+  AddNetworkReply,
+  AddNetworkRequest,
+  DelNetworkRequest,
+  GcRequest,
+  StatusReply,
+} from '../src/rpc/messages.js';
 
 const dir = scratchDir('vck-plugin-');
 const socket = join(dir.path, 'ipamd.sock');
 let server: RpcServer;
 const calls: { add: AddNetworkRequest[]; del: DelNetworkRequest[] } = { add: [], del: [] };
 let nextAdd: Partial<AddNetworkReply> = {};
+let nextStatus: StatusReply = { Ready: true, Reason: '' };
+const gcs: GcRequest[] = [];
 
 const plumbed: Partial<AddNetworkReply> = {
   Success: true,
@@ -44,6 +52,13 @@ beforeAll(async () => {
       async delNetwork(req) {
         calls.del.push(req);
         return { Success: true };
+      },
+      async status() {
+        return nextStatus;
+      },
+      async gc(req) {
+        gcs.push(req);
+        return { Released: [] };
       },
     },
   });
@@ -189,6 +204,32 @@ describe('aws-cni handlers against a gRPC daemon', () => {
       cniVersion: '1.1.0',
     });
     expect(out).toMatchObject({ code: CniErrorCode.PluginNotAvailable });
+    nextStatus = { Ready: false, Reason: 'no free address, and no room for another ENI' };
+    try {
+      const notReady = await run('STATUS', { ...conf(), cniVersion: '1.1.0' });
+      expect(notReady.out).toMatchObject({
+        code: CniErrorCode.PluginNotAvailable,
+        msg: 'aws-node: no free address, and no room for another ENI',
+      });
+    } finally {
+      nextStatus = { Ready: true, Reason: '' };
+    }
+  });
+
+  it('GC hands the valid attachments to the daemon', async () => {
+    gcs.length = 0;
+    const { code } = await run('GC', {
+      ...conf(),
+      cniVersion: '1.1.0',
+      'cni.dev/valid-attachments': [{ containerID: 'c1', ifname: 'eth0' }],
+    });
+    expect(code).toBe(0);
+    expect(gcs).toHaveLength(1);
+    expect(gcs[0]).toMatchObject({
+      NetworkName: 'aws-cni',
+      ValidAttachments: [{ ContainerID: 'c1', IfName: 'eth0' }],
+    });
+    expect(Number(gcs[0]!.RequestedAtMs)).toBeGreaterThan(0);
   });
 });
 

@@ -27,6 +27,7 @@ import type {
   PodKey,
   PodMetadata,
   Releasable,
+  ReleasedAddress,
   UnassignResult,
 } from './types.js';
 
@@ -678,6 +679,29 @@ export class Datastore {
     return [...this.byKey.values()].map((e) => this.assignmentOf(e));
   }
 
+  /**
+   * Addresses pods held and gave back, on the ENIs and CIDRs still in the datastore, with when they were last
+   * assigned and released (in or past their cooldown), in ENI then address order.
+   */
+  releasedAddresses(): ReleasedAddress[] {
+    const out: ReleasedAddress[] = [];
+    for (const eni of this.sortedEnis()) {
+      for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()]) {
+        for (const e of [...c.entries.values()].sort((a, b) => a.offset - b.offset)) {
+          if (e.key !== undefined || e.unassignedAt === undefined) continue;
+          out.push({
+            address: e.address,
+            eniId: eni.id,
+            cidr: c.text,
+            assignedAt: e.assignedAt,
+            unassignedAt: e.unassignedAt,
+          });
+        }
+      }
+    }
+    return out;
+  }
+
   /** The ids of the ENIs in the datastore, in device-number order. */
   eniIds(): string[] {
     return this.sortedEnis().map((e) => e.id);
@@ -728,6 +752,8 @@ export class Datastore {
         id: eni.id,
         deviceNumber: eni.deviceNumber,
         networkCard: eni.networkCard,
+        routeTableId: eni.routeTableId,
+        subnetId: eni.subnetId,
         isPrimary: eni.isPrimary,
         isTrunk: eni.isTrunk,
         isEfa: eni.isEfa,

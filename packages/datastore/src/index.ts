@@ -47,5 +47,6 @@ export type {
   PodKey,
   PodMetadata,
   Releasable,
+  ReleasedAddress,
   UnassignResult,
 } from './types.js';

@@ -79,6 +79,20 @@ export interface Assignment {
   readonly assignedAt: number;
 }
 
+/** An address a pod held and gave back, still in the datastore (the reference's `UnassignedTime` history). */
+export interface ReleasedAddress {
+  /** The address. */
+  readonly address: string;
+  /** The ENI it lives on. */
+  readonly eniId: string;
+  /** The CIDR it comes from. */
+  readonly cidr: string;
+  /** When it was last assigned, ms since epoch. */
+  readonly assignedAt: number;
+  /** When it was released, ms since epoch. */
+  readonly unassignedAt: number;
+}
+
 /** The result of unassigning a pod: the released address and where it lived. */
 export interface UnassignResult extends AssignResult {
   /** The pod's interface count; 0 is reported as 1, as the reference does. */
@@ -111,6 +125,10 @@ export interface EniStats {
   readonly deviceNumber: number;
   /** Network card index. */
   readonly networkCard: number;
+  /** The route table of its pods' from-pod rules (254 for the primary ENI). */
+  readonly routeTableId: number;
+  /** Its subnet. */
+  readonly subnetId: string;
   /** Primary ENI flag. */
   readonly isPrimary: boolean;
   /** Trunk ENI flag. */

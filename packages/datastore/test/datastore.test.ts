@@ -1,4 +1,10 @@
-import { isDatastoreError, LEGACY_IF_NAME, LEGACY_NETWORK_NAME } from '@vpc-cni-kit/datastore';
+import {
+  Datastore,
+  isDatastoreError,
+  LEGACY_IF_NAME,
+  LEGACY_NETWORK_NAME,
+  nullCheckpointer,
+} from '@vpc-cni-kit/datastore';
 import { describe, expect, it } from 'vitest';
 import { eni, pod, setup } from './helpers.js';
 
@@ -304,5 +310,27 @@ describe('removed CIDRs', () => {
         expect(code(() => ds.assign(pod(2)))).toBe('NoAvailableAddress');
       }
     }
+  });
+});
+
+describe('releasedAddresses', () => {
+  it('lists addresses given back with their last assigned and released times, not reassigned ones', () => {
+    let now = 1_000;
+    const ds = new Datastore({ clock: { now: () => now }, checkpointer: nullCheckpointer, cooldownMs: 0 });
+    ds.addEni({ id: 'eni-1', deviceNumber: 0, routeTableId: 254, subnetId: 'subnet-1', isPrimary: true });
+    ds.addCidr('eni-1', '10.0.0.5/32');
+    ds.addCidr('eni-1', '10.0.0.6/32');
+    const key = (id: string) => ({ networkName: 'aws-cni', containerID: id, ifName: 'eth0' });
+    expect(ds.releasedAddresses()).toEqual([]);
+    const a = ds.assign(key('a')).address;
+    now = 2_000;
+    ds.unassign(key('a'));
+    expect(ds.releasedAddresses()).toEqual([
+      { address: a, eniId: 'eni-1', cidr: `${a}/32`, assignedAt: 1_000, unassignedAt: 2_000 },
+    ]);
+    now = 3_000;
+    ds.assign(key('b'));
+    ds.assign(key('c'));
+    expect(ds.releasedAddresses()).toEqual([]);
   });
 });

@@ -74,6 +74,8 @@ const codes = {
   NoEligibleSubnet: { retryable: false, source: 'local' },
   /** The caller's request was malformed; nothing was sent. */
   InvalidInput: { retryable: false, source: 'local' },
+  /** An instance type missing from the shipped limits table, with no EC2 to ask (IMDS-only mode). */
+  UnknownInstanceType: { retryable: false, source: 'local' },
 } as const satisfies Record<EniErrorCode, EniErrorCodeInfo>;
 
 /**
@@ -85,7 +87,8 @@ const codes = {
  * `UnauthorizedOperation`, `RequestLimitExceeded`, `InternalError`, `Unavailable`), with `Ec2Unknown` for any other
  * AWS code, `Ec2Transport` for no response and `Ec2InvalidResponse` for an unusable one. IMDS failures are
  * `ImdsUnavailable`, `ImdsNotFound`, `ImdsUnauthorized`, `ImdsInvalidResponse`; this package's own are
- * `EniNotVisible`, `DetachTimeout`, `NoFreeDeviceIndex`, `NoEligibleSubnet`, `InvalidInput`.
+ * `EniNotVisible`, `DetachTimeout`, `NoFreeDeviceIndex`, `NoEligibleSubnet`, `InvalidInput`,
+ * `UnknownInstanceType`.
  */
 export type EniErrorCode =
   | 'InsufficientFreeAddressesInSubnet'
@@ -117,7 +120,8 @@ export type EniErrorCode =
   | 'DetachTimeout'
   | 'NoFreeDeviceIndex'
   | 'NoEligibleSubnet'
-  | 'InvalidInput';
+  | 'InvalidInput'
+  | 'UnknownInstanceType';
 
 /**
  * Retryability and source of every {@link EniErrorCode}, in one table (the source of `src/errors.ts` explains

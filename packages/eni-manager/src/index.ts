@@ -55,9 +55,11 @@ export {
   createInstanceLimitsSource,
   type InstanceLimits,
   type InstanceLimitsSource,
+  type InstanceLimitsSourceOptions,
   type MaxPodsOptions,
   maxPods,
   type NetworkCardLimit,
+  publishedInstanceLimits,
 } from './limits.js';
 export { createEniManager, type EniManager, type EniManagerOptions } from './manager.js';
 export { type ActionFamily, actionFamily, defaultRateLimits, RateLimiter } from './rate-limiter.js';
@@ -68,6 +70,7 @@ export {
   rankSubnets,
   type SubnetCandidate,
   subnetClusterTagPrefix,
+  subnetExcludedForPods,
   subnetRoleTag,
 } from './subnets.js';
 export { type EniTagOptions, eniDescriptionPrefix, eniTagKeys, newEniTags, tagsToAdd } from './tags.js';

@@ -1,5 +1,6 @@
 import type { Ec2Api } from './ec2/client.js';
 import { eniError } from './errors.js';
+import { instanceLimitsTable } from './instance-limits-table.js';
 
 /** One network card's ENI limit. */
 export interface NetworkCardLimit {
@@ -71,13 +72,64 @@ function positive(value: number | undefined, what: string, instanceType: string)
 }
 
 /**
- * An {@link InstanceLimitsSource} over `DescribeInstanceTypes`, caching each type's answer (and sharing one
- * in-flight request between concurrent callers). A failed lookup is not cached.
+ * The limits the reference publishes for `instanceType` (its generated table, shipped with this package; see
+ * `scripts/gen-instance-limits.mjs`), or `undefined` for a type it does not list.
  */
-export function createInstanceLimitsSource(ec2: Ec2Api): InstanceLimitsSource {
+export function publishedInstanceLimits(instanceType: string): InstanceLimits | undefined {
+  const row = Object.hasOwn(instanceLimitsTable, instanceType)
+    ? instanceLimitsTable[instanceType]
+    : undefined;
+  if (row === undefined) return undefined;
+  const [maxEnisTotal, ipv4PerEni, defaultNetworkCardIndex, hypervisorText, bareMetal, cardPairs] = row;
+  const networkCards: NetworkCardLimit[] = [];
+  for (let i = 0; i + 1 < cardPairs.length; i += 2)
+    networkCards.push({ index: cardPairs[i]!, maxEnis: cardPairs[i + 1]! });
+  const defaultCard = networkCards.find((c) => c.index === defaultNetworkCardIndex) ?? networkCards[0];
+  const hypervisor = hypervisorText === '' ? 'unknown' : hypervisorText;
+  return {
+    instanceType,
+    maxEnis: defaultCard?.maxEnis ?? maxEnisTotal,
+    maxEnisTotal,
+    ipv4PerEni,
+    defaultNetworkCardIndex,
+    networkCards,
+    hypervisor,
+    bareMetal: bareMetal === 1,
+    prefixDelegationSupported: hypervisor === 'nitro' || bareMetal === 1,
+  };
+}
+
+/** Options of {@link createInstanceLimitsSource}. */
+export interface InstanceLimitsSourceOptions {
+  /**
+   * Look types up in the reference's published table first ({@link publishedInstanceLimits}), as the reference
+   * does; EC2 is asked only for types it does not list. Default false (always ask EC2).
+   */
+  readonly publishedTable?: boolean;
+}
+
+/**
+ * An {@link InstanceLimitsSource} over the published table and/or `DescribeInstanceTypes`, caching each type's
+ * answer (and sharing one in-flight request between concurrent callers). A failed lookup is not cached. With
+ * `ec2` undefined (IMDS-only mode) no EC2 call is ever made: a type missing from the table is
+ * `UnknownInstanceType`.
+ */
+export function createInstanceLimitsSource(
+  ec2: Ec2Api | undefined,
+  options: InstanceLimitsSourceOptions = {},
+): InstanceLimitsSource {
   const cache = new Map<string, Promise<InstanceLimits>>();
+  const useTable = options.publishedTable === true || ec2 === undefined;
 
   async function fetch(instanceType: string): Promise<InstanceLimits> {
+    const published = useTable ? publishedInstanceLimits(instanceType) : undefined;
+    if (published !== undefined) return published;
+    if (ec2 === undefined) {
+      throw eniError(
+        'UnknownInstanceType',
+        `no limits for instance type ${instanceType}: it is not in the shipped table, and EC2 may not be asked (IMDS-only mode)`,
+      );
+    }
     const out = await ec2.call('DescribeInstanceTypes', { InstanceTypes: [instanceType as never] });
     const info = out.InstanceTypes?.find((t) => t.InstanceType === instanceType);
     if (info === undefined) {

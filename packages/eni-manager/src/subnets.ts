@@ -15,6 +15,18 @@ export const subnetRoleTag = 'kubernetes.io/role/cni';
 /** Prefix of the cluster-scoping subnet tags. */
 export const subnetClusterTagPrefix = 'cni.networking.k8s.aws/cluster/';
 
+/**
+ * True when a subnet's tags keep pod addresses out of it (the reference's `IsExcludedForPodIPs`): tagged
+ * `kubernetes.io/role/cni=0`, or, with a cluster name, carrying `cni.networking.k8s.aws/cluster/*` tags none of
+ * which names this cluster.
+ */
+export function subnetExcludedForPods(tags: Readonly<Record<string, string>>, clusterName?: string): boolean {
+  if (tags[subnetRoleTag] === '0') return true;
+  if (clusterName === undefined || clusterName === '') return false;
+  const clusterTags = Object.keys(tags).filter((k) => k.startsWith(subnetClusterTagPrefix));
+  return clusterTags.length > 0 && !clusterTags.includes(subnetClusterTagPrefix + clusterName);
+}
+
 /** Inputs to {@link rankSubnets} besides the candidates. */
 export interface RankSubnetsOptions {
   /** The node's primary subnet: eligible without the role tag. */
@@ -34,16 +46,8 @@ export function rankSubnets(
 ): SubnetCandidate[] {
   return candidates
     .filter((s) => {
-      const role = s.tags[subnetRoleTag];
-      if (role === '0') return false;
-      if (s.subnetId !== options.primarySubnetId && role === undefined) return false;
-      const clusterName = options.clusterName;
-      if (clusterName !== undefined && clusterName !== '') {
-        const clusterTags = Object.keys(s.tags).filter((k) => k.startsWith(subnetClusterTagPrefix));
-        if (clusterTags.length > 0 && !clusterTags.includes(subnetClusterTagPrefix + clusterName))
-          return false;
-      }
-      return true;
+      if (subnetExcludedForPods(s.tags, options.clusterName)) return false;
+      return s.subnetId === options.primarySubnetId || s.tags[subnetRoleTag] !== undefined;
     })
     .sort((a, b) => b.availableIpv4 - a.availableIpv4 || a.subnetId.localeCompare(b.subnetId));
 }

@@ -39,6 +39,11 @@ export interface ClusterOptions {
    * over `nodeSubnets`; the other subnets (e.g. per-zone pod subnets in a secondary block) are only created.
    */
   network?: ClusterNetwork;
+  /**
+   * More subnets in the VPC, in the first subnet's zone, besides those of `network` (e.g. one tagged
+   * `kubernetes.io/role/cni=0`).
+   */
+  extraSubnets?: { id: string; cidrBlock: string; tags?: Record<string, string> }[];
   /** Simulator options (rate limits, faults). */
   simulator?: Parameters<typeof startVirtualVpc>[0]['simulator'];
   /** Where node directories go (default: /tmp/vck-cluster-<run>). */
@@ -146,7 +151,13 @@ export class Cluster {
       scenario: {
         region: REGION,
         vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: net.vpcCidrs }],
-        subnets: net.subnets,
+        subnets: [
+          ...net.subnets,
+          ...(options.extraSubnets ?? []).map((s) => ({
+            ...s,
+            availabilityZone: net.subnets[0]?.availabilityZone ?? 'us-west-2a',
+          })),
+        ],
         ...(net.securityGroups ? { securityGroups: net.securityGroups } : {}),
         instances: Array.from({ length: count }, (_, i) => ({
           instanceType: options.instanceType ?? 'm5.large',
@@ -382,6 +393,20 @@ export class Cluster {
     netnsDel(pod.netns);
     this.kube.deletePod(pod.namespace, pod.name);
     this.pods.splice(this.pods.indexOf(pod), 1);
+  }
+
+  /**
+   * CNI CHECK of a pod through libcni with the node's conflist (the cached ADD result as prevResult): `ok`, or
+   * the plugin's error.
+   */
+  async checkPod(
+    pod: ClusterPod,
+  ): Promise<{ ok: true } | { ok: false; error: { code: number; msg: string; details?: string } }> {
+    const node = this.nodes[pod.node];
+    if (node === undefined) throw new Error(`no node ${pod.node}`);
+    const r = await this.libcni(node, 'check', pod);
+    const out = parseRunner(r.stdout, r.stderr);
+    return out.ok ? { ok: true } : { ok: false, error: out.error };
   }
 
   /** GET a path of node `i`'s introspection endpoint (from inside its namespace). */

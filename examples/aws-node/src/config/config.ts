@@ -54,6 +54,8 @@ export interface AwsNodeConfig {
   disableNetworkResourceProvisioning: boolean;
   imdsOnlyMode: boolean;
   httpTimeoutSeconds: number;
+  /** `AWS_NODE_RECONCILE_INTERVAL_SECONDS`: period of the reconcile with IMDS and EC2 (the reference: 60). */
+  reconcileIntervalSeconds: number;
   // Endpoints and files
   socketPath: string;
   backingStorePath: string;
@@ -170,6 +172,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       r.bool('DISABLE_NETWORK_RESOURCE_PROVISIONING', false) || imdsOnlyMode,
     imdsOnlyMode,
     httpTimeoutSeconds: Math.max(10, r.int('HTTP_TIMEOUT', 10, 1)),
+    reconcileIntervalSeconds: r.int('AWS_NODE_RECONCILE_INTERVAL_SECONDS', 60, 1),
     socketPath: r.string('AWS_NODE_IPAMD_SOCKET', '/var/run/aws-node/ipamd.sock'),
     backingStorePath: r.string('AWS_VPC_K8S_CNI_BACKING_STORE', '/var/run/aws-node/ipam.json'),
     introspection: {

@@ -7,7 +7,8 @@ export const CONFLIST_NAME = '10-aws.conflist';
 const DEFAULT_SOCKET = '/var/run/aws-node/ipamd.sock';
 
 /**
- * Renders `10-aws.conflist` as the reference does: `cniVersion 0.4.0`, `disableCheck`, `aws-cni` (with its
+ * Renders `10-aws.conflist` as the reference does, except that CHECK is enabled (the reference sets
+ * `disableCheck`: its plugin has no CHECK; ours verifies the pod and host plumbing): `cniVersion 0.4.0`, `aws-cni` (with its
  * pod-annotations capability) then `portmap`, plus `bandwidth` when enabled. `egress-cni` is not shipped by
  * this project (IPv6 egress is off by default in the reference too). `ipamdSocket` is added only when the
  * daemon listens somewhere other than the reference's path.
@@ -26,7 +27,7 @@ export function renderConflist(config: AwsNodeConfig, options: { bandwidth?: boo
   if (config.socketPath !== DEFAULT_SOCKET) awsCni['ipamdSocket'] = config.socketPath;
   const plugins: unknown[] = [awsCni, { type: 'portmap', capabilities: { portMappings: true }, snat: true }];
   if (options.bandwidth) plugins.push({ type: 'bandwidth', capabilities: { bandwidth: true } });
-  return `${JSON.stringify({ cniVersion: '0.4.0', name: 'aws-cni', disableCheck: true, plugins }, null, 2)}\n`;
+  return `${JSON.stringify({ cniVersion: '0.4.0', name: 'aws-cni', disableCheck: false, plugins }, null, 2)}\n`;
 }
 
 /** Writes the conflist atomically (temp file, rename) into `dir`; returns its path. */

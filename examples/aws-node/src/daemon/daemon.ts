@@ -8,6 +8,7 @@ import {
   type EniManager,
   ImdsClient,
   type ImdsEni,
+  isEniManagerError,
   maxPods,
   type NodeInfo,
 } from '@vpc-cni-kit/eni-manager';
@@ -19,6 +20,8 @@ import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
+import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
+import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
@@ -145,7 +148,25 @@ async function start(
     userAgent: `vpc-cni-kit-aws-node/${options.version}`,
   });
   onFailure(() => ec2.destroy());
-  const limits = await createInstanceLimitsSource(ec2).limits(node.instanceType);
+  // The reference's published table first; DescribeInstanceTypes only for a type it does not list, and never
+  // in IMDS-only mode, which makes no EC2 call at all.
+  const limits = await createInstanceLimitsSource(config.imdsOnlyMode ? undefined : ec2, {
+    publishedTable: true,
+  })
+    .limits(node.instanceType)
+    .catch((e: unknown) => {
+      if (!isEniManagerError(e, 'UnknownInstanceType')) throw e;
+      throw new StartError(
+        'UnknownInstanceType',
+        `${e.message}; set ENABLE_IMDS_ONLY_MODE=false so DescribeInstanceTypes can be asked`,
+      );
+    });
+  if (config.prefixDelegation && !limits.prefixDelegationSupported) {
+    throw new StartError(
+      'PrefixDelegationUnsupported',
+      `ENABLE_PREFIX_DELEGATION=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) is neither Nitro nor bare metal: EC2 delegates prefixes only there; unset it on this node`,
+    );
+  }
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
   const podsMax = maxPods(limits, {
     prefixDelegation: config.prefixDelegation,
@@ -201,14 +222,46 @@ async function start(
     cooldownMs: config.ipCooldownSeconds * 1000,
   });
   const eniPlans = new Map<string, RoutingPlan>();
-  const eni: EniManager = createEniManager({
-    ec2,
-    metadata,
-    node: allocationNodeOf(node),
-    ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
-    additionalTags: config.additionalEniTags,
-    subnetDiscovery: config.subnetDiscovery,
+  // Which attached ENIs are ours (the reference's classification, at start and at every reconcile): the
+  // others never reach the datastore, host routing or the pool, and the guard refuses any EC2 change to them.
+  const nodeEnis = new NodeEnis({
+    policy: {
+      instanceId: node.instanceId,
+      primaryEniId: node.primaryEni.eniId,
+      manageUntaggedEnis: config.manageUntaggedEni,
+      clusterName: config.clusterName,
+    },
+    ...(config.imdsOnlyMode
+      ? {}
+      : {
+          describeEnis: () => eni.describeEnis(),
+          subnetTags: async (ids: readonly string[]) => {
+            const out = await ec2.call('DescribeSubnets', { SubnetIds: [...ids] });
+            return new Map(
+              (out.Subnets ?? []).map((sn) => [
+                sn.SubnetId ?? '',
+                Object.fromEntries((sn.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+              ]),
+            );
+          },
+        }),
+    ...(config.disableNetworkResourceProvisioning
+      ? {}
+      : { tagEni: (id: string, tags: Readonly<Record<string, string>>) => eni.tagEni(id, tags) }),
+    desiredTags: managedEniTags(node.instanceId, config.clusterName, config.additionalEniTags),
+    log,
   });
+  const eni: EniManager = guardEniManager(
+    createEniManager({
+      ec2,
+      metadata,
+      node: allocationNodeOf(node),
+      ...(config.clusterName !== '' ? { clusterName: config.clusterName } : {}),
+      additionalTags: config.additionalEniTags,
+      subnetDiscovery: config.subnetDiscovery,
+    }),
+    nodeEnis,
+  );
   const pool = new PoolLoop({
     datastore,
     eni,
@@ -226,6 +279,9 @@ async function start(
       maxPods: podsMax,
       ...(config.maxEni ? { maxEniSetting: config.maxEni } : {}),
       customNetworking: config.customNetworking,
+      get unmanagedEnis() {
+        return nodeEnis.unmanagedCount();
+      },
     },
     ...(custom ? { eniTarget: () => custom.nextEniTarget() } : {}),
     now: () => Date.now(),
@@ -249,6 +305,7 @@ async function start(
     readCheckpoint: () => checkpointer.read(),
     listImdsEnis: () => metadata.listEnis(),
     ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
+    selectManaged: (imds, seen) => nodeEnis.select(imds, seen),
     adoptEni: (e) => pool.adoptEni(e),
     podExists: (entry) => {
       const { k8sPodNamespace: ns, k8sPodName: name } = entry.metadata;
@@ -261,6 +318,7 @@ async function start(
     now: () => performance.now(),
     log,
   });
+  metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
   for (const d of report.dropped)
     log.warn('checkpoint entry dropped', {
       reason: d.reason,
@@ -314,33 +372,57 @@ async function start(
 
   // 6. Serve.
   let terminating = false;
+  const gcDeps = {
+    datastore,
+    plumber: host.plumber,
+    vethPrefix: config.vethPrefix,
+    hostLinks: () => host.linkNames(),
+    log,
+  };
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
-    backend: reportPodsTo(
-      kube,
-      ipamBackend({
-        datastore,
-        plumber: host.plumber,
-        log,
-        observer: pool.observing(metrics),
-        version: options.version,
-        vethPrefix: config.vethPrefix,
-        podMtu: config.podMtu,
-        vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
-        externalSnat: config.externalSnat,
-        shuttingDown: () => terminating,
-        poolCondition: () => pool.condition(),
-        wakePool: () => pool.wake(),
-        now: () => performance.now(),
-        checkNetns: netnsGuard(),
-      }),
-    ),
+    backend: {
+      gc: async (req) => {
+        const outcome = await collectStaleAttachments(gcDeps, gcInputOf(req));
+        if (outcome.released.length > 0) pool.wake();
+        return { Released: outcome.released };
+      },
+      status: async () => {
+        const s = datastore.stats();
+        const condition = pool.condition();
+        return podReadiness({
+          free: s.totalIPs - s.assignedIPs,
+          canProvision: !config.disableNetworkResourceProvisioning,
+          ...condition,
+        });
+      },
+      ...reportPodsTo(
+        kube,
+        ipamBackend({
+          datastore,
+          plumber: host.plumber,
+          log,
+          observer: pool.observing(metrics),
+          version: options.version,
+          vethPrefix: config.vethPrefix,
+          podMtu: config.podMtu,
+          vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+          externalSnat: config.externalSnat,
+          shuttingDown: () => terminating,
+          poolCondition: () => pool.condition(),
+          wakePool: () => pool.wake(),
+          now: () => performance.now(),
+          checkNetns: netnsGuard(),
+        }),
+      ),
+    },
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
     ? await listen(
         introspectionServer(datastore, config, log, {
           eniConfigs: () => custom?.status(),
+          unmanagedEnis: () => nodeEnis.unmanaged(),
         }),
         config.introspection.bindAddress,
       )
@@ -374,6 +456,11 @@ async function start(
           datastore,
           metadata,
           ...(config.imdsOnlyMode ? {} : { describeEnis: (ids) => eni.describeEnis(ids) }),
+          selectManaged: async (imds) => {
+            const managed = await nodeEnis.select(imds);
+            metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
+            return managed;
+          },
           log,
           now: () => Date.now(),
           adoptEni: (e) => pool.adoptEni(e),
@@ -387,10 +474,17 @@ async function start(
       )
       .catch((e: unknown) => log.warn('reconcile with IMDS failed', { error: String(e) }))
       .finally(() => {
-        if (!terminating) reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
+        if (!terminating)
+          reconcileTimer = setTimeout(
+            reconcile,
+            options.reconcileIntervalMs ?? config.reconcileIntervalSeconds * 1000,
+          );
       });
   };
-  reconcileTimer = setTimeout(reconcile, options.reconcileIntervalMs ?? 60_000);
+  reconcileTimer = setTimeout(
+    reconcile,
+    options.reconcileIntervalMs ?? config.reconcileIntervalSeconds * 1000,
+  );
 
   // The reference's 30 s VPC CIDR refresh: a block associated while the node runs stops being SNATed.
   const cidrRefresh = startVpcCidrRefresh({

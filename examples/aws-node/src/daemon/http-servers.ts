@@ -50,7 +50,13 @@ export async function listen(server: Server, bind: string): Promise<HttpEndpoint
 }
 
 const RANDOMIZE_ENUM = { none: 0, hashrandom: 1, prng: 2 } as const;
-const COMMANDS = ['/v1/enis', '/v1/eni-configs', '/v1/networkutils-env-settings', '/v1/ipamd-env-settings'];
+const COMMANDS = [
+  '/v1/enis',
+  '/v1/unmanaged-enis',
+  '/v1/eni-configs',
+  '/v1/networkutils-env-settings',
+  '/v1/ipamd-env-settings',
+];
 
 function maskOf(len: number): string {
   const m = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
@@ -61,6 +67,7 @@ function maskOf(len: number): string {
 export function enisDocument(ds: Datastore): Record<string, unknown> {
   const stats = ds.stats();
   const byAddress = new Map(ds.assignments().map((a) => [a.address, a]));
+  const released = ds.releasedAddresses();
   const cards: Record<string, { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, unknown> }> = {};
   for (const eni of stats.enis) {
     const card = (cards[String(eni.networkCard)] ??= { TotalIPs: 0, AssignedIPs: 0, ENIs: {} });
@@ -75,9 +82,26 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
         addresses[a.address] = {
           Address: a.address,
           IPAMKey: { networkName: a.key.networkName, containerID: '', ifName: '' },
-          IPAMMetadata: { k8sPodNamespace: a.metadata.namespace ?? '', k8sPodName: a.metadata.name ?? '' },
+          IPAMMetadata: {
+            k8sPodNamespace: a.metadata.namespace ?? '',
+            k8sPodName: a.metadata.name ?? '',
+            ...(a.metadata.interfacesCount === undefined
+              ? {}
+              : { interfacesCount: a.metadata.interfacesCount }),
+          },
           AssignedTime: new Date(a.assignedAt).toISOString(),
           UnassignedTime: '0001-01-01T00:00:00Z',
+        };
+      }
+      // Addresses given back keep their history, as in the reference: last assigned and released times.
+      for (const r of released) {
+        if (r.eniId !== eni.id || r.cidr !== c.cidr) continue;
+        addresses[r.address] = {
+          Address: r.address,
+          IPAMKey: { networkName: '', containerID: '', ifName: '' },
+          IPAMMetadata: {},
+          AssignedTime: new Date(r.assignedAt).toISOString(),
+          UnassignedTime: new Date(r.unassignedAt).toISOString(),
         };
       }
       cidrs[c.cidr] = {
@@ -96,6 +120,8 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
       AvailableIPv4Cidrs: cidrs,
       IPv6Cidrs: {},
       IsExcludedForPodIPs: eni.excluded,
+      RouteTableID: eni.routeTableId,
+      SubnetID: eni.subnetId,
     };
   }
   return cards;
@@ -105,9 +131,11 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
 export interface IntrospectionSources {
   /** Custom networking's last ENIConfig lookup (`undefined` when custom networking is off). */
   readonly eniConfigs?: () => EniConfigStatus | undefined;
+  /** Attached ENIs the daemon leaves alone (`/v1/unmanaged-enis`). */
+  readonly unmanagedEnis?: () => unknown;
 }
 
-/** The introspection server (the reference's `127.0.0.1:61679` paths). */
+/** The introspection server (the reference's `127.0.0.1:61679` paths, and `/v1/unmanaged-enis`). */
 export function introspectionServer(
   ds: Datastore,
   config: AwsNodeConfig,
@@ -129,6 +157,8 @@ export function introspectionServer(
           return json(res, 404, { error: 'no ENIConfig: custom networking is not enabled' });
         return json(res, 200, status);
       }
+      case '/v1/unmanaged-enis':
+        return json(res, 200, sources.unmanagedEnis?.() ?? []);
       case '/v1/networkutils-env-settings':
         return json(res, 200, {
           AWS_VPC_K8S_CNI_CONNMARK: config.connmark,

@@ -116,6 +116,12 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     help: 'Maximum IPs',
     registers: [this.registry],
   });
+  private readonly unmanaged = new Gauge({
+    name: 'awscni_eni_unmanaged',
+    help: 'Attached ENIs this node leaves alone, by reason',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   readonly buildInfo = new Gauge({
     name: 'awscni_build_info',
     help: 'Build information',
@@ -234,6 +240,21 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
   setLimits(maxEnis: number, maxIps: number): void {
     this.eniMax.set(maxEnis);
     this.ipMax.set(maxIps);
+  }
+  /**
+   * The ENIs left alone (after each classification): counted by reason, and taken off the limits as the
+   * reference's `awscni_eni_max` and `awscni_ip_max` are.
+   */
+  setUnmanaged(
+    enis: readonly { reason: string }[],
+    maxEnis: number,
+    ipv4PerEni: number,
+    prefixDelegation: boolean,
+  ): void {
+    this.unmanaged.reset();
+    for (const e of enis) this.unmanaged.inc({ reason: e.reason });
+    const usable = Math.max(0, maxEnis - enis.length);
+    this.setLimits(usable, usable * (ipv4PerEni - 1) * (prefixDelegation ? 16 : 1));
   }
   /** Refreshes the pool gauges from the datastore. */
   updateFromDatastore(ds: Datastore): void {

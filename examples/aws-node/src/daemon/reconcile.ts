@@ -31,6 +31,12 @@ export interface ReconcilerDeps {
    * but none is removed this round.
    */
   describeEnis?: (eniIds: readonly string[]) => Promise<Ec2Eni[]>;
+  /**
+   * Keeps the ENIs this node manages (see `NodeEnis.select`, which classifies them again); the others are
+   * never adopted, and a known ENI that is no longer managed leaves the datastore as a detached one does.
+   * Absent: all are managed.
+   */
+  selectManaged?: (imds: ImdsEni[]) => Promise<ImdsEni[]>;
 }
 
 /** The reference's reconcile cooldown: a released CIDR is not re-added from IMDS for 60 s. */
@@ -51,7 +57,8 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
     removedCidrs: [],
     droppedPods: [],
   };
-  const imdsEnis = (await deps.metadata.listEnis()).filter((e) => e.networkCard === 0);
+  const listed = (await deps.metadata.listEnis()).filter((e) => e.networkCard === 0);
+  const imdsEnis = deps.selectManaged === undefined ? listed : await deps.selectManaged(listed);
   const stats = datastore.stats();
   const known = new Map(stats.enis.map((e) => [e.id, e]));
   const now = deps.now();

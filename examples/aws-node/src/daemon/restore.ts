@@ -59,6 +59,11 @@ export interface NodeRestoreDeps {
    * IMDS is all there is.
    */
   describeEnis?: () => Promise<Ec2Eni[]>;
+  /**
+   * Keeps the ENIs this node manages (see `NodeEnis.select`), given EC2's read when there is one; the others are
+   * never adopted. Absent: all are managed.
+   */
+  selectManaged?: (imds: ImdsEni[], ec2: Ec2Eni[] | undefined) => Promise<ImdsEni[]>;
   /** Sets up and records one ENI and its addresses (the pool loop's adopt). */
   adoptEni: (eni: ImdsEni) => Promise<void>;
   /**
@@ -109,8 +114,9 @@ export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOut
   let missing: CheckpointEntry[];
   for (;;) {
     reads++;
-    const imds = (await deps.listImdsEnis()).filter((e) => e.networkCard === 0);
+    const listed = (await deps.listImdsEnis()).filter((e) => e.networkCard === 0);
     ec2 = deps.describeEnis === undefined ? undefined : await deps.describeEnis();
+    const imds = deps.selectManaged === undefined ? listed : await deps.selectManaged(listed, ec2);
     enis = ec2 === undefined ? imds : withEc2Addresses(imds, ec2);
     const cidrs = podCidrs(enis);
     missing = live.filter((e) => !placeable(e.ipv4!, cidrs));

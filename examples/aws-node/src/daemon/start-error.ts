@@ -4,8 +4,16 @@
  *   daemon place yet; starting would hand that address to another pod.
  * - `ListenFailed`: a socket or HTTP endpoint could not be opened.
  * - `KubeRequired`: custom networking is on but there is no Kubernetes API to read ENIConfigs from.
+ * - `PrefixDelegationUnsupported`: `ENABLE_PREFIX_DELEGATION=true` on an instance type that is neither Nitro nor
+ *   bare metal (EC2 delegates prefixes only there).
+ * - `UnknownInstanceType`: IMDS-only mode on an instance type the shipped limits table does not list.
  */
-export type StartErrorCode = 'RestoreUnconfirmed' | 'ListenFailed' | 'KubeRequired';
+export type StartErrorCode =
+  | 'RestoreUnconfirmed'
+  | 'ListenFailed'
+  | 'KubeRequired'
+  | 'PrefixDelegationUnsupported'
+  | 'UnknownInstanceType';
 
 /** The daemon refused to start; everything it had opened is closed again. */
 export class StartError extends Error {

@@ -6,13 +6,21 @@ import {
   type DelNetworkRequest,
   decode,
   encode,
+  type GcReply,
+  type GcRequest,
   Methods,
+  type StatusReply,
+  type StatusRequest,
 } from '../rpc/messages.js';
 
 /** The daemon calls the plugin makes, over the unix socket. */
 export interface DaemonClient {
   addNetwork(req: Partial<AddNetworkRequest>): Promise<AddNetworkReply>;
   delNetwork(req: Partial<DelNetworkRequest>): Promise<DelNetworkReply>;
+  /** CNI 1.1 GC: the daemon releases the addresses of attachments not in the list. */
+  gc(req: Partial<GcRequest>): Promise<GcReply>;
+  /** CNI 1.1 STATUS: whether the daemon can serve an ADD now. */
+  status(req: Partial<StatusRequest>): Promise<StatusReply>;
   health(): Promise<number>;
 }
 
@@ -37,6 +45,23 @@ export function daemonClient(socketPath: string, timeoutMs: number): DaemonClien
           socketPath,
           method: Methods.DelNetwork,
           request: encode('DelNetworkRequest', req),
+          timeoutMs,
+        }),
+      );
+    },
+    async gc(req) {
+      return decode(
+        'GcReply',
+        await unaryCall({ socketPath, method: Methods.Gc, request: encode('GcRequest', req), timeoutMs }),
+      );
+    },
+    async status(req) {
+      return decode(
+        'StatusReply',
+        await unaryCall({
+          socketPath,
+          method: Methods.Status,
+          request: encode('StatusRequest', req),
           timeoutMs,
         }),
       );

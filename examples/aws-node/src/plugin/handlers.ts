@@ -18,8 +18,8 @@ export interface PluginDeps {
   daemon: (socketPath: string) => DaemonClient;
   /** Host-side teardown from a prevResult when the daemon cannot be reached (rules 512/1536, host route). */
   teardownWithoutDaemon: (pod: PrevResultPod) => Promise<void>;
-  /** Verifies host-side plumbing for CHECK; throws a CniError when something is missing. */
-  verify: (pod: PrevResultPod) => Promise<void>;
+  /** Verifies the pod's and the host's plumbing for CHECK; throws a CniError when something is missing. */
+  verify: (pod: PrevResultPod, netns: string, ifname: string) => Promise<void>;
   /** The plugin's version, compared by the daemon (the reference's `ClientVersion`). */
   version: string;
   /**
@@ -173,9 +173,12 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
 
     async status(ctx) {
       const conf = readAwsCniConf(ctx.config);
+      let reply: Awaited<ReturnType<DaemonClient['status']>>;
       try {
-        const status = await deps.daemon(conf.ipamdSocket).health();
+        const daemon = deps.daemon(conf.ipamdSocket);
+        const status = await daemon.health();
         if (status !== ServingStatus.SERVING) throw new Error(`health status ${status}`);
+        reply = await daemon.status({ ClientVersion: deps.version });
       } catch (e) {
         throw new CniError(
           CniErrorCode.PluginNotAvailable,
@@ -183,10 +186,28 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
           e instanceof Error ? e.message : String(e),
         );
       }
+      if (!reply.Ready) throw new CniError(CniErrorCode.PluginNotAvailable, `aws-node: ${reply.Reason}`);
     },
 
-    // GC: the daemon reconciles its own state (checkpoint restore and the pool loop); nothing to do here.
-    gc() {},
+    // GC: the daemon releases the addresses of attachments the runtime no longer lists.
+    async gc(ctx) {
+      const conf = readAwsCniConf(ctx.config);
+      const log = openLog(conf);
+      const requestedAt = now();
+      const valid = ctx.config.validAttachments ?? [];
+      log.info('Received CNI gc request', { validAttachments: valid.length });
+      try {
+        const reply = await deps.daemon(conf.ipamdSocket).gc({
+          NetworkName: ctx.config.name || NETWORK_NAME,
+          ValidAttachments: valid.map((a) => ({ ContainerID: a.containerID, IfName: a.ifname })),
+          RequestedAtMs: String(Math.floor(requestedAt)),
+          ClientVersion: deps.version,
+        });
+        log.info('gc done', { released: reply.Released });
+      } catch (e) {
+        throw daemonCallError(e, 'gc', conf.ipamdSocket);
+      }
+    },
   };
 
   async function add(ctx: CommandContext, conf: AwsCniConf, log: Logger): Promise<Result> {
@@ -284,6 +305,6 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
     } catch (e) {
       throw e instanceof CniError ? e : daemonCallError(e, 'check', conf.ipamdSocket);
     }
-    await deps.verify(prev);
+    await deps.verify(prev, ctx.env.netns, ctx.env.ifname);
   }
 }

@@ -5,6 +5,12 @@
 import { CniError, CniErrorCode } from '@vpc-cni-kit/cni-spec';
 import type { PrevResultPod } from './result.js';
 
+/** What a failed verification says: the objects missing, else the message. */
+function why(e: unknown, rt: typeof import('@vpc-cni-kit/routing-table')): string {
+  if (rt.isRoutingError(e, 'VERIFY_FAILED') && e.missing.length > 0) return `missing ${e.missing.join('; ')}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
 async function hostPort() {
   const [{ openSync }, rt] = await Promise.all([
     import('@vpc-cni-kit/netlink'),
@@ -28,18 +34,48 @@ export async function teardownWithoutDaemon(pod: PrevResultPod): Promise<void> {
   }
 }
 
-/** CNI CHECK: the pod's host routes and rules are all present. */
-export async function verifyHost(pod: PrevResultPod): Promise<void> {
+/**
+ * CNI CHECK: what ADD made is all there. In the pod's namespace: the /32 address on `ifname`, the link route to
+ * the gateway and the default route through it; on the host: the route to the pod through its veth and the
+ * pod's rules (to-pod at 512, from-pod at 1536 for an address on a secondary ENI). Anything missing is an
+ * `Internal` (999) error naming it, the code the reference's plugin reports for every failure.
+ */
+export async function verifyHost(pod: PrevResultPod, netns: string, ifname: string): Promise<void> {
   if (pod.hostVethName === undefined)
     throw new CniError(CniErrorCode.Internal, 'check: prevResult names no host veth');
   const { rt, port, close } = await hostPort();
   try {
-    await rt.verifyRouting(
-      port,
-      rt.planPodHost({ podIp: pod.address, hostVeth: pod.hostVethName, table: pod.routeTableId }),
+    // The neighbour entry (the host veth's MAC) is not compared: the MAC placeholder only fills the plan.
+    const plan = rt.planPodNetwork(
+      {
+        podIp: pod.address,
+        hostVeth: pod.hostVethName,
+        containerIf: ifname,
+        netnsPath: netns,
+        mtu: 1500,
+        eniTable: pod.routeTableId,
+      },
+      '02:00:00:00:00:00',
     );
+    const inPod = rt.emptyPlan(plan.family);
+    const podPlan = {
+      ...inPod,
+      addresses: plan.podObjects.flatMap((o) => (o.kind === 'address' ? [o] : [])),
+      routes: plan.podObjects.flatMap((o) => (o.kind === 'route' ? [o] : [])),
+      rules: plan.podObjects.flatMap((o) => (o.kind === 'rule' ? [o] : [])),
+    };
+    const podPort = await rt.netlinkPortFactory({ sync: true }).open(netns);
+    try {
+      await rt.verifyRouting(podPort, podPlan);
+    } catch (e) {
+      throw new CniError(CniErrorCode.Internal, `check: pod ${ifname} in ${netns}: ${why(e, rt)}`);
+    } finally {
+      podPort.close();
+    }
+    await rt.verifyRouting(port, plan.host);
   } catch (e) {
-    throw new CniError(CniErrorCode.Internal, `check: ${e instanceof Error ? e.message : String(e)}`);
+    if (e instanceof CniError) throw e;
+    throw new CniError(CniErrorCode.Internal, `check: node: ${why(e, rt)}`);
   } finally {
     close();
   }

@@ -1,5 +1,5 @@
 /**
- * The daemon's gRPC server: `rpc.CNIBackend` (AddNetwork, DelNetwork) and `grpc.health.v1.Health/Check` on
+ * The daemon's gRPC server: `rpc.CNIBackend` (AddNetwork, DelNetwork, and this daemon's Gc and Status) and `grpc.health.v1.Health/Check` on
  * a unix socket, on @grpc/grpc-js with the hand-written codec (no protobufjs, no generated code).
  */
 import { chmod, mkdir, rm, stat } from 'node:fs/promises';
@@ -12,15 +12,23 @@ import {
   type DelNetworkRequest,
   decode,
   encode,
+  type GcReply,
+  type GcRequest,
   type Messages,
   Methods,
   ServingStatus,
+  type StatusReply,
+  type StatusRequest,
 } from './messages.js';
 
 /** What the daemon implements behind `rpc.CNIBackend`. Omitted reply fields take their proto3 defaults. */
 export interface CniBackend {
   addNetwork(request: AddNetworkRequest): Promise<Partial<AddNetworkReply>>;
   delNetwork(request: DelNetworkRequest): Promise<Partial<DelNetworkReply>>;
+  /** CNI 1.1 GC (this daemon's extension); absent: answered `UNIMPLEMENTED`. */
+  gc?(request: GcRequest): Promise<Partial<GcReply>>;
+  /** CNI 1.1 STATUS (this daemon's extension); absent: answered `UNIMPLEMENTED`. */
+  status?(request: StatusRequest): Promise<Partial<StatusReply>>;
 }
 
 /** An error a backend throws to answer with a specific gRPC status (e.g. FAILED_PRECONDITION). */
@@ -67,6 +75,8 @@ function method<Req extends keyof Messages, Res extends keyof Messages>(path: st
 const cniBackendService = {
   AddNetwork: method(Methods.AddNetwork, 'AddNetworkRequest', 'AddNetworkReply'),
   DelNetwork: method(Methods.DelNetwork, 'DelNetworkRequest', 'DelNetworkReply'),
+  Gc: method(Methods.Gc, 'GcRequest', 'GcReply'),
+  Status: method(Methods.Status, 'StatusRequest', 'StatusReply'),
 } satisfies grpc.ServiceDefinition;
 
 const healthService = {
@@ -102,6 +112,14 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   server.addService(cniBackendService, {
     AddNetwork: unary((req: AddNetworkRequest) => backend.addNetwork(req)),
     DelNetwork: unary((req: DelNetworkRequest) => backend.delNetwork(req)),
+    Gc: unary(async (req: GcRequest) => {
+      if (backend.gc === undefined) throw new RpcStatusError(grpc.status.UNIMPLEMENTED, 'no GC');
+      return backend.gc(req);
+    }),
+    Status: unary(async (req: StatusRequest) => {
+      if (backend.status === undefined) throw new RpcStatusError(grpc.status.UNIMPLEMENTED, 'no STATUS');
+      return backend.status(req);
+    }),
   });
   server.addService(healthService, {
     Check: unary(async (req: Messages['HealthCheckRequest']) => {

@@ -106,6 +106,40 @@ export interface DelNetworkReply {
   NetworkPolicyMode: string;
 }
 
+/** One attachment the runtime still uses (CNI 1.1 GC's `cni.dev/valid-attachments`). */
+export interface ValidAttachment {
+  ContainerID: string;
+  IfName: string;
+}
+
+/** `rpc.GcRequest` (this daemon's extension of `rpc.CNIBackend`): CNI 1.1 GC. */
+export interface GcRequest {
+  NetworkName: string;
+  ValidAttachments: ValidAttachment[];
+  /** When the runtime's request reached the plugin, wall-clock ms as decimal text. */
+  RequestedAtMs: string;
+  ClientVersion: string;
+}
+
+/** `rpc.GcReply` */
+export interface GcReply {
+  /** The addresses released. */
+  Released: string[];
+}
+
+/** `rpc.StatusRequest` (extension): CNI 1.1 STATUS. */
+export interface StatusRequest {
+  ClientVersion: string;
+}
+
+/** `rpc.StatusReply` */
+export interface StatusReply {
+  /** Whether an ADD can be served now. */
+  Ready: boolean;
+  /** Why not, for the operator. */
+  Reason: string;
+}
+
 /** `grpc.health.v1.HealthCheckRequest` */
 export interface HealthCheckRequest {
   service: string;
@@ -193,6 +227,43 @@ export const schemas = {
       { no: 6, name: 'NetworkPolicyMode', kind: 'string' },
     ],
   },
+  GcRequest: {
+    name: 'rpc.GcRequest',
+    fields: [
+      { no: 1, name: 'NetworkName', kind: 'string' },
+      {
+        no: 2,
+        name: 'ValidAttachments',
+        kind: {
+          message: {
+            name: 'rpc.ValidAttachment',
+            fields: [
+              { no: 1, name: 'ContainerID', kind: 'string' },
+              { no: 2, name: 'IfName', kind: 'string' },
+            ],
+          },
+        },
+        repeated: true,
+      },
+      { no: 3, name: 'RequestedAtMs', kind: 'string' },
+      { no: 4, name: 'ClientVersion', kind: 'string' },
+    ],
+  },
+  GcReply: {
+    name: 'rpc.GcReply',
+    fields: [{ no: 1, name: 'Released', kind: 'string', repeated: true }],
+  },
+  StatusRequest: {
+    name: 'rpc.StatusRequest',
+    fields: [{ no: 1, name: 'ClientVersion', kind: 'string' }],
+  },
+  StatusReply: {
+    name: 'rpc.StatusReply',
+    fields: [
+      { no: 1, name: 'Ready', kind: 'bool' },
+      { no: 2, name: 'Reason', kind: 'string' },
+    ],
+  },
   HealthCheckRequest: {
     name: 'grpc.health.v1.HealthCheckRequest',
     fields: [{ no: 1, name: 'service', kind: 'string' }],
@@ -209,6 +280,10 @@ export interface Messages {
   AddNetworkReply: AddNetworkReply;
   DelNetworkRequest: DelNetworkRequest;
   DelNetworkReply: DelNetworkReply;
+  GcRequest: GcRequest;
+  GcReply: GcReply;
+  StatusRequest: StatusRequest;
+  StatusReply: StatusReply;
   HealthCheckRequest: HealthCheckRequest;
   HealthCheckResponse: HealthCheckResponse;
 }
@@ -227,5 +302,7 @@ export function decode<K extends keyof Messages>(kind: K, bytes: Uint8Array): Me
 export const Methods = {
   AddNetwork: '/rpc.CNIBackend/AddNetwork',
   DelNetwork: '/rpc.CNIBackend/DelNetwork',
+  Gc: '/rpc.CNIBackend/Gc',
+  Status: '/rpc.CNIBackend/Status',
   HealthCheck: '/grpc.health.v1.Health/Check',
 } as const;
