@@ -3,6 +3,7 @@
  * pods created through Debian's libcni chaining aws-cni with portmap and bandwidth.
  */
 import { existsSync } from 'node:fs';
+import { daemonClient } from '@vpc-cni-kit/aws-node';
 import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
@@ -76,6 +77,44 @@ describePrivileged('aws-node on the virtual VPC', () => {
     expect(text).toMatch(/^awscni_connmark_backend\{backend="(iptables|nftables)"\} 1$/m);
     expect(text).toContain('awscni_connmark_reconcile_total{result="success"} 1');
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    // The reference's reconcile, force-removal, in-progress, AWS utils and pod-ENI series.
+    for (const [name, type] of [
+      ['awscni_reconcile_count', 'counter'],
+      ['awscni_force_removed_enis', 'counter'],
+      ['awscni_force_removed_ips', 'counter'],
+      ['awscni_ipamd_action_inprogress', 'gauge'],
+      ['awscni_aws_utils_error_count', 'counter'],
+      ['awscni_pod_eni_error_count', 'counter'],
+    ])
+      expect(text).toMatch(new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
+    expect(text).toMatch(/^awscni_force_removed_ips 0$/m);
+  });
+
+  it('a refused ADD is listed, newest first, with its code and reason in /v1/failures', async () => {
+    const node = cluster.nodes[0]!;
+    const reply = await daemonClient(node.socket, 5000).addNetwork({
+      K8S_POD_NAME: 'intruder',
+      K8S_POD_NAMESPACE: 'default',
+      K8S_POD_INFRA_CONTAINER_ID: 'c-intruder',
+      Netns: node.instance.netnsPath,
+      IfName: 'eth9',
+      NetworkName: 'aws-cni',
+      ContainerID: 'c-intruder',
+      ClientVersion: '',
+      RequiresMultiNICAttachment: false,
+      PodPlumbing: true,
+      Mtu: 0,
+      VethPrefix: '',
+    });
+    expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
+    const failures = (await cluster.introspect(0, '/v1/failures')) as Record<string, unknown>[];
+    expect(failures[0]).toMatchObject({
+      source: 'add-network',
+      action: 'AddNetwork',
+      code: 'InvalidRequest',
+      pod: 'default/intruder',
+      reason: reply.FailureMessage,
+    });
   });
 
   it('DEL removes the host route and rules', async () => {
