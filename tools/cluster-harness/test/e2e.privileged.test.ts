@@ -10,6 +10,7 @@ import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
 import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
+import { intruderAddRequest } from './support/scenario.js';
 
 const binDir = awsNodeBinDir();
 
@@ -92,20 +93,9 @@ describePrivileged('aws-node on the virtual VPC', () => {
 
   it('a refused ADD is listed, newest first, with its code and reason in /v1/failures', async () => {
     const node = cluster.nodes[0]!;
-    const reply = await daemonClient(node.socket, 5000).addNetwork({
-      K8S_POD_NAME: 'intruder',
-      K8S_POD_NAMESPACE: 'default',
-      K8S_POD_INFRA_CONTAINER_ID: 'c-intruder',
-      Netns: node.instance.netnsPath,
-      IfName: 'eth9',
-      NetworkName: 'aws-cni',
-      ContainerID: 'c-intruder',
-      ClientVersion: '',
-      RequiresMultiNICAttachment: false,
-      PodPlumbing: true,
-      Mtu: 0,
-      VethPrefix: '',
-    });
+    const reply = await daemonClient(node.socket, 5000).addNetwork(
+      intruderAddRequest(node.instance.netnsPath),
+    );
     expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
     const failures = (await cluster.introspect(0, '/v1/failures')) as Record<string, unknown>[];
     expect(failures[0]).toMatchObject({
