@@ -143,6 +143,10 @@ describe('loadConfig', () => {
     ['10.0.0.1', undefined],
     ['300.0.0.1/8', undefined],
     ['10.0.0.0/33', undefined],
+    ['010.0.0.0/8', undefined],
+    ['10.0.0.0/08', undefined],
+    ['10.0.0/8', undefined],
+    ['fd00::/8', undefined],
   ])('normalises %s', (input, want) => {
     expect(normaliseIpv4Cidr(input)).toBe(want);
   });

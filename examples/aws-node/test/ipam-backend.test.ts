@@ -33,7 +33,9 @@ function setup(addresses = 8, checkNetns: NetnsCheck = () => undefined) {
   const plumber = new RecordingPlumber();
   const outcomes: string[] = [];
   const wakes: string[] = [];
+  const failures: { code: string; message: string; pod: string }[] = [];
   const backend = testBackend(datastore, plumber, {
+    onAddFailure: (f) => failures.push(f),
     observer: {
       addNetwork: (_ms, outcome) => outcomes.push(outcome),
       delNetwork: () => {},
@@ -42,7 +44,7 @@ function setup(addresses = 8, checkNetns: NetnsCheck = () => undefined) {
     wakePool: () => void wakes.push(outcomes.at(-1) ?? ''),
     checkNetns,
   });
-  return { cp, datastore, plumber, backend, outcomes, wakes };
+  return { cp, datastore, plumber, backend, outcomes, wakes, failures };
 }
 
 const stored = (cp: InMemoryGroupCommitCheckpointer) =>
@@ -140,10 +142,14 @@ describe('ipam backend refuses a bad AddNetwork before taking an address', () =>
   it.each(cases)(
     '%s: InvalidRequest, nothing assigned, nothing written, nothing plumbed',
     async (_what, change, message) => {
-      const { cp, datastore, plumber, backend, wakes } = setup(8, netnsGuard());
+      const { cp, datastore, plumber, backend, wakes, failures } = setup(8, netnsGuard());
       const reply = await backend.addNetwork({ ...addRequest(1), Netns: '/proc/1/ns/mnt', ...change });
       expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
       expect(reply.FailureMessage).toMatch(message);
+      // The daemon's recent-failures ring hears of it, with the cause the plugin gets.
+      expect(failures).toEqual([
+        { code: 'InvalidRequest', message: reply.FailureMessage, pod: expect.stringMatching(/\//) },
+      ]);
       expect(datastore.assignments()).toEqual([]);
       expect(plumber.plumbed.size).toBe(0);
       expect(stored(cp)).toEqual([]);

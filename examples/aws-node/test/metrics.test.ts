@@ -37,3 +37,61 @@ describe('DaemonMetrics', () => {
       expect(text).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
   });
 });
+
+describe('DaemonMetrics: the reference series of reconciles, force removals, actions and errors', () => {
+  const typeOf = (text: string, name: string) => new RegExp(`^# TYPE ${name} (\\w+)$`, 'm').exec(text)?.[1];
+
+  it('exports each under the reference name and type, before anything happened', async () => {
+    const text = await new DaemonMetrics().registry.metrics();
+    expect(typeOf(text, 'awscni_reconcile_count')).toBe('counter');
+    expect(typeOf(text, 'awscni_force_removed_enis')).toBe('counter');
+    expect(typeOf(text, 'awscni_force_removed_ips')).toBe('counter');
+    expect(typeOf(text, 'awscni_ipamd_action_inprogress')).toBe('gauge');
+    expect(typeOf(text, 'awscni_aws_utils_error_count')).toBe('counter');
+    expect(typeOf(text, 'awscni_pod_eni_error_count')).toBe('counter');
+    // Unlabelled counters read 0 from the start.
+    expect(text).toMatch(/^awscni_force_removed_enis 0$/m);
+    expect(text).toMatch(/^awscni_force_removed_ips 0$/m);
+  });
+
+  it('counts pool actions in progress by the reference fn, and eni-manager failures as AWS utils errors', async () => {
+    const m = new DaemonMetrics();
+    m.actionStarted('create-eni');
+    m.actionStarted('release');
+    let text = await m.registry.metrics();
+    expect(text).toContain('awscni_ipamd_action_inprogress{fn="increaseDatastorePool"} 1');
+    expect(text).toContain('awscni_ipamd_action_inprogress{fn="decreaseDatastorePool"} 1');
+    m.actionEnded('create-eni');
+    m.actionFailed('create-eni', 'InsufficientFreeAddressesInSubnet');
+    // Not an eni-manager code: an ipamd error only.
+    m.actionFailed('assign', 'Internal');
+    m.actionEnded('release');
+    text = await m.registry.metrics();
+    expect(text).toContain('awscni_ipamd_action_inprogress{fn="increaseDatastorePool"} 0');
+    expect(text).toContain('awscni_ipamd_action_inprogress{fn="decreaseDatastorePool"} 0');
+    expect(text).toContain(
+      'awscni_aws_utils_error_count{fn="increaseDatastorePool",error="InsufficientFreeAddressesInSubnet"} 1',
+    );
+    expect(text).not.toContain('error="Internal"');
+    expect(text).toContain('awscni_ipamd_error_count{fn="assign"} 1');
+  });
+
+  it('a reconcile is in progress while it runs, and its failure is counted', async () => {
+    const m = new DaemonMetrics();
+    let during = '';
+    await m.during('nodeIPPoolReconcile', async () => {
+      during = await m.registry.metrics();
+    });
+    expect(during).toContain('awscni_ipamd_action_inprogress{fn="nodeIPPoolReconcile"} 1');
+    await expect(
+      m.during('nodeIPPoolReconcile', () => Promise.reject(new Error('IMDS down'))),
+    ).rejects.toThrow('IMDS down');
+    m.reconcileFailed('ImdsUnavailable');
+    const text = await m.registry.metrics();
+    expect(text).toContain('awscni_ipamd_action_inprogress{fn="nodeIPPoolReconcile"} 0');
+    expect(text).toContain('awscni_ipamd_error_count{fn="nodeIPPoolReconcile"} 1');
+    expect(text).toContain(
+      'awscni_aws_utils_error_count{fn="nodeIPPoolReconcile",error="ImdsUnavailable"} 1',
+    );
+  });
+});

@@ -113,11 +113,19 @@ describe('PoolLoop under EC2 throttling', () => {
       },
     } as unknown as EniManager;
     const failures: string[] = [];
+    const actions: string[] = [];
     const pool = poolLoop(datastore, eni, 3, {
-      observer: { decision: () => {}, actionFailed: (kind, code) => failures.push(`${kind} ${code}`) },
+      observer: {
+        decision: () => {},
+        actionFailed: (kind, code, reason) => failures.push(`${kind} ${code} ${reason}`),
+        actionStarted: (kind) => actions.push(`start ${kind}`),
+        actionEnded: (kind) => actions.push(`end ${kind}`),
+      },
     });
     expect((await pool.tick()).kind).toBe('assign');
-    expect(failures).toEqual(['assign RequestLimitExceeded']);
+    expect(failures).toEqual(['assign RequestLimitExceeded AssignPrivateIpAddresses: throttled']);
+    // Every action other than none is bracketed, failed or not.
+    expect(actions).toEqual(['start assign', 'end assign']);
     expect(datastore.stats().totalIPs).toBe(0);
     expect((await pool.tick()).kind).toBe('assign');
     expect(assigned).toEqual([3]);

@@ -2,6 +2,7 @@ import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
 import type { Ec2Eni, ImdsEni } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/daemon/logger.js';
+import { DaemonMetrics } from '../src/daemon/metrics.js';
 import { RECONCILE_COOLDOWN_MS, reconcileWithImds } from '../src/daemon/reconcile.js';
 
 const clock = { now: () => 1_000_000 };
@@ -69,6 +70,7 @@ describe('reconcileWithImds', () => {
       addedCidrs: [],
       removedCidrs: [],
       droppedPods: [],
+      forceRemovedEnis: [],
     });
   });
 
@@ -110,6 +112,24 @@ describe('reconcileWithImds', () => {
     expect(r.removedEnis).toEqual(['eni-s']);
     expect(torn).toEqual(['eni-s']);
     expect(ds.eniIds().sort()).toEqual(['eni-n', 'eni-p']);
+  });
+
+  it('an ENI that leaves with pods on it is a force removal, counted in the reference series', async () => {
+    const { ds, deps } = setup();
+    // eni-p's two addresses, then eni-s's one.
+    for (const c of ['c1', 'c2', 'c3']) ds.assign({ networkName: 'aws-cni', containerID: c, ifName: 'eth0' });
+    const r = await reconcileWithImds(
+      deps([eni('eni-p', 0, ['10.0.0.10', '10.0.0.11', '10.0.0.12']), eni('eni-n', 2, ['10.0.0.30'])]),
+    );
+    expect(r.forceRemovedEnis).toEqual(['eni-s']);
+    expect(r.droppedPods.map((d) => d.address)).toEqual(['10.0.0.21']);
+    const m = new DaemonMetrics();
+    m.reconciled(r);
+    const text = await m.registry.metrics();
+    expect(text).toContain('awscni_reconcile_count{fn="eniReconcileAdd"} 1');
+    expect(text).toContain('awscni_reconcile_count{fn="eniReconcileDel"} 1');
+    expect(text).toMatch(/^awscni_force_removed_enis 1$/m);
+    expect(text).toMatch(/^awscni_force_removed_ips 1$/m);
   });
 
   it('settles a difference with EC2: an address IMDS does not list yet (lag) stays, with its pod', async () => {

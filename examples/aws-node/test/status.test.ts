@@ -5,9 +5,10 @@
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStatus } from '../src/cli/status.js';
+import { renderFailures, runStatus } from '../src/cli/status.js';
 import { formatTable } from '../src/cli/table.js';
 import { loadConfig } from '../src/config/config.js';
+import { FailureRing } from '../src/daemon/failures.js';
 import { type HttpEndpoint, introspectionServer, listen } from '../src/daemon/http-servers.js';
 import { silentLogger } from '../src/daemon/logger.js';
 
@@ -50,8 +51,25 @@ describe('aws-node status', () => {
       { networkName: 'aws-cni', containerID: 'c2', ifName: 'eth0' },
       { namespace: 'web', name: 'front-2' },
     );
+    let t = Date.UTC(2026, 10, 24, 5, 0, 0);
+    const failures = new FailureRing(10, () => (t += 1000));
+    failures.record({
+      source: 'pool',
+      action: 'create-eni',
+      code: 'InsufficientFreeAddressesInSubnet',
+      reason: 'subnet-1 has no free addresses',
+    });
+    failures.record({
+      source: 'add-network',
+      action: 'AddNetwork',
+      code: 'PoolEmpty',
+      reason: 'no address available',
+      pod: 'web/front-3',
+    });
     endpoint = await listen(
-      introspectionServer(ds, loadConfig({ WARM_IP_TARGET: '5' }), silentLogger),
+      introspectionServer(ds, loadConfig({ WARM_IP_TARGET: '5' }), silentLogger, {
+        failures: () => failures.list(),
+      }),
       '127.0.0.1:0',
     );
   });
@@ -60,10 +78,10 @@ describe('aws-node status', () => {
     await endpoint?.close();
   });
 
-  it('prints ENIs, pods and the pool as tables', async () => {
+  it('prints ENIs, pods, the pool and the recent failures as tables', async () => {
     const o = await status('--address', endpoint.address);
     expect(o).toMatchObject({ code: 0, stderr: '' });
-    const [enis, pods, pool] = o.stdout.trim().split('\n\n');
+    const [enis, pods, pool, failures] = o.stdout.trim().split('\n\n');
     expect(enis?.split('\n')).toEqual([
       'ENIs',
       'CARD  ENI     PRIMARY  DEVICE  CIDRS  ASSIGNED  RANGES',
@@ -81,14 +99,34 @@ describe('aws-node status', () => {
       '---------  --------  ----  --------  ----------------------------------',
       '4          2         2     0         WARM_ENI_TARGET=1 WARM_IP_TARGET=5',
     ]);
+    // Newest first, with the code and the reason.
+    const lines = failures?.split('\n') ?? [];
+    expect(lines[0]).toBe('Recent failures');
+    expect(lines[1]).toMatch(/^TIME +SOURCE +ACTION +CODE +POD +REASON$/);
+    expect(lines[3]).toMatch(
+      /^2026-11-24T05:00:02\.000Z +add-network +AddNetwork +PoolEmpty +web\/front-3 +no address available$/,
+    );
+    expect(lines[4]).toMatch(
+      /^2026-11-24T05:00:01\.000Z +pool +create-eni +InsufficientFreeAddressesInSubnet +subnet-1 has no free addresses$/,
+    );
+    expect(lines).toHaveLength(5);
+  });
+
+  it('says so when there was no failure', () => {
+    expect(renderFailures([])).toBe('Recent failures\n(none)');
   });
 
   it('--json gives the introspection documents', async () => {
     const o = await status('--json', `--address=${endpoint.address}`);
     expect(o.code).toBe(0);
-    const doc = JSON.parse(o.stdout) as { enis: Record<string, { AssignedIPs: number }>; settings: unknown };
+    const doc = JSON.parse(o.stdout) as {
+      enis: Record<string, { AssignedIPs: number }>;
+      settings: unknown;
+      failures: { code: string }[];
+    };
     expect(doc.enis['0']?.AssignedIPs).toBe(2);
     expect(doc.settings).toMatchObject({ WARM_IP_TARGET: 5 });
+    expect(doc.failures.map((f) => f.code)).toEqual(['PoolEmpty', 'InsufficientFreeAddressesInSubnet']);
   });
 
   it('one line and exit 1 when no daemon answers; exit 2 on a bad command line', async () => {

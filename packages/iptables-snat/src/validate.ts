@@ -1,23 +1,14 @@
+import {
+  cidrNetwork,
+  parseIpv4 as coreParseIpv4,
+  formatIp,
+  parseCidr,
+  parseIp,
+} from '@vpc-cni-kit/ip-address';
 import { invalidOption } from './errors.js';
 
-/** Parses a dotted-quad IPv4 address into a 32-bit unsigned number, or `undefined`. */
-export function parseIpv4(text: string): number | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(part)) return undefined;
-    const n = Number(part);
-    if (n > 255) return undefined;
-    value = value * 256 + n;
-  }
-  return value;
-}
-
-/** Formats a 32-bit unsigned number as a dotted quad. */
-export function formatIpv4(value: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
-}
+/** Parses a dotted-quad IPv4 address into a 32-bit unsigned number, or `undefined` (`@vpc-cni-kit/ip-address`). */
+export const parseIpv4: (text: string) => number | undefined = coreParseIpv4;
 
 /** An IPv4 CIDR in network form (host bits cleared). */
 export interface Ipv4Cidr {
@@ -32,16 +23,19 @@ export interface Ipv4Cidr {
  * CIDRs. Throws `INVALID_OPTION` naming `subject` on anything else, including IPv6.
  */
 export function normalizeIpv4Cidr(text: string, subject: string): Ipv4Cidr {
-  const trimmed = text.trim();
-  const [addr, len, extra] = trimmed.split('/');
-  const base = addr === undefined ? undefined : parseIpv4(addr);
-  if (base === undefined || extra !== undefined || (len !== undefined && !/^(0|[1-9][0-9]?)$/.test(len))) {
-    throw invalidOption(subject, `not an IPv4 CIDR: ${JSON.stringify(text)}`);
+  const trimmed = typeof text === 'string' ? text.trim() : '';
+  const slash = trimmed.indexOf('/');
+  const address = parseIp(slash < 0 ? trimmed : trimmed.slice(0, slash));
+  if (address?.family !== 4) throw invalidOption(subject, `not an IPv4 CIDR: ${JSON.stringify(text)}`);
+  const c = slash < 0 ? { ...address, length: 32 } : parseCidr(trimmed);
+  if (c === undefined) {
+    const outOfRange = /^[1-9][0-9]*$/.test(trimmed.slice(slash + 1));
+    throw invalidOption(
+      subject,
+      `${outOfRange ? 'prefix length out of range' : 'not an IPv4 CIDR'}: ${JSON.stringify(text)}`,
+    );
   }
-  const prefix = len === undefined ? 32 : Number(len);
-  if (prefix > 32) throw invalidOption(subject, `prefix length out of range: ${JSON.stringify(text)}`);
-  const size = 2 ** (32 - prefix);
-  return { address: formatIpv4(base - (base % size)), prefix };
+  return { address: formatIp(cidrNetwork(c)), prefix: c.length };
 }
 
 /** `address/prefix`. */

@@ -1,3 +1,12 @@
+import {
+  type Cidr,
+  cidrContains,
+  cidrNetwork,
+  familyBits,
+  formatIp as formatAddress,
+  parseIp as parseAddress,
+  parseCidr,
+} from '@vpc-cni-kit/ip-address';
 import { formatIp, parseIp } from '@vpc-cni-kit/netlink';
 import { invalidArgument } from './errors.js';
 
@@ -43,18 +52,11 @@ export interface Prefix {
  */
 export function parsePrefix(text: string, op: string, keepHost = false): Prefix {
   if (typeof text !== 'string') throw invalidArgument(op, 'prefix must be a string');
-  const [addr, len, extra] = text.trim().split('/');
-  const bytes = addr === undefined ? undefined : parseIpBytes(addr);
-  const max = bytes?.length === 4 ? 32 : 128;
-  if (!bytes || extra !== undefined || (len !== undefined && (!/^\d{1,3}$/.test(len) || Number(len) > max))) {
-    throw invalidArgument(op, `not a CIDR: ${JSON.stringify(text)}`);
-  }
-  const length = len === undefined ? max : Number(len);
-  const out = new Uint8Array(bytes);
-  if (!keepHost) {
-    for (let bit = length; bit < max; bit++) out[bit >> 3]! &= ~(0x80 >> (bit & 7));
-  }
-  return { address: formatIpBytes(out), length, family: bytes.length === 4 ? 4 : 6 };
+  const trimmed = text.trim();
+  const host = trimmed.includes('/') ? undefined : parseAddress(trimmed);
+  const c: Cidr | undefined = host ? { ...host, length: familyBits(host.family) } : parseCidr(trimmed);
+  if (c === undefined) throw invalidArgument(op, `not a CIDR: ${JSON.stringify(text)}`);
+  return { address: formatAddress(keepHost ? c : cidrNetwork(c)), length: c.length, family: c.family };
 }
 
 /** `address/length`. */
@@ -64,26 +66,15 @@ export function formatPrefix(p: Prefix): string {
 
 /** The first usable address of a subnet (network + 1): the AWS subnet gateway. */
 export function subnetGateway(subnet: Prefix): string {
-  const bytes = parseIpBytes(subnet.address)!;
-  for (let i = bytes.length - 1; i >= 0; i--) {
-    if (bytes[i] === 255) {
-      bytes[i] = 0;
-      continue;
-    }
-    bytes[i]! += 1;
-    break;
-  }
-  return formatIpBytes(bytes);
+  const base = parseAddress(subnet.address)!;
+  const wrap = 1n << BigInt(familyBits(base.family));
+  return formatAddress({ family: base.family, value: (base.value + 1n) % wrap });
 }
 
 /** True when `address` lies inside `prefix` (same family). */
 export function prefixContains(prefix: Prefix, address: string): boolean {
-  const a = parseIpBytes(address);
-  const p = parseIpBytes(prefix.address);
-  if (!a || !p || a.length !== p.length) return false;
-  for (let bit = 0; bit < prefix.length; bit++) {
-    const mask = 0x80 >> (bit & 7);
-    if ((a[bit >> 3]! & mask) !== (p[bit >> 3]! & mask)) return false;
-  }
-  return true;
+  const a = parseAddress(address);
+  const p = parseAddress(prefix.address);
+  if (!a || !p) return false;
+  return cidrContains({ ...p, length: prefix.length }, a);
 }

@@ -225,6 +225,23 @@ group('planNodeRouting', () => {
     expect(plan.scope.rulePriorities).toEqual([512, 1024, 1535, 1536, 32765]);
     expect(plan.scope.routeTables).toEqual([2]);
   });
+
+  it('refuses a malformed CIDR or address with INVALID_ARGUMENT', () => {
+    const eni = { interfaceName: 'eth1', deviceNumber: 1, primaryIp: '10.0.1.10', subnetCidr: '10.0.1.0/24' };
+    for (const cidr of [
+      '172.20.5.0/08',
+      '172.20.5.0/33',
+      '01.2.3.4/8',
+      '1.2.3/8',
+      '::1::/64',
+      '10.0.0.0/8/8',
+    ])
+      expectInvalid(() =>
+        planNodeRouting({ enis: [eni], pods: [], fwmark: 0x80, externalServiceCidrs: [cidr] }),
+      );
+    for (const primaryIp of ['10.0.1.010', '10.0.1'])
+      expectInvalid(() => planNodeRouting({ enis: [{ ...eni, primaryIp }], pods: [], fwmark: 0x80 }));
+  });
 });
 
 group('planBranchPod', () => {

@@ -1,3 +1,4 @@
+import { parseCidr } from '@vpc-cni-kit/ip-address';
 import { canAddEni, fillableEnis } from './capacity.js';
 import {
   INSUFFICIENT_ADDRESSES_BACKOFF_MS,
@@ -93,9 +94,10 @@ function grow(input: PoolInput, f: PoolFigures, why: DecisionReason): PoolDecisi
   };
 }
 
+/** An IPv4 CIDR's network address as a number, to release the highest first; NaN (no order) otherwise. */
 function ipv4Value(cidr: string): number {
-  const addr = cidr.split('/')[0] ?? '';
-  return addr.split('.').reduce((v, p) => v * 256 + Number(p), 0);
+  const c = parseCidr(cidr);
+  return c?.family === 4 ? Number(c.value) : Number.NaN;
 }
 
 /** Empty, cooled IPv4 /32s of an ENI: with prefix delegation, fallback addresses, highest first. */

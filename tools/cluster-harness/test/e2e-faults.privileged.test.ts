@@ -9,7 +9,7 @@ import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
 import type { Cluster, ClusterOptions, ClusterPod } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
-import { enis, eventually, startOneNode } from './support/scenario.js';
+import { enis, eventually, intruderAddRequest, startOneNode } from './support/scenario.js';
 
 describePrivileged('aws-node under faults', () => {
   let cluster: Cluster | undefined;
@@ -57,20 +57,7 @@ describePrivileged('aws-node under faults', () => {
     const client = daemonClient(node.socket, 5000);
     // By the namespace file the node's network is mounted at, and by the daemon's own /proc entry.
     for (const netns of [node.instance.netnsPath, `/proc/${node.daemon!.pid}/ns/net`]) {
-      const reply = await client.addNetwork({
-        K8S_POD_NAME: 'intruder',
-        K8S_POD_NAMESPACE: 'default',
-        K8S_POD_INFRA_CONTAINER_ID: 'c-intruder',
-        Netns: netns,
-        IfName: 'eth9',
-        NetworkName: 'aws-cni',
-        ContainerID: 'c-intruder',
-        ClientVersion: '',
-        RequiresMultiNICAttachment: false,
-        PodPlumbing: true,
-        Mtu: 0,
-        VethPrefix: '',
-      });
+      const reply = await client.addNetwork(intruderAddRequest(netns));
       expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
       expect(reply.FailureMessage).toContain("node's own network namespace");
     }

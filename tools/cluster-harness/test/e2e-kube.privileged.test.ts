@@ -7,6 +7,7 @@ import { buildLibcniRunner, describePrivileged, eventually } from '@vpc-cni-kit/
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod } from '../src/cluster.js';
+import { eventually as eventuallyTrue } from './support/scenario.js';
 
 const binDir = awsNodeBinDir();
 
@@ -110,6 +111,19 @@ describePrivileged('aws-node and the Kubernetes API', () => {
       });
       expect(String(event.note)).toBe(
         `Unauthorized operation: failed to call ${String(event.action)} due to missing permissions. Please refer https://github.com/aws/amazon-vpc-cni-k8s/blob/master/docs/iam-policy.md to attach relevant policy to IAM role`,
+      );
+      // The refused pool action is among the daemon's recent failures, and counted as an AWS utils error.
+      await eventuallyTrue(
+        'the refused pool action in /v1/failures',
+        async () =>
+          ((await cluster.introspect(0, '/v1/failures')) as Record<string, unknown>[]).some(
+            (f) => f['source'] === 'pool' && f['code'] === 'UnauthorizedOperation' && f['reason'] !== '',
+          ),
+        10_000,
+        100,
+      );
+      expect(await cluster.metrics(0)).toMatch(
+        /^awscni_aws_utils_error_count\{fn="increaseDatastorePool",error="UnauthorizedOperation"\} [1-9]/m,
       );
     } finally {
       cluster.vpc.simulator.faults.clear();

@@ -3,12 +3,14 @@
  * pods created through Debian's libcni chaining aws-cni with portmap and bandwidth.
  */
 import { existsSync } from 'node:fs';
+import { daemonClient } from '@vpc-cni-kit/aws-node';
 import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
 import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
+import { intruderAddRequest } from './support/scenario.js';
 
 const binDir = awsNodeBinDir();
 
@@ -76,6 +78,33 @@ describePrivileged('aws-node on the virtual VPC', () => {
     expect(text).toMatch(/^awscni_connmark_backend\{backend="(iptables|nftables)"\} 1$/m);
     expect(text).toContain('awscni_connmark_reconcile_total{result="success"} 1');
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    // The reference's reconcile, force-removal, in-progress, AWS utils and pod-ENI series.
+    for (const [name, type] of [
+      ['awscni_reconcile_count', 'counter'],
+      ['awscni_force_removed_enis', 'counter'],
+      ['awscni_force_removed_ips', 'counter'],
+      ['awscni_ipamd_action_inprogress', 'gauge'],
+      ['awscni_aws_utils_error_count', 'counter'],
+      ['awscni_pod_eni_error_count', 'counter'],
+    ])
+      expect(text).toMatch(new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
+    expect(text).toMatch(/^awscni_force_removed_ips 0$/m);
+  });
+
+  it('a refused ADD is listed, newest first, with its code and reason in /v1/failures', async () => {
+    const node = cluster.nodes[0]!;
+    const reply = await daemonClient(node.socket, 5000).addNetwork(
+      intruderAddRequest(node.instance.netnsPath),
+    );
+    expect(reply).toMatchObject({ Success: false, FailureCode: 'InvalidRequest' });
+    const failures = (await cluster.introspect(0, '/v1/failures')) as Record<string, unknown>[];
+    expect(failures[0]).toMatchObject({
+      source: 'add-network',
+      action: 'AddNetwork',
+      code: 'InvalidRequest',
+      pod: 'default/intruder',
+      reason: reply.FailureMessage,
+    });
   });
 
   it('DEL removes the host route and rules', async () => {

@@ -1,6 +1,6 @@
 /**
  * `aws-node status`: what the daemon holds, as tables for an operator (or `--json`), read from its
- * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`) instead of raw `curl` JSON.
+ * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`, `/v1/failures`) instead of raw `curl` JSON.
  */
 import { request } from 'node:http';
 import { parseBindAddress } from '../config/bind-address.js';
@@ -26,8 +26,33 @@ export type EnisDocument = Record<
   { TotalIPs: number; AssignedIPs: number; ENIs: Record<string, EniEntry> }
 >;
 
-/** The tables `aws-node status` prints for a `/v1/enis` document and the warm-pool settings. */
-export function renderStatus(enis: EnisDocument, settings: Record<string, unknown>): string {
+/** One entry of `/v1/failures` (the daemon's `FailureRecord`). */
+export interface FailureEntry {
+  time: string;
+  source: string;
+  action: string;
+  code: string;
+  reason: string;
+  pod?: string;
+}
+
+/** The "Recent failures" table: newest first, as the daemon lists them. */
+export function renderFailures(failures: readonly FailureEntry[]): string {
+  if (failures.length === 0) return 'Recent failures\n(none)';
+  const rows = [['TIME', 'SOURCE', 'ACTION', 'CODE', 'POD', 'REASON']];
+  for (const f of failures) rows.push([f.time, f.source, f.action, f.code, f.pod ?? '', f.reason]);
+  return `Recent failures\n${formatTable(rows)}`;
+}
+
+/**
+ * The tables `aws-node status` prints for a `/v1/enis` document, the warm-pool settings and the recent
+ * failures.
+ */
+export function renderStatus(
+  enis: EnisDocument,
+  settings: Record<string, unknown>,
+  failures: readonly FailureEntry[] = [],
+): string {
   const eniRows = [['CARD', 'ENI', 'PRIMARY', 'DEVICE', 'CIDRS', 'ASSIGNED', 'RANGES']];
   const podRows = [['POD', 'ADDRESS', 'ENI', 'CIDR', 'SINCE']];
   let total = 0;
@@ -84,7 +109,12 @@ export function renderStatus(enis: EnisDocument, settings: Record<string, unknow
     podRows.length - 1,
     ...podRows.slice(1).sort((a, b) => (a[0] ?? '').localeCompare(b[0] ?? '')),
   );
-  return [`ENIs\n${formatTable(eniRows)}`, `Pods\n${formatTable(podRows)}`, `Pool\n${pool}`].join('\n\n');
+  return [
+    `ENIs\n${formatTable(eniRows)}`,
+    `Pods\n${formatTable(podRows)}`,
+    `Pool\n${pool}`,
+    renderFailures(failures),
+  ].join('\n\n');
 }
 
 /** GETs `path` from the introspection endpoint at `bind` (host:port or unix:<path>), as JSON. */
@@ -118,9 +148,11 @@ function getJson(bind: string, path: string, timeoutMs: number): Promise<unknown
 
 const USAGE = `Usage: aws-node status [--json] [--address host:port|unix:<path>]
 
-What the running daemon holds, from its introspection endpoint: its ENIs, the pods' addresses, the pool.
+What the running daemon holds, from its introspection endpoint: its ENIs, the pods' addresses, the pool, and
+its most recent failures (pool actions, AddNetwork, reconcile) with their codes and reasons, newest first.
   --address   the introspection endpoint (default INTROSPECTION_BIND_ADDRESS, else 127.0.0.1:61679)
-  --json      print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>} instead of tables
+  --json      print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>, "failures": <v1/failures>}
+              instead of tables
   -h, --help  print this help
 
 Exit status: 0, 1 when the daemon cannot be reached, 2 on a bad command line.
@@ -149,11 +181,13 @@ export async function runStatus(
   const address = values.address ?? (env['INTROSPECTION_BIND_ADDRESS'] || '127.0.0.1:61679');
   let enis: EnisDocument;
   let settings: Record<string, unknown>;
+  let failures: unknown;
   try {
-    [enis, settings] = (await Promise.all([
+    [enis, settings, failures] = (await Promise.all([
       getJson(address, '/v1/enis', 3000),
       getJson(address, '/v1/ipamd-env-settings', 3000),
-    ])) as [EnisDocument, Record<string, unknown>];
+      getJson(address, '/v1/failures', 3000),
+    ])) as [EnisDocument, Record<string, unknown>, unknown];
   } catch (e) {
     out.stderr(
       `aws-node status: cannot read the daemon's introspection at ${address} (${e instanceof Error ? e.message : String(e)}): ` +
@@ -161,6 +195,12 @@ export async function runStatus(
     );
     return 1;
   }
-  out.stdout(values.json ? `${JSON.stringify({ enis, settings })}\n` : `${renderStatus(enis, settings)}\n`);
+  // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
+  if (!Array.isArray(failures)) failures = [];
+  out.stdout(
+    values.json
+      ? `${JSON.stringify({ enis, settings, failures })}\n`
+      : `${renderStatus(enis, settings, failures as FailureEntry[])}\n`,
+  );
   return 0;
 }

@@ -2,6 +2,7 @@
  * Typed readers over an environment map that collect every problem (naming the variable) instead of
  * stopping at the first, so an operator sees all mistakes at once.
  */
+import { cidrNetwork, formatCidr, parseCidr } from '@vpc-cni-kit/ip-address';
 
 /** One invalid variable. */
 export interface EnvProblem {
@@ -120,15 +121,8 @@ export class EnvReader {
   }
 }
 
-/** `a.b.c.d/n` → the network address form, or undefined. */
+/** `a.b.c.d/n` → the network address form, or undefined (`@vpc-cni-kit/ip-address`'s strict parse). */
 export function normaliseIpv4Cidr(s: string): string | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(s);
-  if (m === null) return undefined;
-  const octets = m.slice(1, 5).map(Number);
-  const len = Number(m[5]);
-  if (octets.some((o) => o > 255) || len > 32) return undefined;
-  const ip = octets.reduce((acc, o) => ((acc << 8) | o) >>> 0, 0);
-  const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-  const net = (ip & mask) >>> 0;
-  return `${[24, 16, 8, 0].map((s2) => (net >>> s2) & 255).join('.')}/${len}`;
+  const c = parseCidr(s);
+  return c?.family === 4 ? formatCidr(cidrNetwork(c)) : undefined;
 }

@@ -21,6 +21,7 @@ import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
+import { FailureRing } from './failures.js';
 import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
@@ -106,6 +107,8 @@ async function start(
   const { log } = options;
   const metrics = new DaemonMetrics();
   metrics.buildInfo.set({ version: options.version, goversion: process.version }, 1);
+  // The last failures with their reasons, for `/v1/failures` and `aws-node status`.
+  const failures = new FailureRing();
   // Kubernetes side (src/kube): created now so EC2's UnauthorizedOperation reaches it, started once serving.
   const kube = await createKubeSide(config.kube, log);
   if (config.customNetworking && kube.status().state === 'off') {
@@ -288,7 +291,17 @@ async function start(
     ...(custom ? { eniTarget: () => custom.nextEniTarget() } : {}),
     now: () => Date.now(),
     log,
-    observer: metrics,
+    observer: {
+      decision: (d) => metrics.decision(d),
+      adaptive: (targets, why) => metrics.adaptive(targets, why),
+      prefixFallback: (active) => metrics.prefixFallback(active),
+      actionStarted: (kind) => metrics.actionStarted(kind),
+      actionEnded: (kind) => metrics.actionEnded(kind),
+      actionFailed: (kind, code, reason) => {
+        metrics.actionFailed(kind, code);
+        failures.record({ source: 'pool', action: kind, code, reason });
+      },
+    },
     setupEni: async (e: ImdsEni) => {
       eniPlans.set(e.eniId, await host.setupEni(e, config.eniMtu));
     },
@@ -367,7 +380,7 @@ async function start(
     vethPrefix: config.vethPrefix,
   });
   await host.reconcile(nodePlan).catch((e: unknown) => {
-    metrics.actionFailed('nodeInit');
+    metrics.ipamdError('nodeInit');
     log.error('node routing reconcile at start failed; serving anyway', {
       error: e instanceof Error ? e.message : String(e),
     });
@@ -416,6 +429,14 @@ async function start(
           wakePool: () => pool.wake(),
           now: () => performance.now(),
           checkNetns: netnsGuard(),
+          onAddFailure: (f) =>
+            failures.record({
+              source: 'add-network',
+              action: 'AddNetwork',
+              code: f.code,
+              reason: f.message,
+              pod: f.pod,
+            }),
         }),
       ),
     },
@@ -427,6 +448,7 @@ async function start(
           eniConfigs: () => custom?.status(),
           unmanagedEnis: () => nodeEnis.unmanaged(),
           warmPool: () => ({ lastDecision: pool.last(), prefixFallback: pool.prefixFallback() }),
+          failures: () => failures.list(),
         }),
         config.introspection.bindAddress,
       )
@@ -456,27 +478,36 @@ async function start(
   const reconcile = () => {
     pool
       .exclusive(() =>
-        reconcileWithImds({
-          datastore,
-          metadata,
-          ...(config.imdsOnlyMode ? {} : { describeEnis: (ids) => eni.describeEnis(ids) }),
-          selectManaged: async (imds) => {
-            const managed = await nodeEnis.select(imds);
-            metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
-            return managed;
-          },
-          log,
-          now: () => Date.now(),
-          adoptEni: (e) => pool.adoptEni(e),
-          teardownEni: async (eniId) => {
-            const plan = eniPlans.get(eniId);
-            if (plan !== undefined) await host.teardownEni(plan);
-            eniPlans.delete(eniId);
-          },
-          recentlyReleased: pool.recentlyReleased,
-        }),
+        metrics.during('nodeIPPoolReconcile', () =>
+          reconcileWithImds({
+            datastore,
+            metadata,
+            ...(config.imdsOnlyMode ? {} : { describeEnis: (ids) => eni.describeEnis(ids) }),
+            selectManaged: async (imds) => {
+              const managed = await nodeEnis.select(imds);
+              metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
+              return managed;
+            },
+            log,
+            now: () => Date.now(),
+            adoptEni: (e) => pool.adoptEni(e),
+            teardownEni: async (eniId) => {
+              const plan = eniPlans.get(eniId);
+              if (plan !== undefined) await host.teardownEni(plan);
+              eniPlans.delete(eniId);
+            },
+            recentlyReleased: pool.recentlyReleased,
+          }),
+        ),
       )
-      .catch((e: unknown) => log.warn('reconcile with IMDS failed', { error: String(e) }))
+      .then((report) => metrics.reconciled(report))
+      .catch((e: unknown) => {
+        const code = isEniManagerError(e) ? e.code : 'Internal';
+        const reason = e instanceof Error ? e.message : String(e);
+        metrics.reconcileFailed(code);
+        failures.record({ source: 'reconcile', action: 'nodeIPPoolReconcile', code, reason });
+        log.warn('reconcile with IMDS failed', { code, error: reason });
+      })
       .finally(() => {
         if (!terminating)
           reconcileTimer = setTimeout(

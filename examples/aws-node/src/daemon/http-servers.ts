@@ -4,6 +4,7 @@ import type { Datastore } from '@vpc-cni-kit/datastore';
 import { parseBindAddress } from '../config/bind-address.js';
 import type { AwsNodeConfig } from '../config/config.js';
 import type { EniConfigStatus } from './custom-networking.js';
+import type { FailureRecord } from './failures.js';
 import type { Logger } from './logger.js';
 import type { DaemonMetrics } from './metrics.js';
 import { StartError } from './start-error.js';
@@ -53,6 +54,7 @@ const RANDOMIZE_ENUM = { none: 0, hashrandom: 1, prng: 2 } as const;
 const COMMANDS = [
   '/v1/enis',
   '/v1/unmanaged-enis',
+  '/v1/failures',
   '/v1/eni-configs',
   '/v1/networkutils-env-settings',
   '/v1/ipamd-env-settings',
@@ -136,6 +138,8 @@ export interface IntrospectionSources {
   readonly unmanagedEnis?: () => unknown;
   /** The pool loop's last decision and prefix fallback (`/v1/warm-pool`). */
   readonly warmPool?: () => unknown;
+  /** The daemon's most recent failures, newest first (`/v1/failures`). */
+  readonly failures?: () => readonly FailureRecord[];
 }
 
 /** The introspection server (the reference's `127.0.0.1:61679` paths, and `/v1/unmanaged-enis`). */
@@ -164,6 +168,8 @@ export function introspectionServer(
         return json(res, 200, sources.unmanagedEnis?.() ?? []);
       case '/v1/warm-pool':
         return json(res, 200, sources.warmPool?.() ?? {});
+      case '/v1/failures':
+        return json(res, 200, sources.failures?.() ?? []);
       case '/v1/networkutils-env-settings':
         return json(res, 200, {
           AWS_VPC_K8S_CNI_CONNMARK: config.connmark,

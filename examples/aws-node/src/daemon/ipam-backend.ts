@@ -82,6 +82,8 @@ export interface IpamBackendDeps {
    * missing path). Asked before anything is assigned.
    */
   checkNetns: NetnsCheck;
+  /** Told of every failed AddNetwork, with its failure code and cause (the daemon's recent-failures ring). */
+  onAddFailure?: (failure: { code: AddFailure; message: string; pod: string }) => void;
 }
 
 /** The lowest and highest pod MTU a request may ask for (as `POD_MTU`). */
@@ -128,12 +130,9 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     const started = deps.now();
     const fail = (code: AddFailure, message: string): Partial<AddNetworkReply> => {
       deps.observer.addNetwork(deps.now() - started, code);
-      log.warn('AddNetwork failed', {
-        failure: code,
-        message,
-        containerID: req.ContainerID,
-        pod: `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`,
-      });
+      const pod = `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`;
+      deps.onAddFailure?.({ code, message, pod });
+      log.warn('AddNetwork failed', { failure: code, message, containerID: req.ContainerID, pod });
       return { Success: false, FailureCode: code, FailureMessage: message };
     };
     checkVersion(deps, req.ClientVersion);

@@ -1,9 +1,22 @@
 import type { Datastore } from '@vpc-cni-kit/datastore';
-import type { CallEvent } from '@vpc-cni-kit/eni-manager';
+import { type CallEvent, isEniErrorCode } from '@vpc-cni-kit/eni-manager';
 import type { AdaptiveReason, AdaptiveTargets, PoolDecision } from '@vpc-cni-kit/warm-pool';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import type { BackendObserver } from './ipam-backend.js';
 import type { PoolObserver } from './pool-loop.js';
+import type { ReconcileReport } from './reconcile.js';
+
+/** The reference's `fn` values of `awscni_ipamd_action_inprogress`: the long actions that may be in flight. */
+export type IpamdAction =
+  | 'nodeInit'
+  | 'increaseDatastorePool'
+  | 'decreaseDatastorePool'
+  | 'nodeIPPoolReconcile';
+
+/** The reference's `fn` for a pool decision being carried out: growing or shrinking the datastore's pool. */
+export function poolActionOf(kind: PoolDecision['kind']): IpamdAction {
+  return kind === 'assign' || kind === 'create-eni' ? 'increaseDatastorePool' : 'decreaseDatastorePool';
+}
 
 /** Buckets of the start-up and node-initialization histograms, in seconds. */
 const START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
@@ -154,6 +167,34 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  private readonly inProgress = new Gauge({
+    name: 'awscni_ipamd_action_inprogress',
+    help: 'ipamd actions in progress',
+    labelNames: ['fn'],
+    registers: [this.registry],
+  });
+  private readonly reconcileCount = new Counter({
+    name: 'awscni_reconcile_count',
+    help: 'Changes the reconcile with IMDS made, by kind',
+    labelNames: ['fn'],
+    registers: [this.registry],
+  });
+  private readonly forceRemovedEnis = new Counter({
+    name: 'awscni_force_removed_enis',
+    help: 'ENIs removed by the reconcile while pods held addresses on them',
+    registers: [this.registry],
+  });
+  private readonly forceRemovedIps = new Counter({
+    name: 'awscni_force_removed_ips',
+    help: 'Addresses removed by the reconcile while assigned to a pod',
+    registers: [this.registry],
+  });
+  private readonly awsUtilsErrors = new Counter({
+    name: 'awscni_aws_utils_error_count',
+    help: 'EC2/IMDS (eni-manager) errors the daemon acted on, by function and error code',
+    labelNames: ['fn', 'error'],
+    registers: [this.registry],
+  });
   private readonly decisions = new Counter({
     name: 'awscni_pool_decision_count',
     help: 'Warm-pool decisions by kind and reason',
@@ -187,6 +228,14 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
   constructor() {
     // The reference pre-initializes both results, so a rate is defined before the first failure.
     for (const result of ['success', 'error']) this.connmarkReconciles.inc({ result }, 0);
+    // Exported for the reference's dashboards and alerts, and never incremented: security groups for pods
+    // (branch ENIs), whose errors it counts, are not implemented.
+    new Counter({
+      name: 'awscni_pod_eni_error_count',
+      help: 'Security-groups-for-pods (branch ENI) errors; none: branch ENIs are not implemented',
+      labelNames: ['fn'],
+      registers: [this.registry],
+    });
     // Process metrics: RSS, heap, event-loop lag, GC pauses, open handles (prom-client's `process_*` and
     // `nodejs_*` series).
     collectDefaultMetrics({ register: this.registry });
@@ -233,8 +282,50 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     this.prefixFallbackGauge.set(active ? 1 : 0);
     if (active) this.prefixFallbackCount.inc();
   }
-  actionFailed(kind: string): void {
+  actionFailed(kind: PoolDecision['kind'], code: string): void {
     this.ipamdErr.inc({ fn: kind });
+    if (isEniErrorCode(code)) this.awsUtilsErrors.inc({ fn: poolActionOf(kind), error: code });
+  }
+  /** An ipamd error outside the pool loop (`awscni_ipamd_error_count{fn}`), e.g. `nodeInit`. */
+  ipamdError(fn: string): void {
+    this.ipamdErr.inc({ fn });
+  }
+  /** A pool decision is being carried out (`awscni_ipamd_action_inprogress`). */
+  actionStarted(kind: PoolDecision['kind']): void {
+    this.inProgress.inc({ fn: poolActionOf(kind) });
+  }
+  /** The pool decision carried out ended (done or failed). */
+  actionEnded(kind: PoolDecision['kind']): void {
+    this.inProgress.dec({ fn: poolActionOf(kind) });
+  }
+  /** Runs `work` counted as the in-progress action `fn`. */
+  async during<T>(fn: IpamdAction, work: () => Promise<T>): Promise<T> {
+    this.inProgress.inc({ fn });
+    try {
+      return await work();
+    } finally {
+      this.inProgress.dec({ fn });
+    }
+  }
+  /**
+   * One reconcile with IMDS: its changes under the reference's `fn` names, and its force removals (ENIs that
+   * left with pods on them, addresses taken from pods).
+   */
+  reconciled(report: ReconcileReport): void {
+    const counts: [string, number][] = [
+      ['eniReconcileAdd', report.adoptedEnis.length],
+      ['eniReconcileDel', report.removedEnis.length],
+      ['eniDataStorePoolReconcileAdd', report.addedCidrs.length],
+      ['eniIPPoolReconcileDel', report.removedCidrs.length],
+    ];
+    for (const [fn, n] of counts) if (n > 0) this.reconcileCount.inc({ fn }, n);
+    if (report.forceRemovedEnis.length > 0) this.forceRemovedEnis.inc(report.forceRemovedEnis.length);
+    if (report.droppedPods.length > 0) this.forceRemovedIps.inc(report.droppedPods.length);
+  }
+  /** The reconcile with IMDS failed with `code` (an eni-manager code counts as an AWS utils error). */
+  reconcileFailed(code: string): void {
+    this.ipamdErr.inc({ fn: 'nodeIPPoolReconcile' });
+    if (isEniErrorCode(code)) this.awsUtilsErrors.inc({ fn: 'nodeIPPoolReconcile', error: code });
   }
   /** The eni-manager hook: every EC2/IMDS attempt. */
   readonly onCall = (e: CallEvent): void => {

@@ -23,7 +23,11 @@ import type { Logger } from './logger.js';
 /** What the pool loop reports (metrics). */
 export interface PoolObserver {
   decision(decision: PoolDecision): void;
-  actionFailed(kind: PoolDecision['kind'], code: string): void;
+  actionFailed(kind: PoolDecision['kind'], code: string, reason: string): void;
+  /** A decision other than `none` is being carried out; {@link PoolObserver.actionEnded} follows. */
+  actionStarted?(kind: PoolDecision['kind']): void;
+  /** The decision carried out ended, done or failed. */
+  actionEnded?(kind: PoolDecision['kind']): void;
   /** The adaptive policy's targets and why (only with `policy: 'adaptive'`). */
   adaptive?(targets: AdaptiveTargets, why: AdaptiveReason): void;
   /** Prefix delegation fell back to /32s (`true`: no free /28 in the subnet) or went back to prefixes. */
@@ -315,6 +319,8 @@ export class PoolLoop {
       log.info('pool decision', { decision: decision.kind, reason: decision.reason.message });
     for (const [k, at] of this.recentlyReleased) if (now - at > 120_000) this.recentlyReleased.delete(k);
     const grows = decision.kind === 'assign' || decision.kind === 'create-eni';
+    const acting = decision.kind !== 'none';
+    if (acting) this.deps.observer.actionStarted?.(decision.kind);
     try {
       await this.act(decision);
       if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
@@ -329,12 +335,11 @@ export class PoolLoop {
       if (grows) this.seen.leadTimesMs.push(this.deps.now() - now);
       if (code === 'RequestLimitExceeded') this.seen.throttled += 1;
       if (SUBNET_FULL.has(code)) this.lastInsufficientAt = this.deps.now();
-      this.deps.observer.actionFailed(decision.kind, code);
-      log.warn('pool action failed', {
-        decision: decision.kind,
-        code,
-        error: e instanceof Error ? e.message : String(e),
-      });
+      const error = e instanceof Error ? e.message : String(e);
+      this.deps.observer.actionFailed(decision.kind, code, error);
+      log.warn('pool action failed', { decision: decision.kind, code, error });
+    } finally {
+      if (acting) this.deps.observer.actionEnded?.(decision.kind);
     }
     return decision;
   }

@@ -10,6 +10,8 @@ export interface ReconcileReport {
   removedCidrs: string[];
   /** Pods that lost their address because EC2 no longer has it (the reference's force removal). */
   droppedPods: DroppedAssignment[];
+  /** Removed ENIs on which pods still held addresses (the reference's `awscni_force_removed_enis`). */
+  forceRemovedEnis: string[];
 }
 
 /** Everything the reconciler depends on. */
@@ -56,6 +58,7 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
     addedCidrs: [],
     removedCidrs: [],
     droppedPods: [],
+    forceRemovedEnis: [],
   };
   const listed = (await deps.metadata.listEnis()).filter((e) => e.networkCard === 0);
   const imdsEnis = deps.selectManaged === undefined ? listed : await deps.selectManaged(listed);
@@ -116,6 +119,7 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
     if (attached.has(id) || eni.isPrimary || eni.networkCard !== 0) continue;
     const removal = datastore.removeEni(id, { force: true });
     report.droppedPods.push(...removal.dropped);
+    if (removal.dropped.length > 0) report.forceRemovedEnis.push(id);
     await deps.teardownEni(id);
     report.removedEnis.push(id);
   }
@@ -132,7 +136,11 @@ export async function reconcileWithImds(deps: ReconcilerDeps): Promise<Reconcile
       report.removedCidrs.length >
     0
   ) {
-    log.info('reconciled with IMDS', { ...report, droppedPods: report.droppedPods.length });
+    log.info('reconciled with IMDS', {
+      ...report,
+      droppedPods: report.droppedPods.length,
+      forceRemovedEnis: report.forceRemovedEnis.length,
+    });
   }
   return report;
 }

@@ -1,5 +1,5 @@
 import { isNetlinkError, type NetlinkHandleSync, openSync, sysctlWrite } from '@vpc-cni-kit/netlink';
-import { parseIpv4 } from '../ip.js';
+import { ipv4Size, parseIpv4, parseIpv4Cidr } from '../ip.js';
 import type { SecurityGroupRule } from '../model.js';
 import { VpcError } from './errors.js';
 import { nftApply, nftCounters } from './exec.js';
@@ -530,10 +530,8 @@ export class VpcRouter {
     if (n === undefined) return undefined;
     for (const e of this.#enis.values()) {
       for (const d of ownedDestinations(e.ipv4)) {
-        const [base, len] = d.split('/');
-        const b = parseIpv4(base!)!;
-        const size = 2 ** (32 - Number(len));
-        if (n >= b && n < b + size) return e.instanceId;
+        const c = parseIpv4Cidr(d);
+        if (c !== undefined && n >= c.base && n < c.base + ipv4Size(c)) return e.instanceId;
       }
     }
     return undefined;

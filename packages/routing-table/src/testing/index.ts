@@ -1,3 +1,4 @@
+import { cidrNetwork, formatCidr, parseCidr } from '@vpc-cni-kit/ip-address';
 import { RoutingError, type RoutingErrorCode } from '../errors.js';
 import type { Family } from '../ip.js';
 import {
@@ -121,10 +122,7 @@ export class FakeNamespace implements RoutingPort {
   private addKernelRoute(a: AddressSpec): void {
     const [ip, len] = a.cidr.split('/');
     if (a.family !== 4 || len === '32') return;
-    const bits = Number(len);
-    const n = ip!.split('.').reduce((acc, x) => acc * 256 + Number(x), 0);
-    const net = n - (n % 2 ** (32 - bits));
-    const dst = `${[24, 16, 8, 0].map((s) => Math.floor(net / 2 ** s) % 256).join('.')}/${bits}`;
+    const dst = formatCidr(cidrNetwork(parseCidr(a.cidr)!));
     const route: NetObject = {
       kind: 'route',
       family: 4,

@@ -1,3 +1,4 @@
+import { cidrNetwork, formatIpv4, parseCidr } from '@vpc-cni-kit/ip-address';
 import { SgpError } from '../errors.js';
 import type { BranchControllerPort, BranchEniRecord, CreatedBranchEni, PodRef } from '../port.js';
 
@@ -58,7 +59,7 @@ export class FakeBranchCloud implements BranchControllerPort {
   /** The fault plan. @defaultValue no faults */
   faults: FaultPlan = () => undefined;
   readonly #trunks = new Map<string, FakeTrunk>();
-  readonly #subnets = new Map<string, { cidr: string; next: number }>();
+  readonly #subnets = new Map<string, { cidr: string; network: number; next: number }>();
   #seq = 0;
 
   /** Adds a trunk. */
@@ -66,9 +67,14 @@ export class FakeBranchCloud implements BranchControllerPort {
     this.#trunks.set(trunk.eniId, trunk);
   }
 
-  /** Adds an IPv4 subnet (`10.0.x.0/24` style CIDR) new ENIs take addresses from, in order from `.10`. */
+  /**
+   * Adds an IPv4 subnet new ENIs take addresses from, in order from network + 10. A CIDR that is not IPv4 is a
+   * `RangeError`.
+   */
   addSubnet(subnetId: string, cidr: string): void {
-    this.#subnets.set(subnetId, { cidr, next: 10 });
+    const c = parseCidr(cidr);
+    if (c?.family !== 4) throw new RangeError(`not an IPv4 CIDR: ${JSON.stringify(cidr)}`);
+    this.#subnets.set(subnetId, { cidr, network: Number(cidrNetwork(c).value), next: 10 });
   }
 
   async #call<T>(method: BranchPortMethod, effect: () => T): Promise<T> {
@@ -96,11 +102,10 @@ export class FakeBranchCloud implements BranchControllerPort {
       const subnet = this.#subnets.get(request.subnetId);
       if (subnet === undefined) throw new Error(`InvalidSubnetID.NotFound ${request.subnetId}`);
       const id = ++this.#seq;
-      const base = subnet.cidr.split('/')[0]!.split('.').slice(0, 3).join('.');
       const eni: Eni = {
         eniId: `eni-b${id.toString(16).padStart(8, '0')}`,
         mac: `0a:b0:00:00:${((id >> 8) & 0xff).toString(16).padStart(2, '0')}:${(id & 0xff).toString(16).padStart(2, '0')}`,
-        ipv4: `${base}.${subnet.next++}`,
+        ipv4: formatIpv4(subnet.network + subnet.next++),
         subnetCidr: subnet.cidr,
         podUid: request.pod.uid,
         nodeName: request.nodeName,

@@ -1,4 +1,5 @@
 import { formatTable } from '@vpc-cni-kit/aws-node';
+import { cidrContains, parseCidr, parseIp } from '@vpc-cni-kit/ip-address';
 import type { Cluster, ClusterPod } from '../cluster.js';
 
 interface EnisDoc {
@@ -13,11 +14,9 @@ interface EnisDoc {
 }
 
 function inCidr(address: string, cidr: string): boolean {
-  const [base, len] = cidr.split('/');
-  const toInt = (a: string) => a.split('.').reduce((acc, o) => ((acc << 8) | Number(o)) >>> 0, 0);
-  const bits = Number(len);
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return (toInt(address) & mask) >>> 0 === (toInt(base ?? '0.0.0.0') & mask) >>> 0;
+  const c = parseCidr(cidr);
+  const a = parseIp(address);
+  return c !== undefined && a !== undefined && cidrContains(c, a);
 }
 
 /** Pod → node → ENI → address, from each node's introspection endpoint. */

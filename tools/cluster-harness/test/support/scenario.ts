@@ -1,4 +1,5 @@
 /** One-node clusters on the virtual VPC for scenario tests: start, the ENI document, and waiting for a condition. */
+import type { AddNetworkRequest } from '@vpc-cni-kit/aws-node';
 import { buildLibcniRunner } from '@vpc-cni-kit/testkit';
 import { awsNodeBinDir } from '../../src/bin-dir.js';
 import { Cluster, type ClusterOptions } from '../../src/cluster.js';
@@ -38,4 +39,25 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * An AddNetwork request for pod `default/intruder` naming `netns` as its network namespace, as a hostile or
+ * broken runtime might send straight to the daemon's socket (the daemon refuses the node's own namespace).
+ */
+export function intruderAddRequest(netns: string): AddNetworkRequest {
+  return {
+    K8S_POD_NAME: 'intruder',
+    K8S_POD_NAMESPACE: 'default',
+    K8S_POD_INFRA_CONTAINER_ID: 'c-intruder',
+    Netns: netns,
+    IfName: 'eth9',
+    NetworkName: 'aws-cni',
+    ContainerID: 'c-intruder',
+    ClientVersion: '',
+    RequiresMultiNICAttachment: false,
+    PodPlumbing: true,
+    Mtu: 0,
+    VethPrefix: '',
+  };
 }
