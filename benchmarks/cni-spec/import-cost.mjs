@@ -11,6 +11,7 @@ import { cleanEnv, summarize, table, timeProcesses } from '../lib/timing.mjs';
 const require = createRequire(import.meta.url);
 const cjs = require.resolve('@vpc-cni-kit/cni-spec');
 const esm = cjs.replace(/index\.cjs$/, 'index.js');
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: a benchmark knob read by hand, not an input of a turbo task
 const runs = Number(process.env.RUNS ?? 40);
 
 // The realistic case: a plugin bundled into one file with the skeleton, answering VERSION.

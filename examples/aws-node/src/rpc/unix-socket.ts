@@ -33,7 +33,7 @@ export interface UnixSocket {
   close(): void;
 }
 
-/** How {@link connectUnix} reaches the socket: libuv's pipe handle, or `node:net`. */
+/** How the plugin's unix-socket client reaches the daemon: libuv's pipe handle, or `node:net`. */
 export type UnixTransport = 'pipe-handle' | 'net';
 
 /**
