@@ -1,4 +1,5 @@
-import { formatIp, formatMac, parseIp, parseMac, parsePrefix } from '@vpc-cni-kit/netlink';
+import { cidrContains, cidrNetwork, formatCidr, formatIp, parseCidr, parseIp } from '@vpc-cni-kit/ip-address';
+import { formatMac, parseMac } from '@vpc-cni-kit/netlink';
 import { SgpError } from './errors.js';
 
 /** The pod annotation the VPC resource controller writes and the daemon reads. */
@@ -64,10 +65,9 @@ function str(raw: Partial<Record<Field, unknown>>, field: Field): string | undef
 function address(raw: Partial<Record<Field, unknown>>, field: Field, family: 4 | 6): string | undefined {
   const text = str(raw, field);
   if (text === undefined) return undefined;
-  const bytes = parseIp(text);
-  if (!bytes || bytes.length !== (family === 4 ? 4 : 16))
-    throw bad(`${field} is not an IPv${family} address: ${JSON.stringify(text)}`);
-  return formatIp(bytes);
+  const a = parseIp(text);
+  if (a?.family !== family) throw bad(`${field} is not an IPv${family} address: ${JSON.stringify(text)}`);
+  return formatIp(a);
 }
 
 function subnet(
@@ -78,19 +78,10 @@ function subnet(
 ): string | undefined {
   const text = str(raw, field);
   if (text === undefined) return undefined;
-  const p = text.includes('/') ? parsePrefix(text) : undefined;
-  if (!p || p.family !== family) throw bad(`${field} is not an IPv${family} CIDR: ${JSON.stringify(text)}`);
-  const net = new Uint8Array(p.bytes);
-  for (let bit = p.length; bit < net.length * 8; bit++) net[bit >> 3]! &= ~(0x80 >> (bit & 7));
-  if (ip !== undefined) {
-    const host = parseIp(ip)!;
-    for (let bit = 0; bit < p.length; bit++) {
-      const mask = 0x80 >> (bit & 7);
-      if ((host[bit >> 3]! & mask) !== (net[bit >> 3]! & mask))
-        throw bad(`${ip} is not inside ${field} ${text}`);
-    }
-  }
-  return `${formatIp(net)}/${p.length}`;
+  const c = parseCidr(text);
+  if (c?.family !== family) throw bad(`${field} is not an IPv${family} CIDR: ${JSON.stringify(text)}`);
+  if (ip !== undefined && !cidrContains(c, parseIp(ip)!)) throw bad(`${ip} is not inside ${field} ${text}`);
+  return formatCidr(cidrNetwork(c));
 }
 
 /**
