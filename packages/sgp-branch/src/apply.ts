@@ -3,6 +3,7 @@ import {
   type PodNetworkDeps,
   type PodNetworkInput,
   type PodNetworkPlan,
+  PRIORITY,
   type RoutingPort,
   setupPodNetwork,
   teardownRouting,
@@ -10,9 +11,6 @@ import {
 import { isSgpError, SgpError } from './errors.js';
 import type { BranchLinkPort } from './link-port.js';
 import type { BranchNetworkPlan, BranchNodePlan } from './plan.js';
-
-/** The prio-10 rules of strict mode (`iif` rules) live at this priority. */
-const IIF_PRIORITY = 10;
 
 async function kernel<T>(
   op: string,
@@ -43,7 +41,7 @@ export async function applyBranchNetwork(
   const op = 'applyBranchNetwork';
   const rules = (await kernel(op, deps.host.list('rule', plan.family))) ?? [];
   for (const r of rules) {
-    if (r.priority === IIF_PRIORITY && r.iif === plan.hostVeth)
+    if (r.priority === PRIORITY.vlan && r.iif === plan.hostVeth)
       await kernel(op, deps.host.remove(r), 'NOT_FOUND');
   }
   const made = await deps.links.addBranchLink(plan.link);
@@ -74,7 +72,7 @@ export async function teardownBranchNetwork(
   await kernel(op, host.setLink(plan.link.name, { remove: true }), 'NOT_FOUND');
   const rules = (await kernel(op, host.list('rule', plan.family))) ?? [];
   for (const r of rules) {
-    if (r.priority === IIF_PRIORITY && r.table === plan.table) await kernel(op, host.remove(r), 'NOT_FOUND');
+    if (r.priority === PRIORITY.vlan && r.table === plan.table) await kernel(op, host.remove(r), 'NOT_FOUND');
   }
   await kernel(op, teardownRouting(host, plan.routing));
   if (options.deleteVeth) await kernel(op, host.setLink(plan.hostVeth, { remove: true }), 'NOT_FOUND');
