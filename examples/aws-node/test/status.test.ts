@@ -2,6 +2,8 @@
  * `aws-node status` against a real introspection server over a real datastore: tables of ENIs, pods and the
  * pool; `--json`; one line and exit 1 when nothing answers; exit 2 on a bad command line.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,6 +143,23 @@ describe('aws-node status', () => {
     const bad = await status('--tables');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^aws-node status: Unknown option '--tables'/);
+  });
+
+  it('one line and exit 1 when the endpoint answers JSON of another shape', async () => {
+    const other = createServer((_req, res) => res.end('null'));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = other.address() as AddressInfo;
+      const o = await status('--address', `127.0.0.1:${port}`);
+      expect(o.code).toBe(1);
+      expect(o.stdout).toBe('');
+      expect(o.stderr).toMatch(
+        /^aws-node status: 127\.0\.0\.1:\d+ answered JSON that is not aws-node's introspection/,
+      );
+      expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      await new Promise((r) => other.close(r));
+    }
   });
 
   it('formatTable pads columns and underlines the header', () => {

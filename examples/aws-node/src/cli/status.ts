@@ -197,10 +197,20 @@ export async function runStatus(
   }
   // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
   if (!Array.isArray(failures)) failures = [];
-  out.stdout(
-    values.json
-      ? `${JSON.stringify({ enis, settings, failures })}\n`
-      : `${renderStatus(enis, settings, failures as FailureEntry[])}\n`,
-  );
+  if (values.json) {
+    out.stdout(`${JSON.stringify({ enis, settings, failures })}\n`);
+    return 0;
+  }
+  let tables: string;
+  try {
+    tables = renderStatus(enis, settings ?? {}, failures as FailureEntry[]);
+  } catch (e) {
+    // Something else on that port, or a document of another shape: say so, not a stack trace.
+    out.stderr(
+      `aws-node status: ${address} answered JSON that is not aws-node's introspection (${e instanceof Error ? e.message : String(e)}); --json prints it as it is\n`,
+    );
+    return 1;
+  }
+  out.stdout(`${tables}\n`);
   return 0;
 }
