@@ -12,7 +12,12 @@ interface AddressEntry {
   Address: string;
   IPAMMetadata?: { k8sPodNamespace?: string; k8sPodName?: string };
   AssignedTime?: string;
+  /** Go's zero time while assigned; when it was released for an address kept for its history. */
+  UnassignedTime?: string;
 }
+
+/** Go's zero `time.Time`, the `UnassignedTime` of an address in use. */
+const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 /** One ENI in `/v1/enis`. */
 interface EniEntry {
   ID: string;
@@ -70,6 +75,8 @@ export function renderStatus(
       for (const [cidr, c] of cidrs) {
         size += 2 ** (32 - Number(cidr.split('/')[1] ?? 32));
         for (const a of Object.values(c.IPAddresses)) {
+          // Released addresses stay listed with their history (the reference's document): not in use.
+          if (a.UnassignedTime !== undefined && a.UnassignedTime !== GO_ZERO_TIME) continue;
           used++;
           const ns = a.IPAMMetadata?.k8sPodNamespace ?? '';
           const name = a.IPAMMetadata?.k8sPodName ?? '';
