@@ -2,10 +2,12 @@
  * `aws-node status` against a real introspection server over a real datastore: tables of ENIs, pods and the
  * pool; `--json`; one line and exit 1 when nothing answers; exit 2 on a bad command line.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderFailures, runStatus } from '../src/cli/status.js';
+import { renderFailures, renderStatus, runStatus } from '../src/cli/status.js';
 import { formatTable } from '../src/cli/table.js';
 import { loadConfig } from '../src/config/config.js';
 import { FailureRing } from '../src/daemon/failures.js';
@@ -112,6 +114,46 @@ describe('aws-node status', () => {
     expect(lines).toHaveLength(5);
   });
 
+  it('a released address, listed with its history, is neither a pod nor assigned', () => {
+    const at = (address: string, unassigned: string) => ({
+      Address: address,
+      IPAMMetadata: unassigned === '0001-01-01T00:00:00Z' ? { k8sPodNamespace: 'web', k8sPodName: 'a' } : {},
+      AssignedTime: '2026-11-24T05:00:00.000Z',
+      UnassignedTime: unassigned,
+    });
+    const text = renderStatus(
+      {
+        '0': {
+          TotalIPs: 2,
+          AssignedIPs: 1,
+          ENIs: {
+            'eni-0a': {
+              ID: 'eni-0a',
+              IsPrimary: true,
+              DeviceNumber: 0,
+              AvailableIPv4Cidrs: {
+                '10.0.1.10/32': {
+                  IsPrefix: false,
+                  IPAddresses: { '10.0.1.10': at('10.0.1.10', '0001-01-01T00:00:00Z') },
+                },
+                '10.0.1.11/32': {
+                  IsPrefix: false,
+                  IPAddresses: { '10.0.1.11': at('10.0.1.11', '2026-11-24T05:01:00.000Z') },
+                },
+              },
+            },
+          },
+        },
+      },
+      {},
+    );
+    const [enis, pods] = text.split('\n\n');
+    expect(enis).toContain('1/2');
+    expect(pods?.split('\n').slice(3)).toHaveLength(1);
+    expect(pods).toContain('web/a');
+    expect(pods).not.toContain('10.0.1.11');
+  });
+
   it('says so when there was no failure', () => {
     expect(renderFailures([])).toBe('Recent failures\n(none)');
   });
@@ -141,6 +183,23 @@ describe('aws-node status', () => {
     const bad = await status('--tables');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^aws-node status: Unknown option '--tables'/);
+  });
+
+  it('one line and exit 1 when the endpoint answers JSON of another shape', async () => {
+    const other = createServer((_req, res) => res.end('null'));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = other.address() as AddressInfo;
+      const o = await status('--address', `127.0.0.1:${port}`);
+      expect(o.code).toBe(1);
+      expect(o.stdout).toBe('');
+      expect(o.stderr).toMatch(
+        /^aws-node status: 127\.0\.0\.1:\d+ answered JSON that is not aws-node's introspection/,
+      );
+      expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      await new Promise((r) => other.close(r));
+    }
   });
 
   it('formatTable pads columns and underlines the header', () => {

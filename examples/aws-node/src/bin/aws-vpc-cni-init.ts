@@ -5,13 +5,13 @@
  * primary interface (found by the IMDS MAC), `tcp_early_demux`, and `ip_forward=1`. The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
-import { access, chmod, constants, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
 import { open, sysctlWrite } from '@vpc-cni-kit/netlink';
 import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
-import { CORE_PLUGINS, findCorePlugins } from '../cli/core-plugins.js';
+import { CORE_PLUGINS, executable, findCorePlugins } from '../cli/core-plugins.js';
 import { describeStartFailure } from '../cli/start-failure.js';
 import { VERSION } from '../version.js';
 
@@ -44,12 +44,8 @@ async function installFile(src: string, dst: string, mode: number): Promise<void
 /** The plugin executable this build ships: the single executable application if built, else the launcher. */
 async function pluginExecutable(): Promise<{ kind: 'single-executable' | 'launcher'; path: string }> {
   const sea = join(__dirname, 'aws-cni');
-  try {
-    await access(sea, constants.X_OK);
-    return { kind: 'single-executable', path: sea };
-  } catch {
-    return { kind: 'launcher', path: join(__dirname, 'aws-cni.cjs') };
-  }
+  if (await executable(sea)) return { kind: 'single-executable', path: sea };
+  return { kind: 'launcher', path: join(__dirname, 'aws-cni.cjs') };
 }
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {

@@ -57,7 +57,8 @@ export async function findCorePlugins(
   return found;
 }
 
-async function executable(path: string): Promise<boolean> {
+/** Whether `path` exists and this process may execute it. */
+export async function executable(path: string): Promise<boolean> {
   try {
     await access(path, constants.X_OK);
     return true;

@@ -12,7 +12,12 @@ interface AddressEntry {
   Address: string;
   IPAMMetadata?: { k8sPodNamespace?: string; k8sPodName?: string };
   AssignedTime?: string;
+  /** Go's zero time while assigned; when it was released for an address kept for its history. */
+  UnassignedTime?: string;
 }
+
+/** Go's zero `time.Time`, the `UnassignedTime` of an address in use. */
+const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 /** One ENI in `/v1/enis`. */
 interface EniEntry {
   ID: string;
@@ -70,6 +75,8 @@ export function renderStatus(
       for (const [cidr, c] of cidrs) {
         size += 2 ** (32 - Number(cidr.split('/')[1] ?? 32));
         for (const a of Object.values(c.IPAddresses)) {
+          // Released addresses stay listed with their history (the reference's document): not in use.
+          if (a.UnassignedTime !== undefined && a.UnassignedTime !== GO_ZERO_TIME) continue;
           used++;
           const ns = a.IPAMMetadata?.k8sPodNamespace ?? '';
           const name = a.IPAMMetadata?.k8sPodName ?? '';
@@ -197,10 +204,20 @@ export async function runStatus(
   }
   // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
   if (!Array.isArray(failures)) failures = [];
-  out.stdout(
-    values.json
-      ? `${JSON.stringify({ enis, settings, failures })}\n`
-      : `${renderStatus(enis, settings, failures as FailureEntry[])}\n`,
-  );
+  if (values.json) {
+    out.stdout(`${JSON.stringify({ enis, settings, failures })}\n`);
+    return 0;
+  }
+  let tables: string;
+  try {
+    tables = renderStatus(enis, settings ?? {}, failures as FailureEntry[]);
+  } catch (e) {
+    // Something else on that port, or a document of another shape: say so, not a stack trace.
+    out.stderr(
+      `aws-node status: ${address} answered JSON that is not aws-node's introspection (${e instanceof Error ? e.message : String(e)}); --json prints it as it is\n`,
+    );
+    return 1;
+  }
+  out.stdout(`${tables}\n`);
   return 0;
 }

@@ -111,6 +111,8 @@ async function start(
   const failures = new FailureRing();
   // Kubernetes side (src/kube): created now so EC2's UnauthorizedOperation reaches it, started once serving.
   const kube = await createKubeSide(config.kube, log);
+  // Started below (before the conflist with custom networking): a failed start stops its reconnect loop.
+  onFailure(() => kube.stop());
   if (config.customNetworking && kube.status().state === 'off') {
     throw new StartError(
       'KubeRequired',
