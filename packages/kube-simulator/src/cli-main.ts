@@ -87,7 +87,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.err(`kube-sim: --port ${values.port} is not a port number (0-65535)`);
     return 2;
   }
-  let sim: Awaited<ReturnType<typeof startKubeSimulator>>;
+  let sim: Awaited<ReturnType<typeof startKubeSimulator>> | undefined;
   try {
     sim = await startKubeSimulator({
       host: values.host ?? '127.0.0.1',
@@ -96,6 +96,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
     await writeFile(values.kubeconfig, sim.kubeconfig(), { mode: 0o600 });
   } catch (e) {
+    // A kubeconfig that cannot be written must not leave the server listening.
+    await sim?.close();
     io.err(`kube-sim: could not start: ${(e as Error).message}`);
     return 1;
   }

@@ -165,10 +165,15 @@ function pointer(path: string): string[] {
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/** Pointer steps follow own properties only, so `/__proto__/…` or `/constructor/…` cannot reach shared prototypes. */
 function parentOf(doc: Json, parts: string[], path: string): { parent: Json; last: string } {
   let cur = doc;
   for (const p of parts.slice(0, -1)) {
-    const next = Array.isArray(cur) ? cur[Number(p)] : isObject(cur) ? cur[p] : undefined;
+    const next = Array.isArray(cur)
+      ? cur[Number(p)]
+      : isObject(cur) && Object.hasOwn(cur, p)
+        ? cur[p]
+        : undefined;
     if (next === undefined)
       throw unprocessable(
         `the server rejected our request due to an error in our request: doc is missing path: "${path}"`,
@@ -181,7 +186,11 @@ function parentOf(doc: Json, parts: string[], path: string): { parent: Json; las
 function getAt(doc: Json, path: string): Json {
   let cur = doc;
   for (const p of pointer(path)) {
-    const next = Array.isArray(cur) ? cur[Number(p)] : isObject(cur) ? cur[p] : undefined;
+    const next = Array.isArray(cur)
+      ? cur[Number(p)]
+      : isObject(cur) && Object.hasOwn(cur, p)
+        ? cur[p]
+        : undefined;
     if (next === undefined)
       throw unprocessable(
         `the server rejected our request due to an error in our request: doc is missing path: "${path}"`,
@@ -202,7 +211,7 @@ function removeAt(doc: Json, path: string): Json {
       );
     return parent.splice(i, 1)[0]!;
   }
-  if (!isObject(parent) || !(last in parent))
+  if (!isObject(parent) || !Object.hasOwn(parent, last))
     throw unprocessable(
       `the server rejected our request due to an error in our request: Unable to remove nonexistent key: ${last}: missing value`,
     );
@@ -224,7 +233,7 @@ function addAt(doc: Json, path: string, value: Json, replace: boolean): Json {
     if (replace) parent[i] = value;
     else parent.splice(i, 0, value);
   } else if (isObject(parent)) {
-    if (replace && !(last in parent))
+    if (replace && !Object.hasOwn(parent, last))
       throw unprocessable(
         `the server rejected our request due to an error in our request: replace operation does not apply: doc is missing key: ${path}: missing value`,
       );

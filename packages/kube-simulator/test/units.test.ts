@@ -117,6 +117,16 @@ describe('patches', () => {
     expect(doc).toEqual({ a: [1, 2], b: { c: 1 } });
     expect(() => jsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(/missing/);
   });
+  it('JSON patch pointers never reach Object.prototype', () => {
+    expect(() => jsonPatch({}, [{ op: 'add', path: '/__proto__/polluted', value: 1 }])).toThrow(KubeApiError);
+    expect(() => jsonPatch({}, [{ op: 'add', path: '/constructor/prototype/polluted', value: 1 }])).toThrow(
+      KubeApiError,
+    );
+    expect(() => jsonPatch({ a: {} }, [{ op: 'remove', path: '/a/toString' }])).toThrow(KubeApiError);
+    expect(() => jsonPatch({}, [{ op: 'test', path: '/constructor', value: null }])).toThrow(KubeApiError);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(typeof Object.prototype.toString).toBe('function');
+  });
 });
 
 describe('structural schemas', () => {

@@ -126,6 +126,22 @@ export function rejectIdsWithMaxResults(params: QueryParams, ids: readonly strin
   }
 }
 
+/**
+ * Keeps the items whose `key` is among `wanted` (all items when `wanted` is empty). When some wanted value
+ * matches no item, throws `notFound(missing)`, the missing values in request order.
+ */
+export function selectByKey<T>(
+  items: readonly T[],
+  wanted: readonly string[],
+  key: (item: T) => string,
+  notFound: (missing: string[]) => Ec2SimError,
+): T[] {
+  if (wanted.length === 0) return [...items];
+  const missing = wanted.filter((w) => !items.some((i) => key(i) === w));
+  if (missing.length > 0) throw notFound(missing);
+  return items.filter((i) => wanted.includes(key(i)));
+}
+
 /** Reads `DryRun`; when true, the action answers `DryRunOperation` after validation. */
 export function dryRun(params: QueryParams): boolean {
   return params.bool('DryRun') ?? false;

@@ -9,6 +9,7 @@ import {
   isoTime,
   paginate,
   rejectIdsWithMaxResults,
+  selectByKey,
   tagSet,
 } from './common.js';
 import { renderEni } from './render.js';
@@ -30,15 +31,13 @@ export const describeInstances: ActionHandler = ({ state }, params) => {
   const ids = params.list('InstanceId');
   const filters = params.filters();
   rejectIdsWithMaxResults(params, ids, 'InstanceIds');
-  let instances = state.instances();
-  if (ids.length > 0) {
-    for (const id of ids) {
-      if (!instances.some((i) => i.id === id)) {
-        throw new Ec2SimError('InvalidInstanceID.NotFound', `The instance ID '${id}' does not exist`);
-      }
-    }
-    instances = instances.filter((i) => ids.includes(i.id));
-  }
+  const instances = selectByKey(
+    state.instances(),
+    ids,
+    (i) => i.id,
+    (missing) =>
+      new Ec2SimError('InvalidInstanceID.NotFound', `The instance ID '${missing[0]}' does not exist`),
+  );
   const fields = (i: Instance, name: string): string[] => {
     switch (name) {
       case 'instance-id':

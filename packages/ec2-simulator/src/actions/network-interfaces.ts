@@ -8,6 +8,7 @@ import {
   dryRunSucceeded,
   paginate,
   rejectIdsWithMaxResults,
+  selectByKey,
 } from './common.js';
 import { attachmentStatus, renderEni } from './render.js';
 
@@ -111,17 +112,16 @@ export const describeNetworkInterfaces: ActionHandler = ({ state }, params) => {
   const filters = params.filters();
   rejectIdsWithMaxResults(params, ids, 'NetworkInterfaceIds');
   const now = state.now();
-  let enis = state.enis().filter((e) => state.isVisible(e));
-  if (ids.length > 0) {
-    const missing = ids.filter((id) => !enis.some((e) => e.id === id));
-    if (missing.length > 0) {
-      throw new Ec2SimError(
+  const enis = selectByKey(
+    state.enis().filter((e) => state.isVisible(e)),
+    ids,
+    (e) => e.id,
+    (missing) =>
+      new Ec2SimError(
         'InvalidNetworkInterfaceID.NotFound',
         `The networkInterface ID${missing.length > 1 ? 's' : ''} '${missing.join(', ')}' does not exist`,
-      );
-    }
-    enis = enis.filter((e) => ids.includes(e.id));
-  }
+      ),
+  );
   const fields = (e: Eni, name: string): string[] => {
     const a = e.attachment;
     const ips = e.privateIps.filter((x) => x.visibleAt <= now).map((x) => x.value);

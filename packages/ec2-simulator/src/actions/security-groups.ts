@@ -11,6 +11,7 @@ import {
   dryRunSucceeded,
   paginate,
   rejectIdsWithMaxResults,
+  selectByKey,
   tagSet,
 } from './common.js';
 import { readTagSpecifications } from './network-interfaces.js';
@@ -170,19 +171,12 @@ export const describeSecurityGroups: ActionHandler = ({ state }, params) => {
   const names = params.list('GroupName');
   const filters = params.filters();
   rejectIdsWithMaxResults(params, ids, 'GroupIds');
-  let groups = state.securityGroups();
-  for (const id of ids) {
-    if (!groups.some((g) => g.id === id)) {
-      throw new Ec2SimError('InvalidGroup.NotFound', `The security group '${id}' does not exist`);
-    }
-  }
-  for (const n of names) {
-    if (!groups.some((g) => g.name === n)) {
-      throw new Ec2SimError('InvalidGroup.NotFound', `The security group '${n}' does not exist`);
-    }
-  }
-  if (ids.length > 0) groups = groups.filter((g) => ids.includes(g.id));
-  if (names.length > 0) groups = groups.filter((g) => names.includes(g.name));
+  const all = state.securityGroups();
+  const notFound = (missing: string[]) =>
+    new Ec2SimError('InvalidGroup.NotFound', `The security group '${missing[0]}' does not exist`);
+  const byId = selectByKey(all, ids, (g) => g.id, notFound);
+  const byName = selectByKey(all, names, (g) => g.name, notFound);
+  const groups = byId.filter((g) => byName.includes(g));
   const fields = (g: SecurityGroup, name: string): string[] => {
     switch (name) {
       case 'group-id':

@@ -7,6 +7,7 @@ import {
   dryRunSucceeded,
   paginate,
   rejectIdsWithMaxResults,
+  selectByKey,
   tagSet,
 } from './common.js';
 
@@ -29,15 +30,12 @@ export const describeSubnets: ActionHandler = ({ state }, params) => {
   const ids = params.list('SubnetId');
   const filters = params.filters();
   rejectIdsWithMaxResults(params, ids, 'SubnetIds');
-  let subnets = state.subnets();
-  if (ids.length > 0) {
-    for (const id of ids) {
-      if (!subnets.some((s) => s.id === id)) {
-        throw new Ec2SimError('InvalidSubnetID.NotFound', `The subnet ID '${id}' does not exist`);
-      }
-    }
-    subnets = subnets.filter((s) => ids.includes(s.id));
-  }
+  const subnets = selectByKey(
+    state.subnets(),
+    ids,
+    (s) => s.id,
+    (missing) => new Ec2SimError('InvalidSubnetID.NotFound', `The subnet ID '${missing[0]}' does not exist`),
+  );
   const fields = (s: Subnet, name: string): string[] => {
     switch (name) {
       case 'subnet-id':

@@ -1,7 +1,14 @@
 import { Ec2SimError } from '../errors.js';
 import type { VpcCidrAssociation } from '../state/vpc-cidrs.js';
 import type { XmlObject } from '../xml.js';
-import { type ActionHandler, applyFilters, dryRun, dryRunSucceeded, paginate } from './common.js';
+import {
+  type ActionHandler,
+  applyFilters,
+  dryRun,
+  dryRunSucceeded,
+  paginate,
+  selectByKey,
+} from './common.js';
 
 const VPC_FILTERS = [
   'vpc-id',
@@ -23,13 +30,12 @@ export const describeVpcs: ActionHandler = ({ state }, params) => {
   const dry = dryRun(params);
   const ids = params.list('VpcId');
   const filters = params.filters();
-  let vpcs = state.vpcs();
-  for (const id of ids) {
-    if (!vpcs.some((v) => v.id === id)) {
-      throw new Ec2SimError('InvalidVpcID.NotFound', `The vpc ID '${id}' does not exist`);
-    }
-  }
-  if (ids.length > 0) vpcs = vpcs.filter((v) => ids.includes(v.id));
+  const vpcs = selectByKey(
+    state.vpcs(),
+    ids,
+    (v) => v.id,
+    (missing) => new Ec2SimError('InvalidVpcID.NotFound', `The vpc ID '${missing[0]}' does not exist`),
+  );
   const matched = applyFilters(
     vpcs,
     filters,
