@@ -9,6 +9,19 @@ export {
   type SnatRuleChange,
   type SnatState,
 } from './diff.js';
+export {
+  addEgressSnat,
+  deleteEgressSnat,
+  diffEgressSnat,
+  type EgressFamily,
+  type EgressSnatOptions,
+  type EgressSnatPlan,
+  egressChainName,
+  egressComment,
+  egressSnatInPlace,
+  egressTeardownScript,
+  planEgressSnat,
+} from './egress.js';
 export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
 export {
   COMMENTS,
