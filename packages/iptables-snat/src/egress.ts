@@ -29,7 +29,9 @@ const MULTICAST: Readonly<Record<EgressFamily, string>> = { 4: '224.0.0.0/4', 6:
  */
 export function egressChainName(network: string, containerId: string, family: EgressFamily): string {
   const prefix = `CNI-E${family}-`;
-  const digest = createHash('sha512').update(network + containerId).digest('hex');
+  const digest = createHash('sha512')
+    .update(network + containerId)
+    .digest('hex');
   return `${prefix}${digest}`.slice(0, CHAIN_LENGTH);
 }
 
@@ -196,7 +198,11 @@ export async function addEgressSnat(tools: SnatTools, plan: EgressSnatPlan): Pro
  * Removes one pod's egress chain and its jumps (see {@link egressTeardownScript}). Idempotent: a second call
  * finds nothing and applies nothing. Returns the number of processes run.
  */
-export async function deleteEgressSnat(tools: SnatTools, chain: string, family: EgressFamily): Promise<number> {
+export async function deleteEgressSnat(
+  tools: SnatTools,
+  chain: string,
+  family: EgressFamily,
+): Promise<number> {
   const script = egressTeardownScript(chain, await readNat(tools, family));
   if (script === undefined) return 1;
   await restore(tools, family, script);

@@ -23,17 +23,20 @@ describePrivileged('egress SNAT chains in a real network namespace', () => {
   it.each([
     [4, { podIp: '169.254.172.7', nodeIp: '10.0.0.9' }, 'iptables-save'],
     [6, { podIp: 'fd00::ac:7', nodeIp: '2600:1f14:aa::10' }, 'ip6tables-save'],
-  ] as const)('IPv%s: what we plan is what iptables-save prints back, so a repeated ADD reads and applies nothing', async (family, ips, save) => {
-    const plan = planEgressSnat({ network: 'egress-cni', containerId: `ctr-${family}`, ...ips });
-    expect(await addEgressSnat(tools, plan)).toBe(2);
-    const saved = inNs(ns, save, '-t', 'nat');
-    expect(saved).toContain(`-A POSTROUTING ${plan.jump}`);
-    for (const rule of plan.rules) expect(saved).toContain(`-A ${plan.chain} ${rule}`);
-    expect(await addEgressSnat(tools, plan)).toBe(1);
-    expect(await egressSnatInPlace(tools, plan)).toBe(true);
+  ] as const)(
+    'IPv%s: what we plan is what iptables-save prints back, so a repeated ADD reads and applies nothing',
+    async (family, ips, save) => {
+      const plan = planEgressSnat({ network: 'egress-cni', containerId: `ctr-${family}`, ...ips });
+      expect(await addEgressSnat(tools, plan)).toBe(2);
+      const saved = inNs(ns, save, '-t', 'nat');
+      expect(saved).toContain(`-A POSTROUTING ${plan.jump}`);
+      for (const rule of plan.rules) expect(saved).toContain(`-A ${plan.chain} ${rule}`);
+      expect(await addEgressSnat(tools, plan)).toBe(1);
+      expect(await egressSnatInPlace(tools, plan)).toBe(true);
 
-    expect(await deleteEgressSnat(tools, plan.chain, family)).toBe(2);
-    expect(inNs(ns, save, '-t', 'nat')).not.toContain(plan.chain);
-    expect(await deleteEgressSnat(tools, plan.chain, family)).toBe(1);
-  });
+      expect(await deleteEgressSnat(tools, plan.chain, family)).toBe(2);
+      expect(inNs(ns, save, '-t', 'nat')).not.toContain(plan.chain);
+      expect(await deleteEgressSnat(tools, plan.chain, family)).toBe(1);
+    },
+  );
 });

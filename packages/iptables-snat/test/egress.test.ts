@@ -57,10 +57,13 @@ describe('planEgressSnat', () => {
     ['prng', false, ' --random'],
     ['hashrandom', true, ' --random'],
     ['none', true, ''],
-  ] as const)('randomizeSNAT=%s (random-fully supported: %s) ends the SNAT rule with "%s"', (mode, rf, end) => {
-    const rule = planEgressSnat({ ...v4, randomizeSnat: mode, randomFullySupported: rf }).rules[1]!;
-    expect(rule.endsWith(`--to-source 10.0.0.9${end}`)).toBe(true);
-  });
+  ] as const)(
+    'randomizeSNAT=%s (random-fully supported: %s) ends the SNAT rule with "%s"',
+    (mode, rf, end) => {
+      const rule = planEgressSnat({ ...v4, randomizeSnat: mode, randomFullySupported: rf }).rules[1]!;
+      expect(rule.endsWith(`--to-source 10.0.0.9${end}`)).toBe(true);
+    },
+  );
 
   it.each([
     [{ podIp: '169.254.172.500' }, 'podIp'],
@@ -126,7 +129,10 @@ describe('addEgressSnat / deleteEgressSnat on the netfilter fake', () => {
     const plan = planEgressSnat(v4);
     const nat = {
       name: 'nat',
-      chains: [{ name: 'POSTROUTING', builtin: true }, { name: plan.chain, builtin: false }],
+      chains: [
+        { name: 'POSTROUTING', builtin: true },
+        { name: plan.chain, builtin: false },
+      ],
       rules: [
         { chain: 'POSTROUTING', spec: plan.jump },
         ...plan.rules.map((spec) => ({ chain: plan.chain, spec })),
