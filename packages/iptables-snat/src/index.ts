@@ -14,6 +14,7 @@ export {
   deleteEgressSnat,
   diffEgressSnat,
   type EgressFamily,
+  type EgressSnatApplied,
   type EgressSnatOptions,
   type EgressSnatPlan,
   egressChainName,

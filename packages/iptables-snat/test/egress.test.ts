@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   addEgressSnat,
+  type Command,
   deleteEgressSnat,
   diffEgressSnat,
   egressChainName,
@@ -86,13 +87,14 @@ describe('addEgressSnat / deleteEgressSnat on the netfilter fake', () => {
   it('installs once, is a no-op when repeated, and removes chain and jump (twice without error)', async () => {
     const fake = new FakeNetfilter();
     fake.restore('*nat\n:OTHER - [0:0]\n-A OTHER -j RETURN\n-A POSTROUTING -j OTHER\nCOMMIT\n');
-    const plan = planEgressSnat(v4);
-    expect(await addEgressSnat(tools(fake), plan)).toBe(2);
+    const { plan, processes } = await addEgressSnat(tools(fake), v4);
+    expect(plan).toEqual(planEgressSnat(v4));
+    expect(processes).toBe(2);
     expect(fake.rules('nat', plan.chain)).toEqual(plan.rules);
     expect(fake.rules('nat', 'POSTROUTING')).toEqual(['-j OTHER', plan.jump]);
     expect(await egressSnatInPlace(tools(fake), plan)).toBe(true);
 
-    expect(await addEgressSnat(tools(fake), plan)).toBe(1); // read only
+    expect((await addEgressSnat(tools(fake), v4)).processes).toBe(1); // read only
     expect(fake.rules('nat', 'POSTROUTING')).toHaveLength(2);
 
     expect(await deleteEgressSnat(tools(fake), plan.chain, 4)).toBe(2);
@@ -109,7 +111,7 @@ describe('addEgressSnat / deleteEgressSnat on the netfilter fake', () => {
     fake.restore(
       `*nat\n:${plan.chain} - [0:0]\n-A ${plan.chain} -j ACCEPT\n-A POSTROUTING -s 169.254.172.9/32 -j ${plan.chain}\nCOMMIT\n`,
     );
-    await addEgressSnat(tools(fake), plan);
+    await addEgressSnat(tools(fake), v4);
     expect(fake.rules('nat', plan.chain)).toEqual(plan.rules);
     expect(fake.rules('nat', 'POSTROUTING')).toEqual([plan.jump]);
   });
@@ -118,11 +120,31 @@ describe('addEgressSnat / deleteEgressSnat on the netfilter fake', () => {
     const fake = new FakeNetfilter();
     fake.failNext('iptables-restore', 2, 'locked');
     const plan = planEgressSnat(v4);
-    await expect(addEgressSnat(tools(fake), plan)).rejects.toMatchObject({
+    await expect(addEgressSnat(tools(fake), v4)).rejects.toMatchObject({
       code: 'COMMAND_FAILED',
       subject: 'iptables-restore',
     });
     expect(fake.tables.get('nat')?.has(plan.chain)).toBe(false);
+  });
+
+  it('takes --random-fully support from the save header, else from iptables --version', async () => {
+    const old = new FakeNetfilter('iptables v1.6.1');
+    const { plan, processes } = await addEgressSnat(tools(old), v4);
+    expect(processes).toBe(2);
+    expect(plan.rules[1]).toMatch(/ --random$/);
+
+    // A save without its header: one more process asks iptables itself.
+    const fake = new FakeNetfilter('iptables v1.8.9 (legacy)');
+    const headless = {
+      async run(c: Command) {
+        const r = await fake.run(c);
+        return c.file === 'iptables-save' ? { ...r, stdout: r.stdout.replace(/^#.*\n/gm, '') } : r;
+      },
+    };
+    const second = await addEgressSnat({ runner: headless }, v4);
+    expect(second.processes).toBe(3);
+    expect(second.plan.rules[1]).toMatch(/ --random-fully$/);
+    expect(fake.calls.map((c) => c.file)).toEqual(['iptables-save', 'iptables', 'iptables-restore']);
   });
 
   it('diffEgressSnat yields nothing for a nat table that already matches', () => {
