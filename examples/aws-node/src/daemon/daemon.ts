@@ -18,7 +18,7 @@ import type { AwsNodeConfig } from '../config/config.js';
 import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
-import { renderConflist, writeConflist } from './conflist.js';
+import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
 import { FailureRing } from './failures.js';
@@ -555,9 +555,16 @@ async function start(
   });
 
   // 7. Healthy: tell the runtime.
+  const egress = egressConflistEntry(config, {
+    // IPv4 mode is the only mode this daemon starts in until ENABLE_IPv6 lands (loadConfig refuses it).
+    ipv6Cluster: false,
+    nodeIpv4: node.localIpv4,
+    nodeIpv6: node.primaryEni.ipv6Addresses[0],
+  });
+  if (egress.warning !== undefined) log.warn(egress.warning);
   const conflistPath = await writeConflist(
     config.hostCniConfDirPath,
-    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
+    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false, egress: egress.entry }),
   );
   if (!custom) kube.start();
   const startupMs = performance.now() - started;
