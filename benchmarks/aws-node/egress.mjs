@@ -9,23 +9,21 @@
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/egress.mjs          # --runs N (default 30), --warmup N (default 3), --starts N (60)
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { table, timeProcesses, cleanEnv as timingEnv } from '../lib/timing.mjs';
 import {
   arg,
   binDir,
   buildLibcniRunner,
   cleanEnv,
-  leakedNetns,
-  libcniArgv,
   loadClusterHarness,
   ratioTable,
-  runnerOutcome,
   stats,
   tag,
+  tearDownRun,
   timed,
+  timePodAddDel,
 } from './lib.mjs';
 
 const RUNS = arg('--runs', 30);
@@ -142,30 +140,18 @@ try {
   for (let i = 0; i < WARMUP + RUNS; i++) {
     const order = [...variants.slice(i % variants.length), ...variants.slice(0, i % variants.length)];
     for (const v of order) {
-      const podNs = `vckbench-${tag}-e${seq}`;
-      const id = `egress${tag}${String(seq).padStart(5, '0')}`;
-      const name = `egress-${seq++}`;
-      const podPath = netnsAdd(podNs);
-      created.push(podNs);
-      const common = {
+      const t = await timePodAddDel(runner, instanceNs, {
+        label: v.name,
         conflist: v.conflist,
         binDirs: v.binDirs,
         cacheDir: join(scratch, 'cache'),
-        netns: podPath,
-        id,
-        args: `IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=${name};K8S_POD_INFRA_CONTAINER_ID=${id}`,
-      };
-      const a = await timed(libcniArgv(runner, instanceNs, 'add', common), { env: pluginEnv });
-      const ao = runnerOutcome(a);
-      if (!ao.ok) throw new Error(`${v.name} ADD failed: ${JSON.stringify(ao.error)}`);
-      const d = await timed(libcniArgv(runner, instanceNs, 'del', common), { env: pluginEnv });
-      const dout = runnerOutcome(d);
-      if (!dout.ok) throw new Error(`${v.name} DEL failed: ${JSON.stringify(dout.error)}`);
-      netnsDel(podNs);
-      created.splice(created.indexOf(podNs), 1);
+        env: pluginEnv,
+        seq: seq++,
+        created,
+      });
       if (i >= WARMUP) {
-        add[v.name].push(a.ms);
-        del[v.name].push(d.ms);
+        add[v.name].push(t.add);
+        del[v.name].push(t.del);
       }
     }
     const f = await timed(['nsenter', `--net=${instanceNs}`, process.execPath, '-e', '0'], {
@@ -189,17 +175,5 @@ try {
       `a no-op chained Node plugin +${(noop - base).toFixed(1)} ms.`,
   );
 } finally {
-  for (const ns of created) {
-    try {
-      netnsDel(ns);
-    } catch {
-      // already gone
-    }
-  }
-  await cluster?.close();
-  rmSync(scratch, { recursive: true, force: true });
-  const leaked = leakedNetns([tag, runId]);
-  console.log(
-    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
-  );
+  await tearDownRun({ created, cluster, scratch, markers: [tag, runId] });
 }
