@@ -5,6 +5,7 @@ import {
   type PluginHandlers,
   type Result,
 } from '@vpc-cni-kit/cni-spec';
+import { parseIp } from '@vpc-cni-kit/ip-address';
 import type { SnatTools } from '@vpc-cni-kit/iptables-snat';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { type EgressConf, readEgressConf } from './net-conf.js';
@@ -72,7 +73,7 @@ function egressAddress(result: Result, family: 4 | 6): EgressAddress {
   }
   const [only] = ips as [NonNullable<Result['ips']>[number]];
   const ip = only.address.split('/')[0] ?? '';
-  if (!(family === 4 ? !ip.includes(':') : ip.includes(':')))
+  if (parseIp(ip)?.family !== family)
     throw new CniError(CniErrorCode.Internal, `IPAM gave ${only.address} for IPv${family} egress`);
   return {
     cidr: only.address,
