@@ -147,7 +147,7 @@ async function bringUp(
     print('ENIConfigs us-west-2a and us-west-2b created; aws-node puts new ENIs in their pod subnets');
   }
   print(
-    `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
+    `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → egress-cni → portmap → bandwidth)…\n`,
   );
   for (let p = 0; p < args.pods; p++) {
     for (const n of cluster.nodes) await cluster.addPod(n.index, { name: `web-${n.index}-${p}` });
