@@ -59,6 +59,7 @@ export {
   type MaxPodsOptions,
   maxPods,
   type NetworkCardLimit,
+  publishedBranchLimit,
   publishedInstanceLimits,
 } from './limits.js';
 export { createEniManager, type EniManager, type EniManagerOptions } from './manager.js';
