@@ -57,6 +57,8 @@ export interface ControllerOptions {
   readonly leaderElection?: LeaderElectionOptions | undefined;
   /** How often every node's branches are listed to catch ENIs whose create answer was lost. @defaultValue 300000 */
   readonly orphanSweepMs?: number | undefined;
+  /** Pods whose branches are created at once in a pass (each has its own VLAN id). @defaultValue 8 */
+  readonly concurrency?: number | undefined;
   /** How often a pass runs while something waits (cooldowns, retries). @defaultValue 1000 */
   readonly tickMs?: number | undefined;
   /** Where it reports. */
@@ -194,7 +196,7 @@ class Runtime {
         ...ec2BranchPort(ec2, { clusterName: o.clusterName, instanceIdOf: (n) => this.#instanceOf.get(n) }),
         ...kubeBranchPort(kube, (ns, name) => caches.pods.get(name, ns)),
       },
-      { cooldownMs: o.cooldownMs },
+      { cooldownMs: o.cooldownMs, concurrency: o.concurrency ?? 8 },
     );
     this.#lastSweep = now();
   }
@@ -289,7 +291,7 @@ class Runtime {
     });
     const outcomes = await this.controller.reconcile(view, now);
     const pods = new Map(view.pods.map((p) => [p.uid, p]));
-    for (const o of outcomes) await this.#report(o, pods.get(o.podUid));
+    await Promise.all(outcomes.map((o) => this.#report(o, pods.get(o.podUid))));
     for (const uid of this.#reported.keys()) if (!pods.has(uid)) this.#reported.delete(uid);
     if (this.#stopped) return;
     if (now - this.#lastSweep >= (this.#o.orphanSweepMs ?? 300_000)) {
