@@ -1,7 +1,7 @@
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DB_CLIENT_SG, dbClientPolicy, SUBNET, startWorld, type World } from './support/world.js';
+import { DB_CLIENT_SG, SUBNET, startWorld, type World } from './support/world.js';
 
 let world: World | undefined;
 afterEach(async () => {
@@ -28,11 +28,7 @@ function podEvents(w: World, pod: string) {
 describe('vpc-resource-controller against ec2-simulator and kube-simulator', () => {
   it('gives a pod selected by a SecurityGroupPolicy a branch ENI in its node subnet with the policy groups, annotates it and advertises capacity', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller();
 
     // A trunk per node whose CNINode asks for SecurityGroupsForPods, at the highest device index (m5.large: 2).
@@ -77,11 +73,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
 
   it('deleting the pod deletes its branch ENI after the cooldown, not before', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller({ cooldownMs: 1500 });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('annotation', () => world!.annotation('client-1'));
@@ -97,11 +89,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world = await startWorld([
       { name: 'node-1', instanceId: 'i-0a000000000000001', instanceType: 'm5.large', sgp: true },
     ]);
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller({ cooldownMs: 60_000 });
     for (let i = 0; i < 9; i++) world.pod(`client-${i}`, 'node-1', { app: 'db-client' });
     await eventually('nine annotated', () =>
@@ -121,11 +109,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world = await startWorld([
       { name: 'small', instanceId: 'i-0a000000000000003', instanceType: 't3.small', sgp: true },
     ]);
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller();
     world.pod('client-1', 'small', { app: 'db-client' });
     const ev = await eventually('event', () =>
@@ -137,11 +121,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
 
   it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     const c = await world.controller({ cooldownMs: 200 });
     await eventually(
       'trunks',
