@@ -119,6 +119,30 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk')).toEqual([]);
   });
 
+  it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {
+    world = await startWorld();
+    world.ec2.faults.failNext('AttachNetworkInterface', 'InternalError', { afterApply: true });
+    world.ec2.faults.failNext('CreateNetworkInterface', 'UnauthorizedOperation');
+    await world.controller();
+    await eventually(
+      'trunks',
+      () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
+    );
+    // Give a wrong retry time to make a second trunk; there is none, attached or not.
+    await new Promise((r) => setTimeout(r, 500));
+    const trunks = world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk');
+    expect(trunks.map((t) => t.attachment?.instanceId).sort()).toEqual([
+      'i-0a000000000000001',
+      'i-0a000000000000002',
+    ]);
+    expect(
+      world.ec2.calls
+        .filter((c) => c.errorCode !== undefined)
+        .map((c) => c.action)
+        .sort(),
+    ).toEqual(['AttachNetworkInterface', 'CreateNetworkInterface']);
+  });
+
   it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {
     world = await startWorld();
     world.policy();

@@ -59,6 +59,8 @@ export interface ControllerOptions {
   readonly orphanSweepMs?: number | undefined;
   /** Pods whose branches are created at once in a pass (each has its own VLAN id). @defaultValue 8 */
   readonly concurrency?: number | undefined;
+  /** Pause before a node whose instance or trunk could not be set up is tried again. @defaultValue 5000 */
+  readonly nodeRetryMs?: number | undefined;
   /** How often a pass runs while something waits (cooldowns, retries). @defaultValue 1000 */
   readonly tickMs?: number | undefined;
   /** Where it reports. */
@@ -304,23 +306,27 @@ class Runtime {
     }
   }
 
-  /** Reads a node's instance (once), and gives it a trunk when its CNINode asks for one. */
+  /**
+   * For a node whose CNINode asks for `SecurityGroupsForPods`: reads its instance (once) and gives it a trunk.
+   * Nodes that do not ask are left alone (no EC2 call, no capacity written), as the reference manages only those.
+   * A failure forgets what was read, so the next try (after `nodeRetryMs`) reads the instance again: a trunk
+   * attach whose answer was lost is then seen attached instead of being made twice.
+   */
   async #refreshNode(node: V1Node, now: number): Promise<void> {
     const name = node.metadata?.name;
     if (name === undefined) return;
     const instanceId = instanceIdFromProviderId(node.spec?.providerID);
-    if (instanceId === undefined) return;
+    if (instanceId === undefined || !wantsTrunk(this.#caches.cniNodes.get(name))) return;
     this.#instanceOf.set(name, instanceId);
     let facts = this.#facts.get(name);
-    const wants = wantsTrunk(this.#caches.cniNodes.get(name));
-    if (facts !== undefined && (facts.trunkEniId !== undefined || !wants || facts.branchLimit === 0)) return;
+    if (facts !== undefined && (facts.trunkEniId !== undefined || facts.branchLimit === 0)) return;
     if ((this.#nodeRetryAt.get(name) ?? 0) > now) return;
     try {
       if (facts === undefined) {
         facts = await describeInstance(this.#ec2, instanceId);
         this.#facts.set(name, facts);
       }
-      if (wants && facts.trunkEniId === undefined && facts.branchLimit > 0) {
+      if (facts.trunkEniId === undefined && facts.branchLimit > 0) {
         const trunkEniId = await ensureTrunk(this.#ec2, facts, {
           clusterName: this.#o.clusterName,
           nodeName: name,
@@ -331,10 +337,13 @@ class Runtime {
       }
       this.#nodeRetryAt.delete(name);
     } catch (e) {
-      this.#nodeRetryAt.set(name, now + 5000);
-      this.#o.log.log('warn', 'node not ready for branches; retrying in 5 s', {
+      this.#facts.delete(name);
+      const retryMs = this.#o.nodeRetryMs ?? 5000;
+      this.#nodeRetryAt.set(name, now + retryMs);
+      this.#o.log.log('warn', 'node not ready for branches; retrying', {
         node: name,
         instanceId,
+        retryMs,
         problem: e instanceof Error ? e.message : String(e),
       });
     }

@@ -121,6 +121,7 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
         kubeconfig: kubeconfigPath,
         cooldownMs: options.cooldownMs ?? 300,
         tickMs: options.tickMs ?? 100,
+        nodeRetryMs: 100,
         log: jsonLogger(() => undefined),
       });
       running.push(c);
