@@ -119,6 +119,28 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk')).toEqual([]);
   });
 
+  it('keeps serving after the API server drops its watches, forgets their history and is away for a while', async () => {
+    world = await startWorld();
+    world.policy();
+    await world.controller();
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1', () => world!.annotation('client-1'));
+    world.kube.faults.dropWatches();
+    world.kube.faults.expireHistory();
+    world.pod('client-2', 'node-2', { app: 'db-client' });
+    await eventually('client-2 after a re-list', () => world!.annotation('client-2'), 15_000);
+    // Away: writes fail (503); the branch made meanwhile is annotated once the server is back.
+    world.kube.faults.setUnavailable(true);
+    world.kube.objects.create('v1', 'pods', {
+      metadata: { name: 'client-3', namespace: 'default', labels: { app: 'db-client' } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] },
+    } as never);
+    await new Promise((r) => setTimeout(r, 1500));
+    world.kube.faults.setUnavailable(false);
+    await eventually('client-3 once the server is back', () => world!.annotation('client-3'), 15_000);
+    expect(world.branches()).toHaveLength(3);
+  });
+
   it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {
     world = await startWorld();
     world.ec2.faults.failNext('AttachNetworkInterface', 'InternalError', { afterApply: true });
