@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { kubeApis, MERGE_PATCH } from '@vpc-cni-kit/vpc-resource-controller';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { summarize } from '../lib/timing.mjs';
 
@@ -73,7 +73,10 @@ async function round(concurrency, latencyMs) {
   });
 
   // Baseline: a plain annotation merge patch of a pod, sequentially, through the same client.
-  const api = kubeApis(kubeconfig);
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   kube.objects.create('v1', 'pods', {
     metadata: { name: 'baseline', namespace: 'default' },
     spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] },
@@ -81,9 +84,9 @@ async function round(concurrency, latencyMs) {
   const baseline = [];
   for (let i = 0; i < BURST + 10; i++) {
     const t0 = performance.now();
-    await api.core.patchNamespacedPod(
+    await core.patchNamespacedPod(
       { namespace: 'default', name: 'baseline', body: { metadata: { annotations: { n: String(i) } } } },
-      MERGE_PATCH,
+      mergePatch,
     );
     if (i >= 10) baseline.push(performance.now() - t0);
   }
