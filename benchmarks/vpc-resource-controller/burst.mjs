@@ -9,9 +9,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { summarize } from '../lib/timing.mjs';
 
