@@ -141,6 +141,32 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(world.branches()).toHaveLength(3);
   });
 
+  it('backs off a pod whose create EC2 refuses (one Warning event, a few calls, not one per pass), then serves it', async () => {
+    world = await startWorld();
+    world.policy();
+    await world.controller();
+    await eventually(
+      'trunks',
+      () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
+    );
+    world.ec2.faults.deny('ec2:CreateNetworkInterface');
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    const ev = await eventually('event', () =>
+      podEvents(world!, 'client-1').find((e) => e.reason === 'BranchAllocationFailed'),
+    );
+    expect(ev.message).toMatch(/^CLOUD: /);
+    await new Promise((r) => setTimeout(r, 2500));
+    // Passes ran every 100 ms; the pod was tried at about 0, 1 and 3 s.
+    const denied = world.ec2.calls.filter(
+      (c) => c.action === 'CreateNetworkInterface' && c.errorCode === 'UnauthorizedOperation',
+    );
+    expect(denied.length).toBeGreaterThanOrEqual(2);
+    expect(denied.length).toBeLessThanOrEqual(4);
+    expect(podEvents(world, 'client-1').filter((e) => e.reason === 'BranchAllocationFailed')).toHaveLength(1);
+    world.ec2.faults.clear();
+    await eventually('served after the fault', () => world!.annotation('client-1'), 10_000);
+  });
+
   it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {
     world = await startWorld();
     world.ec2.faults.failNext('AttachNetworkInterface', 'InternalError', { afterApply: true });

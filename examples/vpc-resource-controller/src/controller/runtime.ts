@@ -15,6 +15,10 @@ import { createPodEvent, EVENT_REASONS } from '../kube/events.js';
 import type { ControllerOptions } from './controller.js';
 import { clusterView, readPolicy, wantsTrunk } from './view.js';
 
+/** First wait before a pod whose branch failed in EC2 or the API is tried again; it doubles up to a minute. */
+const FIRST_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 60_000;
+
 /** One acting controller: caches, node facts, the branch controller and its pass loop. */
 export class Runtime {
   readonly controller: BranchController;
@@ -28,6 +32,8 @@ export class Runtime {
   readonly #instanceOf = new Map<string, string>();
   readonly #nodeRetryAt = new Map<string, number>();
   readonly #reported = new Map<string, string>();
+  /** Pods whose last create failed in EC2 or the API (`CLOUD`): not retried before `until`, doubling to a minute. */
+  readonly #backoff = new Map<string, { until: number; delayMs: number }>();
   readonly #policyProblems = new Map<string, string>();
   #lastSweep = 0;
   #running = false;
@@ -142,8 +148,12 @@ export class Runtime {
         policies.push(p);
       }
     }
+    // A pod backing off is left out of this pass — unless it owns a branch, which leaving out would release.
+    const owned = this.controller.ledger().owned;
+    const waiting = (uid: string | undefined) =>
+      uid !== undefined && !owned.has(uid) && (this.#backoff.get(uid)?.until ?? 0) > now;
     const view = clusterView({
-      pods: this.#caches.pods.list(),
+      pods: this.#caches.pods.list().filter((p) => !waiting(p.metadata?.uid)),
       nodes,
       serviceAccounts: this.#caches.serviceAccounts.list(),
       policies,
@@ -151,8 +161,19 @@ export class Runtime {
     });
     const outcomes = await this.controller.reconcile(view, now);
     const pods = new Map(view.pods.map((p) => [p.uid, p]));
+    for (const o of outcomes) {
+      if (o.status === 'failed' && o.error?.code === 'CLOUD') {
+        const delayMs = Math.min(
+          MAX_BACKOFF_MS,
+          (this.#backoff.get(o.podUid)?.delayMs ?? FIRST_BACKOFF_MS / 2) * 2,
+        );
+        this.#backoff.set(o.podUid, { until: now + delayMs, delayMs });
+      } else this.#backoff.delete(o.podUid);
+    }
     await Promise.all(outcomes.map((o) => this.#report(o, pods.get(o.podUid))));
-    for (const uid of this.#reported.keys()) if (!pods.has(uid)) this.#reported.delete(uid);
+    const present = new Set(this.#caches.pods.list().map((p) => p.metadata?.uid));
+    for (const uid of this.#reported.keys()) if (!present.has(uid)) this.#reported.delete(uid);
+    for (const uid of this.#backoff.keys()) if (!present.has(uid)) this.#backoff.delete(uid);
     if (this.#stopped) return;
     if (now - this.#lastSweep >= (this.#o.orphanSweepMs ?? 300_000)) {
       this.#lastSweep = now;
