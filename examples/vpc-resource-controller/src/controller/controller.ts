@@ -68,7 +68,7 @@ export interface RunningController {
 /**
  * Starts the VPC resource controller's branch side: waits for the Lease (when electing), then watches pods, nodes,
  * service accounts, CNINodes and SecurityGroupPolicies, gives each node whose CNINode asks for
- * `SecurityGroupsForPods` a trunk ENI, and runs {@link BranchController} passes — on every change, and every
+ * `SecurityGroupsForPods` a trunk ENI, and runs `BranchController` passes — on every change, and every
  * `tickMs` while cooldowns or retries wait. Failures on a pod become Events on it (once per cause).
  */
 export async function startController(options: ControllerOptions): Promise<RunningController> {

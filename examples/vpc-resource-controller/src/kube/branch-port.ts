@@ -86,7 +86,8 @@ export function kubeBranchPort(
 
 /**
  * The Kubernetes half of `BranchControllerPort` for a cluster named by a kubeconfig file (or in-cluster without
- * one): what {@link kubeBranchPort} does, on its own client. For a controller of your own beside `ec2BranchPort`.
+ * one): the UID-guarded annotation patch and the node-status capacity patch, on a client of its own. For a
+ * controller of your own, beside `ec2BranchPort`.
  */
 export function createKubeBranchPort(
   options: { readonly kubeconfig?: string | undefined } = {},
