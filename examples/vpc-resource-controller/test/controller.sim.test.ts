@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -165,6 +167,47 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(podEvents(world, 'client-1').filter((e) => e.reason === 'BranchAllocationFailed')).toHaveLength(1);
     world.ec2.faults.clear();
     await eventually('served after the fault', () => world!.annotation('client-1'), 10_000);
+  });
+
+  it('acts on nothing until every watched kind has listed: a pod list it may not read never costs a branch in use', async () => {
+    world = await startWorld();
+    world.policy();
+    const first = await world.controller();
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1', () => world!.annotation('client-1'));
+    await first.stop();
+    // A second controller whose ServiceAccount may read everything but pods.
+    const k = world.kube.objects;
+    k.create('v1', 'serviceaccounts', { metadata: { name: 'no-pods', namespace: 'kube-system' } } as never);
+    k.create('rbac.authorization.k8s.io/v1', 'clusterroles', {
+      metadata: { name: 'no-pods' },
+      rules: [
+        { apiGroups: [''], resources: ['nodes', 'serviceaccounts'], verbs: ['list', 'watch'] },
+        {
+          apiGroups: ['vpcresources.k8s.aws'],
+          resources: ['cninodes', 'securitygrouppolicies'],
+          verbs: ['list', 'watch'],
+        },
+      ],
+    } as never);
+    k.create('rbac.authorization.k8s.io/v1', 'clusterrolebindings', {
+      metadata: { name: 'no-pods' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'no-pods' },
+      subjects: [{ kind: 'ServiceAccount', name: 'no-pods', namespace: 'kube-system' }],
+    } as never);
+    const kubeconfig = join(world.scratchPath, 'no-pods.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      world.kube.kubeconfig({ token: world.kube.mintServiceAccountToken('kube-system', 'no-pods') }),
+    );
+    const second = await world.controller({ cooldownMs: 100, kubeconfig });
+    await eventually('the pod list refused', () =>
+      world!.kube.requests.some((r) => r.status === 403 && r.url.startsWith('/api/v1/pods')),
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(world.branches()).toHaveLength(1);
+    expect(world.ec2.state.trunkAssociations()).toHaveLength(1);
+    expect(second.ledger()?.cooling.size).toBe(0);
   });
 
   it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {

@@ -36,6 +36,7 @@ export class Runtime {
   readonly #backoff = new Map<string, { until: number; delayMs: number }>();
   readonly #policyProblems = new Map<string, string>();
   #lastSweep = 0;
+  #waitLogged = false;
   #running = false;
   #dirty = false;
   #stopped = false;
@@ -129,6 +130,13 @@ export class Runtime {
   }
 
   async #pass(): Promise<void> {
+    // Not before every watched kind has listed once: an empty pod cache after a failed list would cool down
+    // (and, after the cooldown, delete) every branch in use.
+    if (!this.#caches.synced()) {
+      if (!this.#waitLogged) this.#o.log.log('warn', 'waiting for every watched kind to list once');
+      this.#waitLogged = true;
+      return;
+    }
     const now = this.#now();
     const nodes = this.#caches.nodes.list();
     for (const node of nodes) await this.#refreshNode(node, now);
