@@ -210,16 +210,17 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(second.ledger()?.cooling.size).toBe(0);
   });
 
-  it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {
+  it('a trunk attach whose answer is lost, a refused attach and a refused create still end with exactly one attached trunk per node and no other', async () => {
     world = await startWorld();
     world.ec2.faults.failNext('AttachNetworkInterface', 'InternalError', { afterApply: true });
+    world.ec2.faults.failNext('AttachNetworkInterface', 'AttachmentLimitExceeded');
     world.ec2.faults.failNext('CreateNetworkInterface', 'UnauthorizedOperation');
     await world.controller();
     await eventually(
       'trunks',
       () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
     );
-    // Give a wrong retry time to make a second trunk; there is none, attached or not.
+    // Give a wrong retry time to make another trunk; there is none, attached or not.
     await new Promise((r) => setTimeout(r, 500));
     const trunks = world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk');
     expect(trunks.map((t) => t.attachment?.instanceId).sort()).toEqual([
@@ -231,7 +232,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
         .filter((c) => c.errorCode !== undefined)
         .map((c) => c.action)
         .sort(),
-    ).toEqual(['AttachNetworkInterface', 'CreateNetworkInterface']);
+    ).toEqual(['AttachNetworkInterface', 'AttachNetworkInterface', 'CreateNetworkInterface']);
   });
 
   it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {
