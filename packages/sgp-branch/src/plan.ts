@@ -1,3 +1,4 @@
+import { formatIp, parseIp } from '@vpc-cni-kit/ip-address';
 import {
   type BranchPodPlan,
   emptyPlan,
@@ -7,7 +8,6 @@ import {
   type RoutingPlan,
   type RuleSpec,
 } from '@vpc-cni-kit/routing-table';
-import { formatIp, parseIp } from '@vpc-cni-kit/ip-address';
 import type { BranchEni } from './annotation.js';
 import { invalidArgument, SgpError } from './errors.js';
 
@@ -176,7 +176,9 @@ export function planBranchTeardown(input: BranchTeardownInput): BranchTeardownPl
       eniId: 'eni-0',
       mac: '02:00:00:00:00:00',
       vlanId: input.vlanId,
-      ...(ip.family === 4 ? { ipv4: formatIp(ip), subnetCidr: subnet } : { ipv6: formatIp(ip), subnetV6Cidr: subnet }),
+      ...(ip.family === 4
+        ? { ipv4: formatIp(ip), subnetCidr: subnet }
+        : { ipv6: formatIp(ip), subnetV6Cidr: subnet }),
     },
     trunkInterface: 'trunk0',
     hostVeth: input.hostVeth,
@@ -189,7 +191,13 @@ export function planBranchTeardown(input: BranchTeardownInput): BranchTeardownPl
   const routes = plan.routing.routes.filter((r) => r.table !== plan.table);
   if (podRoute !== undefined) routes.push({ ...podRoute, table: plan.table });
   const routing = { ...plan.routing, routes };
-  return { family: plan.family, hostVeth: plan.hostVeth, link: { name: plan.link.name }, table: plan.table, routing };
+  return {
+    family: plan.family,
+    hostVeth: plan.hostVeth,
+    link: { name: plan.link.name },
+    table: plan.table,
+    routing,
+  };
 }
 
 /** Node-wide settings for branch pods, set once at start (the reference's `SetupHostNetwork` and init container). */

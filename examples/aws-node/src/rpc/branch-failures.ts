@@ -19,6 +19,8 @@ export interface BranchFailure {
   readonly cniCode: number;
   /** The CNI error message (`msg`); the details carry the daemon's message and hint. */
   readonly message: string;
+  /** The reason of the Warning Event the daemon writes on the pod. */
+  readonly eventReason: string;
 }
 
 /** Every cause, its reply failure code, CNI code and message. */
@@ -27,42 +29,50 @@ export const BRANCH_FAILURES: Readonly<Record<BranchCause, BranchFailure>> = {
     failure: undefined,
     cniCode: 120,
     message: 'the aws-cni plugin and aws-node differ in version: roll the DaemonSet so both match',
+    eventReason: 'PodEniVersionMismatch',
   },
   POD_NOT_FOUND: {
     failure: AddFailureCode.PodEniPodNotFound,
     cniCode: 121,
     message: 'security groups for pods: aws-node cannot read the pod from the Kubernetes API',
+    eventReason: 'PodEniPodNotFound',
   },
   ANNOTATION_MISSING: {
     failure: AddFailureCode.PodEniAnnotationMissing,
     cniCode: 122,
     message:
       'security groups for pods: the pod has no vpc.amazonaws.com/pod-eni annotation yet (is the VPC resource controller running?)',
+    eventReason: 'PodEniAnnotationMissing',
   },
   ANNOTATION_INVALID: {
     failure: AddFailureCode.PodEniAnnotationInvalid,
     cniCode: 123,
     message: 'security groups for pods: the vpc.amazonaws.com/pod-eni annotation is malformed',
+    eventReason: 'PodEniAnnotationInvalid',
   },
   NO_TRUNK: {
     failure: AddFailureCode.PodEniNoTrunk,
     cniCode: 124,
     message: 'security groups for pods: this node has no trunk ENI',
+    eventReason: 'PodEniNoTrunk',
   },
   TRUNK_LINK_NOT_FOUND: {
     failure: AddFailureCode.PodEniTrunkLinkNotFound,
     cniCode: 125,
     message: "security groups for pods: no interface on the node carries the trunk ENI's MAC",
+    eventReason: 'PodEniTrunkLinkNotFound',
   },
   BRANCH_LIMIT_REACHED: {
     failure: AddFailureCode.PodEniBranchLimitReached,
     cniCode: 126,
     message: "security groups for pods: the node's trunk has no free branch ENI left",
+    eventReason: 'PodEniBranchLimitReached',
   },
   INSTANCE_NOT_TRUNKABLE: {
     failure: AddFailureCode.PodEniInstanceNotTrunkable,
     cniCode: 127,
     message: 'security groups for pods: this instance type cannot carry a trunk ENI',
+    eventReason: 'PodEniInstanceNotTrunkable',
   },
 };
 
