@@ -439,6 +439,7 @@ async function start(
         trunk: findTrunk,
         hostLinks: () => host.links(),
         plumber: host.branchPlumber,
+        prepareTrunk: (link) => host.setMtu(link.name, config.eniMtu),
         now: () => Date.now(),
       })
     : undefined;
