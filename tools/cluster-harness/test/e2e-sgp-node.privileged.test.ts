@@ -266,8 +266,12 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="validateVersion"\} 1/);
   }, 60_000);
 
-  it('DEL removes every branch link, rule and route', async () => {
-    for (const p of [db, client, other]) await c.delPod(p);
+  it('DEL removes every branch link, rule and route (with the daemon, and from prevResult without it)', async () => {
+    for (const p of [db, client]) await c.delPod(p);
+    // The daemon is down: the plugin tears the branch down from its prevResult (the VLAN id in the dummy).
+    await c.stopDaemon(0);
+    await c.delPod(other);
+    await c.startDaemon(0);
     expect(await onNode(['ip', '-o', 'link', 'show'])).not.toContain('vlan.eth.');
     const rules = await onNode(['ip', 'rule', 'show']);
     expect(rules).not.toMatch(/^10:/m);
