@@ -20,13 +20,12 @@ import {
   DescribeSubnetsCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
-import { daemonClient, isGrpcCallError } from '@vpc-cni-kit/aws-node';
 import { formatPodEniAnnotation, POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Cluster, type ClusterPod, PodError } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
-import { enis, eventually, intruderAddRequest, startOneNode } from './support/scenario.js';
+import { enis, eventually, startOneNode } from './support/scenario.js';
 
 const SUBNET = 'subnet-0c000000000000001';
 const SUBNET_CIDR = '10.0.0.0/20';
@@ -237,37 +236,21 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(ingressDrops(dbEni)).toBeGreaterThanOrEqual(before + 2);
   }, 90_000);
 
-  it('an unparsable annotation and a version mismatch each fail with their own code and Event', async () => {
+  it('an unparsable annotation fails with its own code, Event and count', async () => {
     const invalid = await addFails('garbled', { [POD_ENI_ANNOTATION]: '[{"eniId":' });
     expect(invalid.cniCode).toBe(123);
     await eventually(
       'the PodEniAnnotationInvalid Event',
       async () => podEvent('garbled', 'PodEniAnnotationInvalid') !== undefined,
     );
-    // A plugin of another version, straight to the daemon's socket (the plugin's mapping to CNI 120 is unit-tested).
-    c.kube.createPod('default', 'skewed', node().nodeName, { limits: LIMITS });
-    const refused = await daemonClient(node().socket, 5000)
-      .addNetwork({
-        ...intruderAddRequest(''),
-        K8S_POD_NAME: 'skewed',
-        ClientVersion: 'v0.0.0-other',
-        PodPlumbing: false,
-      })
-      .catch((e: unknown) => e);
-    expect(isGrpcCallError(refused) && refused.grpcStatus).toBe(9);
-    await eventually(
-      'the PodEniVersionMismatch Event',
-      async () => podEvent('skewed', 'PodEniVersionMismatch') !== undefined,
-    );
-    c.kube.deletePod('default', 'skewed');
     const metrics = await c.metrics(0);
     expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="AddNetwork.ANNOTATION_INVALID"\} 1/);
     expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="AddNetwork.NO_TRUNK"\} 1/);
-    expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="validateVersion"\} 1/);
   }, 60_000);
 
   it('DEL removes every branch link, rule and route (with the daemon, and from prevResult without it)', async () => {
     for (const p of [db, client]) await c.delPod(p);
+    expect(c.logTail(0, 400).match(/DelNetwork \(branch ENI\)/g)).toHaveLength(2);
     // The daemon is down: the plugin tears the branch down from its prevResult (the VLAN id in the dummy).
     await c.stopDaemon(0);
     await c.delPod(other);
@@ -321,4 +304,26 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(await onNode(['ip', '-o', 'link', 'show'])).not.toContain('vlan.eth.');
     await c.delPod(ordinary);
   }, 90_000);
+
+  it('a plugin/daemon version mismatch fails with its own code and Event', async () => {
+    // A daemon of another version than the plugin (VPC_CNI_VERSION): the ADD through libcni fails with 120.
+    await c.stopDaemon(0);
+    const env = node().env;
+    node().env = { ...env, VPC_CNI_VERSION: 'v0.0.0-skewed' };
+    await c.startDaemon(0);
+    try {
+      const skewed = await addFails('skewed', {});
+      expect(skewed.cniCode).toBe(120);
+      expect(skewed.details).toContain('wrong client version');
+      await eventually(
+        'the PodEniVersionMismatch Event',
+        async () => podEvent('skewed', 'PodEniVersionMismatch') !== undefined,
+      );
+      expect(await c.metrics(0)).toMatch(/awscni_pod_eni_error_count\{fn="validateVersion"\} 1/);
+    } finally {
+      await c.stopDaemon(0);
+      node().env = env;
+      await c.startDaemon(0);
+    }
+  }, 60_000);
 });
