@@ -88,8 +88,10 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
         DISABLE_TCP_EARLY_DEMUX: 'true',
         AWS_NODE_BRANCH_LINK_KIND: 'macvlan',
         AWS_NODE_RECONCILE_INTERVAL_SECONDS: '1',
+        // More warm addresses than two ENIs hold: the pool would take the third (last) slot of the m5.large
+        // were it not kept for the trunk.
         WARM_ENI_TARGET: '0',
-        WARM_IP_TARGET: '2',
+        WARM_IP_TARGET: '30',
       },
     });
     ec2 = new EC2Client({
@@ -137,6 +139,9 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(noTrunk.cniCode).toBe(124);
     await eventually('the PodEniNoTrunk Event', async () => podEvent('early', 'PodEniNoTrunk') !== undefined);
 
+    // The pool grew as far as it may: two ENIs, the instance's third slot kept free for the trunk.
+    expect(Object.keys((await enis(c)).ENIs)).toHaveLength(2);
+    expect(c.vpc.simulator.state.attachedEnis(node().instance.instanceId)).toHaveLength(2);
     const trunk = (
       await ec2.send(
         new CreateNetworkInterfaceCommand({
@@ -164,6 +169,8 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
         (u) => u.eniId === trunkId && u.reason === 'trunk',
       ),
     );
+    // The trunk took the kept slot; the pool never adds a fourth.
+    expect(c.vpc.simulator.state.attachedEnis(node().instance.instanceId)).toHaveLength(3);
   }, 60_000);
 
   let db: ClusterPod;
