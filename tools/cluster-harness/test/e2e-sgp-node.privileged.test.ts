@@ -234,6 +234,9 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
       ].sort(),
     );
 
+    // CNI CHECK of a branch pod: pod side, branch link and rules.
+    for (const p of [db, client, other]) expect(await c.checkPod(p)).toEqual({ ok: true });
+
     // The database admits its clients' group: the client connects, the others are dropped by the VPC.
     const before = ingressDrops(dbEni);
     expect(await c.ping(client.netnsPath, db.address)).toBe(true);
@@ -256,6 +259,11 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
   }, 60_000);
 
   it('DEL removes every branch link, rule and route (with the daemon, and from prevResult without it)', async () => {
+    // A branch link gone behind the daemon's back: CHECK names it, DEL still completes.
+    await onNode(['ip', 'link', 'del', 'vlan.eth.2']);
+    const broken = await c.checkPod(client);
+    expect(broken.ok).toBe(false);
+    expect(!broken.ok && broken.error.msg).toContain('missing branch link vlan.eth.2');
     for (const p of [db, client]) await c.delPod(p);
     expect(c.logTail(0, 400).match(/DelNetwork \(branch ENI\)/g)).toHaveLength(2);
     // The daemon is down: the plugin tears the branch down from its prevResult (the VLAN id in the dummy).
