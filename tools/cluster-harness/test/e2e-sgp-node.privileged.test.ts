@@ -266,6 +266,12 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(!broken.ok && broken.error.msg).toContain('missing branch link vlan.eth.2');
     for (const p of [db, client]) await c.delPod(p);
     expect(c.logTail(0, 400).match(/DelNetwork \(branch ENI\)/g)).toHaveLength(2);
+    // A strict-mode branch pod keeps its network across a daemon restart (the subnet gateway, on the router,
+    // is reached through the branch).
+    expect(await c.ping(other.netnsPath, '10.0.0.1')).toBe(true);
+    await c.stopDaemon(0);
+    await c.startDaemon(0);
+    expect(await c.ping(other.netnsPath, '10.0.0.1')).toBe(true);
     // The daemon is down: the plugin tears the branch down from its prevResult (the VLAN id in the dummy).
     await c.stopDaemon(0);
     await c.delPod(other);
