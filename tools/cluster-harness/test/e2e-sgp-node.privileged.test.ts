@@ -4,10 +4,13 @@
  * controller: it creates the trunk and the branch ENIs with the AWS SDK against the ec2-simulator, associates
  * each branch with the trunk under a VLAN id and writes the pod's `vpc.amazonaws.com/pod-eni` annotation.
  *
- * - a branch pod gets its branch's address, and its traffic meets the branch's groups;
+ * - the pool keeps the trunk's ENI slot free; the daemon asks for a trunk in its CNINode;
+ * - a branch pod gets its branch's address, and its traffic meets the branch's groups (ping and TCP to a
+ *   "database" pod whose group admits only its clients' group); CNI CHECK verifies it;
  * - strict mode: traffic between two branch pods on the node crosses the VPC (the router's security-group
  *   counters move); standard mode: it stays on the node (they do not);
- * - DEL removes every branch link, rule and route; the warm pool never counts a branch pod;
+ * - DEL removes every branch link, rule and route, through the daemon or, when it is down, from the prevResult;
+ *   branch pods keep their network across daemon restarts; the warm pool never counts a branch pod;
  * - a missing trunk, an unparsable annotation and a plugin/daemon version mismatch each fail with their own
  *   CNI code (or gRPC status) and a Warning Event on the pod.
  */
@@ -25,6 +28,7 @@ import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Cluster, type ClusterPod, PodError } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
+import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
 import { enis, eventually, startOneNode } from './support/scenario.js';
 
 const SUBNET = 'subnet-0c000000000000001';
@@ -244,6 +248,13 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(await c.ping(other.netnsPath, db.address)).toBe(false);
     expect(await c.ping(ordinary.netnsPath, db.address)).toBe(false);
     expect(ingressDrops(dbEni)).toBeGreaterThanOrEqual(before + 2);
+
+    // TCP to the "database" on 5432: refused (dropped by the VPC) from the other group, accepted from the
+    // client, whose branch address the database sees (no SNAT on vlan+).
+    const listener = tcpPeerProbe(db.netnsPath, db.address, 5432);
+    expect(await tcpConnect(other.netnsPath, db.address, 5432, 2000)).toBe(false);
+    expect(await tcpConnect(client.netnsPath, db.address, 5432, 2000)).toBe(true);
+    expect(await listener.peer).toBe(client.address);
   }, 90_000);
 
   it('an unparsable annotation fails with its own code, Event and count', async () => {
