@@ -89,6 +89,11 @@ export class Runtime {
     return self;
   }
 
+  /** Whether every watched kind has listed once (passes run only then). */
+  synced(): boolean {
+    return this.#caches.synced();
+  }
+
   forgetNode(name: string): void {
     this.#facts.delete(name);
     this.#instanceOf.delete(name);
