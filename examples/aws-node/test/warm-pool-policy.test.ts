@@ -4,9 +4,11 @@ import type { EniManager } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
+import { introspectionServer, listen } from '../src/daemon/http-servers.js';
 import { DaemonMetrics } from '../src/daemon/metrics.js';
 import type { PoolLoop } from '../src/daemon/pool-loop.js';
 import { testPool } from './support/pool.js';
+import { silentLogger } from '../src/daemon/logger.js';
 
 describe('WARM_POOL_POLICY', () => {
   it('is static by default, adaptive on request, and anything else is refused naming the variable', () => {
@@ -20,6 +22,36 @@ describe('WARM_POOL_POLICY', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).problems.map((p) => p.variable)).toEqual(['WARM_POOL_POLICY']);
+  });
+
+  it('lets prefix delegation run without a static warm target under adaptive, and only there', () => {
+    const pd = loadConfig({ ENABLE_PREFIX_DELEGATION: 'true', WARM_POOL_POLICY: 'adaptive' });
+    expect(pd).toMatchObject({ prefixDelegation: true, warmPoolPolicy: 'adaptive', warmPrefixTarget: 0 });
+    let caught: unknown;
+    try {
+      loadConfig({ ENABLE_PREFIX_DELEGATION: 'true' });
+    } catch (e) {
+      caught = e;
+    }
+    expect((caught as ConfigError).problems.map((p) => p.problem).join('\n')).toContain(
+      'or WARM_POOL_POLICY=adaptive',
+    );
+  });
+
+  it('is reported on /v1/ipamd-env-settings next to the reference variables', async () => {
+    const ds = new Datastore({ clock: new ManualClock(), checkpointer: nullCheckpointer });
+    for (const [env, policy] of [
+      [{}, 'static'],
+      [{ WARM_POOL_POLICY: 'adaptive' }, 'adaptive'],
+    ] as const) {
+      const endpoint = await listen(introspectionServer(ds, loadConfig(env), silentLogger), '127.0.0.1:0');
+      try {
+        const res = await fetch(`http://${endpoint.address}/v1/ipamd-env-settings`);
+        expect(await res.json()).toMatchObject({ WARM_POOL_POLICY: policy, WARM_ENI_TARGET: 1 });
+      } finally {
+        await endpoint.close();
+      }
+    }
   });
 });
 

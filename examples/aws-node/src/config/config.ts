@@ -118,10 +118,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const warmIpTarget = r.int('WARM_IP_TARGET', 0, 0);
   const minimumIpTarget = r.int('MINIMUM_IP_TARGET', 0, 0);
   const warmPrefixTarget = r.int('WARM_PREFIX_TARGET', 0, 0);
-  if (prefixDelegation && warmIpTarget === 0 && minimumIpTarget === 0 && warmPrefixTarget === 0) {
+  const warmPoolPolicy = r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']);
+  // The adaptive policy sets its own warm target, so prefix delegation needs no static one with it.
+  if (
+    prefixDelegation &&
+    warmPoolPolicy === 'static' &&
+    warmIpTarget === 0 &&
+    minimumIpTarget === 0 &&
+    warmPrefixTarget === 0
+  ) {
     r.problem(
       'ENABLE_PREFIX_DELEGATION',
-      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0',
+      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0 (or WARM_POOL_POLICY=adaptive)',
     );
   }
   const maxEniRaw = r.int('MAX_ENI', -1, Number.MIN_SAFE_INTEGER);
@@ -149,7 +157,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     prefixDelegation,
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
-    warmPoolPolicy: r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']),
+    warmPoolPolicy,
     eniMtu,
     podMtu,
     vethPrefix,

@@ -188,6 +188,8 @@ export function introspectionServer(
           AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: config.customNetworking,
           AWS_MANAGE_ENIS_NON_SCHEDULABLE: false,
           ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
+          // This daemon's own setting (the reference has none): which warm-pool policy the pool loop runs.
+          WARM_POOL_POLICY: config.warmPoolPolicy,
         });
       default:
         return json(res, 200, { AvailableCommands: COMMANDS });
