@@ -61,6 +61,38 @@ export interface AdaptiveSettings {
   readonly releaseDelayMs?: number;
   /** Keep at most this fraction of the subnet's free addresses warm on this node, in (0, 1]. */
   readonly subnetShare?: number;
+  /**
+   * The surge window, ms: arrivals within this long are a *surge* (the pods that land before a grow started
+   * now can land: about one `AssignPrivateIpAddresses`). 0 turns surges off.
+   */
+  readonly surgeWindowMs?: number;
+  /**
+   * While a surge of at least 2 pods is under way, a grow asks for this many times the surge's arrivals (grow
+   * fast: a burst is expected to go on at least as long as it has lasted).
+   */
+  readonly surgeGrowth?: number;
+  /**
+   * Half-life of the surge floor, ms: the most arrivals seen within one surge window stays warm, halving this
+   * slowly (shrink slowly), so the next burst's first pods find addresses while its grow is in flight.
+   */
+  readonly surgeHalfLifeMs?: number;
+  /**
+   * While a surge is under way, grow at least to the largest burst remembered (or `maxWarm` before any) in one
+   * call, instead of doubling call by call.
+   */
+  readonly surgeToBurst?: boolean;
+  /**
+   * The surge floor counts arrivals within this many smoothed lead times (at most `surgeWindowMs`): the pods
+   * that land while a grow is in flight.
+   */
+  readonly floorLeads?: number;
+  /**
+   * On a node where at least this share of recent arrivals came in bursts (0 = off), the first arrival after
+   * a quiet spell already grows for a whole remembered burst: there, a pod arriving is a burst starting.
+   */
+  readonly burstyShare?: number;
+  /** Bursts needed at an even period before the next one is predicted and warmed for (2 or more). */
+  readonly recurAfter?: number;
 }
 
 /** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
@@ -125,6 +157,14 @@ export interface AdaptiveState {
   readonly bootAt?: number;
   /** The last few bursts (start time and size), oldest first, for recurring-burst prediction. */
   readonly bursts?: readonly ArrivalSample[];
+  /** Arrivals, exponentially averaged over 30 min (burstiness). */
+  readonly allCount?: number;
+  /** Arrivals that came in bursts, averaged like `allCount`. */
+  readonly burstCount?: number;
+  /** Most arrivals seen within one surge window (the surge floor, before decay). */
+  readonly surgePeak?: number;
+  /** When `surgePeak` was seen, ms. */
+  readonly surgePeakAt?: number;
 }
 
 /**
@@ -135,6 +175,7 @@ export interface AdaptiveState {
  * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
  * - `recurring-burst`: bursts have come at an even period; the pool is warm for the next one, due soon.
  * - `startup`: a node with little history keeps the start-up prior (decaying from `maxWarm`).
+ * - `surge-floor`: the most pods seen arriving within one surge window (slowly forgotten) sets the target.
  * - `subnet-scarce`: the subnet's free addresses cap the target (this node keeps only its share).
  */
 export type AdaptiveReasonCode =
@@ -144,6 +185,7 @@ export type AdaptiveReasonCode =
   | 'max-warm'
   | 'recurring-burst'
   | 'startup'
+  | 'surge-floor'
   | 'subnet-scarce';
 
 /** Why the warm target is what it is. */
@@ -174,6 +216,10 @@ export interface AdaptiveTargets {
   readonly peak: number;
   /** Horizon: reaction time plus smoothed lead time, ms. */
   readonly horizonMs: number;
+  /** The surge floor after decay: most arrivals seen within one surge window. */
+  readonly surgeFloor: number;
+  /** Arrivals within the last surge window (a surge is under way when ≥ 2). */
+  readonly surge: number;
 }
 
 /** Input of {@link decideAdaptive}: the static policy's input plus observations, settings and state. */

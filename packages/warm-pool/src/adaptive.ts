@@ -1,5 +1,7 @@
 import {
   arrivalRate,
+  arrivalsWithin,
+  burstiness,
   decayedPeak,
   horizonMs,
   nextRecurringBurst,
@@ -139,7 +141,23 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     warm = demand;
     code = prior > peak ? 'startup' : 'peak-demand';
   }
-  const next = nextRecurringBurst(state);
+  const surgeFloor =
+    s.surgeWindowMs > 0 && state.surgePeak !== undefined
+      ? Math.min(
+          maxWarm,
+          decayedPeak(
+            { ...state, peak: state.surgePeak, peakAt: state.surgePeakAt ?? now },
+            now,
+            s.surgeHalfLifeMs,
+          ),
+        )
+      : 0;
+  if (Math.ceil(surgeFloor - 1e-9) > warm) {
+    warm = Math.ceil(surgeFloor - 1e-9);
+    code = 'surge-floor';
+  }
+  const surge = s.surgeWindowMs > 0 ? arrivalsWithin(state, now, s.surgeWindowMs) + obs.waiting : 0;
+  const next = nextRecurringBurst(state, s.recurAfter);
   if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
     const size = Math.min(next.size, maxWarm);
     if (size > warm) {
@@ -166,7 +184,14 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const pressured = state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs;
   const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
   const batch = Math.min(wanted, maxWarm);
-  const aim = warm + batch - 1;
+  // While a surge is under way (≥ 2 pods within one surge window), grow for the rest of the burst in one call:
+  // as many again as have arrived (times surgeGrowth), or the largest burst remembered (before any: what one
+  // ENI holds, never more than the default keeps) less the pods of it already here.
+  const remembered = (state.bursts ?? []).reduce((m, b) => Math.max(m, b.count), 0);
+  const guess = s.surgeToBurst ? (remembered > 0 ? remembered : maxWarm) - surge : 0;
+  const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
+  const rest = surge >= (bursty ? 1 : 2) ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess)) : 0;
+  const aim = Math.max(warm + batch - 1, s.minWarm + rest);
   const high = aim + Math.max(1, Math.ceil(warm * s.band));
   const cooling = coolingAddresses(input);
   const usable = f.available - cooling;
@@ -213,6 +238,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     minimum: input.targets.minimumIpTarget,
     peak,
     horizonMs: horizon,
+    surgeFloor,
+    surge,
   };
   const held =
     holding && usable > high
@@ -258,6 +285,8 @@ function reasonText(
       return `bursts recur at an even period; the next is due soon: warm ${v.warm}`;
     case 'startup':
       return `little history yet: start-up prior above ${peak}: warm ${v.warm}`;
+    case 'surge-floor':
+      return `a surge seen earlier is kept warm for the next one's first pods: warm ${v.warm}`;
     case 'subnet-scarce':
       return `subnet has ${v.subnetFree} free addresses: warm capped at ${v.warm}`;
   }
