@@ -32,6 +32,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   surgeToBurst: true,
   floorLeads: 1,
   burstyShare: 0.7,
+  pressureLeadMs: 15_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -132,6 +133,8 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   positive(s.surgeHalfLifeMs, 'settings.surgeHalfLifeMs');
   count(s.recurAfter, 'settings.recurAfter', 2);
   positive(s.floorLeads, 'settings.floorLeads');
+  if (typeof s.pressureLeadMs !== 'number' || !Number.isFinite(s.pressureLeadMs) || s.pressureLeadMs < 0)
+    fail('settings.pressureLeadMs', 'must be a number ≥ 0');
   if (typeof s.burstyShare !== 'number' || !(s.burstyShare >= 0 && s.burstyShare <= 1))
     fail('settings.burstyShare', 'must be in [0, 1]');
   if (typeof s.surgeToBurst !== 'boolean') fail('settings.surgeToBurst', 'must be a boolean');

@@ -55,6 +55,11 @@ export interface AdaptiveSettings {
    */
   readonly pressureMs?: number;
   /**
+   * The pool is also under pressure (as after a throttle) while the smoothed lead time of grows is at least
+   * this long, ms: calls are queueing for the account's budget (0 = off).
+   */
+  readonly pressureLeadMs?: number;
+  /**
    * Nothing is released for this long after a grow, ms (default 0: off; it saves calls at the price of idle
    * addresses after each burst).
    */
@@ -175,6 +180,7 @@ export interface AdaptiveState {
  * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
  * - `recurring-burst`: bursts have come at an even period; the pool is warm for the next one, due soon.
  * - `startup`: a node with little history keeps the start-up prior (decaying from `maxWarm`).
+ * - `lead-demand`: under EC2 pressure, the arrivals expected within one lead time set the target.
  * - `surge-floor`: the most pods seen arriving within one surge window (slowly forgotten) sets the target.
  * - `subnet-scarce`: the subnet's free addresses cap the target (this node keeps only its share).
  */
@@ -186,6 +192,7 @@ export type AdaptiveReasonCode =
   | 'recurring-burst'
   | 'startup'
   | 'surge-floor'
+  | 'lead-demand'
   | 'subnet-scarce';
 
 /** Why the warm target is what it is. */

@@ -165,6 +165,24 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'recurring-burst';
     }
   }
+  const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
+  // EC2's budget is spent: a call was throttled recently, or grows take so long (waiting for the account's
+  // tokens, when nodes share a cluster budget) that every call must count.
+  const pressured =
+    (state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs) ||
+    (s.pressureLeadMs > 0 && lead >= s.pressureLeadMs);
+  if (pressured) {
+    // A grow asked for now lands one lead time from now: hold what arrives meanwhile (more than one ENI's
+    // worth if need be, never more than the pods the node can still take).
+    const meanwhile = Math.min(
+      Math.ceil(arrivalRate(state, s) * (lead / 1000) - 1e-9),
+      Math.max(0, input.limits.maxPods - f.assigned),
+    );
+    if (meanwhile > warm) {
+      warm = meanwhile;
+      code = 'lead-demand';
+    }
+  }
   if (obs.waiting > 0) {
     warm += obs.waiting;
     code = 'pods-waiting';
@@ -179,9 +197,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'subnet-scarce';
     }
   }
-  const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
   const expected = arrivalRate(state, s) * (Math.max(s.batchWindowMs, 10 * lead) / 1000);
-  const pressured = state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs;
   const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
   const batch = Math.min(wanted, maxWarm);
   // While a surge is under way (≥ 2 pods within one surge window), grow for the rest of the burst in one call:
@@ -214,7 +230,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const holding = pressured || settling;
   const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
-  const step = s.eniHeadroom ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
+  const step = s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
   const decision: PoolDecision =
     holding && (step.kind === 'release' || step.kind === 'free-eni')
@@ -287,6 +304,8 @@ function reasonText(
       return `little history yet: start-up prior above ${peak}: warm ${v.warm}`;
     case 'surge-floor':
       return `a surge seen earlier is kept warm for the next one's first pods: warm ${v.warm}`;
+    case 'lead-demand':
+      return `EC2 calls take ${(v.horizon / 1000).toFixed(1)} s: warm covers the arrivals meanwhile: warm ${v.warm}`;
     case 'subnet-scarce':
       return `subnet has ${v.subnetFree} free addresses: warm capped at ${v.warm}`;
   }
