@@ -138,4 +138,55 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(d).toMatchObject({ kind: 'assign', count: 26, reason: { code: 'below-warm-eni-target' } });
     expect(n.calls).toEqual([26]);
   });
+
+  it('runs with prefix delegation and no static warm target: grows in /28 prefixes for a burst', async () => {
+    const clock = new ManualClock();
+    const datastore = new Datastore({
+      clock,
+      checkpointer: nullCheckpointer,
+      cooldownMs: 0,
+      prefixDelegation: true,
+    });
+    datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+    datastore.addCidr('eni-0', '10.0.16.0/28');
+    const requests: unknown[] = [];
+    let next = 32;
+    const eni = {
+      async assignIpv4(_eniId: string, request: { prefixCount?: number }) {
+        requests.push(request);
+        const prefixes: string[] = [];
+        for (let i = 0; i < (request.prefixCount ?? 0); i++, next += 16) prefixes.push(`10.0.16.${next}/28`);
+        return { ipv4Addresses: [], ipv4Prefixes: prefixes };
+      },
+    } as unknown as EniManager;
+    const config = loadConfig({ ENABLE_PREFIX_DELEGATION: 'true', WARM_POOL_POLICY: 'adaptive' });
+    let t = 1_000_000;
+    const metrics = new DaemonMetrics();
+    const pool = testPool(datastore, eni, 0, {
+      policy: config.warmPoolPolicy,
+      targets: {
+        warmEniTarget: config.warmEniTarget,
+        warmIpTarget: config.warmIpTarget,
+        minimumIpTarget: config.minimumIpTarget,
+        warmPrefixTarget: config.warmPrefixTarget,
+        prefixDelegation: config.prefixDelegation,
+      },
+      limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 110 },
+      // maxWarm 16: one prefix's worth (the start-up prior), so the test reads in prefixes.
+      adaptiveSettings: { maxWarm: 16 },
+      now: () => t,
+      observer: metrics,
+    });
+    const backendObserver = pool.observing(metrics);
+    t += 600_000;
+    // 14 pods land on the node's one prefix at once: 2 addresses left, and a surge under way.
+    for (let i = 0; i < 14; i++) {
+      datastore.assign({ networkName: 'aws-cni', containerID: `burst-${i}`, ifName: 'eth0' });
+      backendObserver.addNetwork(1, 'success');
+    }
+    const d = await pool.tick();
+    expect(d).toMatchObject({ kind: 'assign', unit: 'prefix' });
+    expect(requests).toEqual([{ prefixCount: d.kind === 'assign' ? d.count : -1 }]);
+    expect(datastore.stats().totalIPs).toBeGreaterThanOrEqual(32);
+  });
 });
