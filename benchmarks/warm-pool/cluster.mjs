@@ -70,13 +70,6 @@ const POLICIES = {
  * left to other callers in the account: controllers, consoles, autoscalers).
  */
 export const BUDGET_SHARE = 0.9;
-/**
- * Under the cluster budget, a call made for no waiting pod (pre-warming, a release) waits while its bucket holds
- * less than this fraction of its burst: the last tokens go to nodes whose pods are waiting.
- */
-export const BUDGET_RESERVE = 0.2;
-/** How often a call held back by the reserve looks again, ms. */
-const RESERVE_RETRY_MS = 1_000;
 
 /**
  * One cluster-wide bucket per account family, `BUDGET_SHARE` of AWS's limits, on the simulation's clock: every
@@ -89,7 +82,6 @@ function clusterBudget(clock) {
     const capacity = Math.max(1, Math.floor(l.burst * BUDGET_SHARE));
     buckets.set(family, {
       bucket: new TokenBucket({ capacity, refillPerSecond: l.refillPerSecond * BUDGET_SHARE }, clock),
-      reserve: BUDGET_RESERVE * capacity,
       waiting: [],
       grantAt: Number.POSITIVE_INFINITY,
     });
@@ -195,12 +187,20 @@ export function runCluster({
     }
   };
   /** Runs `steps` (EC2 actions) in order, each through both token buckets with retries; then `done(ok)`. */
-  // The cluster budget hands out its tokens in order: the node whose oldest waiting pod has waited longest
-  // first, then calls for no waiting pod (pre-warming, releases) in the order asked, and those only while the
-  // bucket holds more than the reserve.
+  // The cluster budget hands out its tokens in order of need: first the node whose oldest waiting pod has
+  // waited longest, then calls for no waiting pod (pre-warming, releases) from the node with the fewest free
+  // addresses (the one that will run out first), then in the order asked.
   let seq = 0;
-  const urgency = (r) =>
-    r.n.pending.size > 0 ? r.n.pending.values().next().value : Number.POSITIVE_INFINITY;
+  const urgency = (r) => {
+    if (r.n.pending.size > 0) return [0, r.n.pending.values().next().value];
+    const st = r.n.ds.stats();
+    return [1, st.totalIPs - st.assignedIPs];
+  };
+  const before = (a, b) => {
+    const ua = urgency(a);
+    const ub = urgency(b);
+    return ua[0] !== ub[0] ? ua[0] < ub[0] : ua[1] !== ub[1] ? ua[1] < ub[1] : a.seq < b.seq;
+  };
   const ask = (family, request) => {
     const f = shared.get(family);
     f.waiting.push({ ...request, seq: seq++ });
@@ -213,19 +213,11 @@ export function runCluster({
     const f = shared.get(family);
     f.grantAt = Number.POSITIVE_INFINITY;
     if (f.waiting.length === 0) return;
-    let best = 0;
-    for (let k = 1; k < f.waiting.length; k++) {
-      const a = f.waiting[k];
-      const b = f.waiting[best];
-      const ua = urgency(a);
-      const ub = urgency(b);
-      if (ua < ub || (ua === ub && a.seq < b.seq)) best = k;
-    }
-    const r = f.waiting[best];
-    const reserved = urgency(r) === Number.POSITIVE_INFINITY && f.bucket.available() < f.reserve + 1;
-    const wait = reserved ? RESERVE_RETRY_MS : f.bucket.tryTake();
+    const wait = f.bucket.tryTake();
     if (wait === 0) {
-      f.waiting.splice(best, 1);
+      let best = 0;
+      for (let k = 1; k < f.waiting.length; k++) if (before(f.waiting[k], f.waiting[best])) best = k;
+      const [r] = f.waiting.splice(best, 1);
       q.push(now, 'call', r);
     }
     if (f.waiting.length > 0) {

@@ -175,12 +175,16 @@ if (isMain) {
       `${set}: goal met on ${met}/${rs.length} traces (with waits: ${withWaits}/${rs.length}); on or beyond the Pareto front on ${front}/${rs.length}`,
     );
   }
-  const pd = [['trace', 'PD WARM_PREFIX_TARGET=1 cold / idle-h / EC2', 'adaptive with PD cold / idle-h / EC2']];
+  const pd = [
+    ['trace', 'PD WARM_PREFIX_TARGET=1 cold / idle-h / EC2', 'adaptive with PD cold / idle-h / EC2'],
+  ];
   for (const r of results.filter((x) => x.trace.set !== 'held-out' || x.trace.seed === 1001)) {
     const cell = (m) => `${m.coldStarts} / ${m.idleAddressHours.toFixed(2)} / ${m.ec2Mutating}`;
     pd.push([r.trace.id, cell(r.pd1.m), cell(r.adaptivePd.m)]);
   }
-  console.log('\n## Prefix delegation (max pods 110; not judged): the reference PD default vs adaptive with PD');
+  console.log(
+    '\n## Prefix delegation (max pods 110; not judged): the reference PD default vs adaptive with PD',
+  );
   console.log(formatTable(pd, markdown));
   console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);
 

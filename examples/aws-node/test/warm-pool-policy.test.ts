@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
 import { introspectionServer, listen } from '../src/daemon/http-servers.js';
+import { silentLogger } from '../src/daemon/logger.js';
 import { DaemonMetrics } from '../src/daemon/metrics.js';
 import type { PoolLoop } from '../src/daemon/pool-loop.js';
 import { testPool } from './support/pool.js';
-import { silentLogger } from '../src/daemon/logger.js';
 
 describe('WARM_POOL_POLICY', () => {
   it('is static by default, adaptive on request, and anything else is refused naming the variable', () => {

@@ -222,7 +222,13 @@ export function observe(
   let surge = 0;
   for (const r of recent) if (r.at > now - floorWindow) surge += r.count;
   const surgeBefore = decayedPeak(
-    { peak: withLead.surgePeak ?? 0, peakAt: withLead.surgePeakAt ?? 0, recent: [], arrivals: 0, departures: 0 },
+    {
+      peak: withLead.surgePeak ?? 0,
+      peakAt: withLead.surgePeakAt ?? 0,
+      recent: [],
+      arrivals: 0,
+      departures: 0,
+    },
     now,
     s.surgeHalfLifeMs,
   );

@@ -206,7 +206,10 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const remembered = (state.bursts ?? []).reduce((m, b) => Math.max(m, b.count), 0);
   const guess = s.surgeToBurst ? (remembered > 0 ? remembered : maxWarm) - surge : 0;
   const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
-  const rest = surge >= (bursty ? 1 : 2) ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess)) : 0;
+  const rest =
+    surge >= (bursty ? 1 : 2)
+      ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess))
+      : 0;
   const aim = Math.max(warm + batch - 1, s.minWarm + rest);
   const high = aim + Math.max(1, Math.ceil(warm * s.band));
   const cooling = coolingAddresses(input);
@@ -231,7 +234,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
   // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
-  const step = s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  const step =
+    s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
   const decision: PoolDecision =
     holding && (step.kind === 'release' || step.kind === 'free-eni')
