@@ -82,6 +82,7 @@ function clusterBudget(clock) {
     const capacity = Math.max(1, Math.floor(l.burst * BUDGET_SHARE));
     buckets.set(family, {
       bucket: new TokenBucket({ capacity, refillPerSecond: l.refillPerSecond * BUDGET_SHARE }, clock),
+      refillPerSecond: l.refillPerSecond * BUDGET_SHARE,
       waiting: [],
       grantAt: Number.POSITIVE_INFINITY,
     });
@@ -200,6 +201,15 @@ export function runCluster({
     const ua = urgency(a);
     const ub = urgency(b);
     return ua[0] !== ub[0] ? ua[0] < ub[0] : ua[1] !== ub[1] ? ua[1] < ub[1] : a.seq < b.seq;
+  };
+  /** What the cluster budget tells a node: how long a call would wait for its tokens now, ms. */
+  const budgetWaits = () => {
+    const est = (family) => {
+      const f = shared.get(family);
+      const short = f.waiting.length + 1 - f.bucket.available();
+      return short <= 0 ? 0 : (1000 * short) / f.refillPerSecond;
+    };
+    return { assign: est('ipv4-assign'), eni: Math.max(est('eni-lifecycle'), est('mutating')) };
   };
   const ask = (family, request) => {
     const f = shared.get(family);
@@ -337,6 +347,7 @@ export function runCluster({
         if (gen !== n.loopGen) break;
         n.loopAt = Number.POSITIVE_INFINITY;
         const timing = n.lastShrinkAt === undefined ? { now } : { now, lastShrinkAt: n.lastShrinkAt };
+        if (shared) n.driver.seen.budgetWaitMs = budgetWaits();
         const d = n.driver.decide(n.ds.stats(), timing, n.pending.size);
         n.busy = d.kind !== 'none';
         act(n, d, now);

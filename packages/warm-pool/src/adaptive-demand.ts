@@ -33,6 +33,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   floorLeads: 1,
   burstyShare: 0.7,
   pressureLeadMs: 15_000,
+  eniLeadMs: 5_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -133,6 +134,7 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   positive(s.surgeHalfLifeMs, 'settings.surgeHalfLifeMs');
   count(s.recurAfter, 'settings.recurAfter', 2);
   positive(s.floorLeads, 'settings.floorLeads');
+  positive(s.eniLeadMs, 'settings.eniLeadMs');
   if (typeof s.pressureLeadMs !== 'number' || !Number.isFinite(s.pressureLeadMs) || s.pressureLeadMs < 0)
     fail('settings.pressureLeadMs', 'must be a number ≥ 0');
   if (typeof s.burstyShare !== 'number' || !(s.burstyShare >= 0 && s.burstyShare <= 1))
@@ -157,6 +159,15 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   if (observation.subnetFreeAddresses !== undefined)
     count(observation.subnetFreeAddresses, 'observation.subnetFreeAddresses');
   if (observation.throttled !== undefined) count(observation.throttled, 'observation.throttled');
+  if (observation.budgetWaitMs !== undefined) {
+    const w = observation.budgetWaitMs;
+    if (typeof w !== 'object' || w === null) fail('observation.budgetWaitMs', 'must be an object');
+    for (const key of ['assign', 'eni'] as const) {
+      const v = w[key];
+      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+        fail(`observation.budgetWaitMs.${key}`, 'must be a number ≥ 0');
+    }
+  }
   if (typeof state !== 'object' || state === null || !Array.isArray(state.recent))
     fail('state', 'must be an AdaptiveState (start with initialAdaptiveState)');
   if (typeof state.peak !== 'number' || !(state.peak >= 0)) fail('state.peak', 'must be a number ≥ 0');

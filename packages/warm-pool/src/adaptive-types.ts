@@ -96,6 +96,11 @@ export interface AdaptiveSettings {
    * a quiet spell already grows for a whole remembered burst: there, a pod arriving is a burst starting.
    */
   readonly burstyShare?: number;
+  /**
+   * Time from deciding on a new ENI to its addresses being usable, ms, assumed when a cluster budget's queues
+   * route an assign through a new ENI (`observation.budgetWaitMs`).
+   */
+  readonly eniLeadMs?: number;
   /** Bursts needed at an even period before the next one is predicted and warmed for (2 or more). */
   readonly recurAfter?: number;
 }
@@ -123,6 +128,12 @@ export interface AdaptiveObservation {
   readonly subnetFreeAddresses?: number;
   /** EC2 calls answered `RequestLimitExceeded` since the previous call (the account's budget is spent). */
   readonly throttled?: number;
+  /**
+   * When nodes share a cluster EC2 budget that reports its queues: how long a call would wait for its tokens
+   * now, ms — `assign` for `AssignPrivateIpAddresses`, `eni` for the longer of `CreateNetworkInterface` and
+   * `AttachNetworkInterface`. An assign that would wait longer than a new ENI takes becomes a new ENI.
+   */
+  readonly budgetWaitMs?: { readonly assign?: number; readonly eni?: number };
 }
 
 /** One slot of the arrival history: arrivals counted at one observation. */

@@ -73,6 +73,34 @@ function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDe
   };
 }
 
+/**
+ * With a cluster budget that reports its queues: an assign that would wait longer for the account's Assign
+ * tokens than a new ENI would take (its own buckets' wait plus `eniLeadMs`) becomes a new ENI with the same
+ * addresses, when the node may attach one.
+ */
+function routeByBudget(
+  d: PoolDecision,
+  input: PoolInput,
+  obs: AdaptiveInput['observation'],
+  eniLeadMs: number,
+): PoolDecision {
+  const waits = obs.budgetWaitMs;
+  if (d.kind !== 'assign' || waits === undefined) return d;
+  const assign = waits.assign ?? 0;
+  const eni = waits.eni ?? 0;
+  const f = poolFigures(input);
+  if (assign <= eni + eniLeadMs || !canAddEni(input, f)) return d;
+  return {
+    kind: 'create-eni',
+    unit: d.unit,
+    count: Math.min(d.count, f.maxSlotsPerEni),
+    reason: {
+      code: d.reason.code,
+      message: `${d.reason.message}; through a new ENI: the cluster budget has assigns waiting ${(assign / 1000).toFixed(1)} s, ENIs ${(eni / 1000).toFixed(1)} s`,
+    },
+  };
+}
+
 function withPrefix(d: PoolDecision, prefix: string): PoolDecision {
   return { ...d, reason: { code: d.reason.code, message: `${prefix}: ${d.reason.message}` } };
 }
@@ -237,18 +265,19 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const step =
     s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
+  const routed = routeByBudget(step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =
-    holding && (step.kind === 'release' || step.kind === 'free-eni')
+    holding && (routed.kind === 'release' || routed.kind === 'free-eni')
       ? {
           kind: 'none',
           reason: {
             code: 'within-targets',
             message: pressured
-              ? 'EC2 throttled recently: nothing released'
+              ? 'EC2 throttled recently or slow: nothing released'
               : 'grew recently: nothing released yet',
           },
         }
-      : step;
+      : routed;
   const targets: AdaptiveTargets = {
     warm,
     high,

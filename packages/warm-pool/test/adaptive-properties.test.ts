@@ -54,6 +54,10 @@ const step = fc.record({
   dtMs: fc.integer({ min: 10, max: 60_000 }),
   leadMs: fc.option(fc.integer({ min: 100, max: 12_000 }), { nil: undefined }),
   throttled: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(3)),
+  budget: fc.option(
+    fc.record({ assign: fc.integer({ min: 0, max: 60_000 }), eni: fc.integer({ min: 0, max: 60_000 }) }),
+    { nil: undefined },
+  ),
 });
 
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
@@ -135,6 +139,7 @@ describe('adaptive warm pool: invariants', () => {
               waiting,
               throttled: st.throttled,
               ...(st.leadMs !== undefined ? { leadTimesMs: [st.leadMs] } : {}),
+              ...(st.budget !== undefined ? { budgetWaitMs: st.budget } : {}),
             },
             state,
             settings: n.settings,
@@ -307,6 +312,11 @@ describe('adaptive warm pool: invariants', () => {
       [{ settings: { recurAfter: 1 } }, 'settings.recurAfter'],
       [{ settings: { surgeToBurst: 'yes' } }, 'settings.surgeToBurst'],
       [{ settings: { pressureLeadMs: -5 } }, 'settings.pressureLeadMs'],
+      [{ settings: { eniLeadMs: 0 } }, 'settings.eniLeadMs'],
+      [
+        { observation: { arrivals: 0, departures: 0, waiting: 0, budgetWaitMs: { assign: -1 } } },
+        'observation.budgetWaitMs.assign',
+      ],
       [{ state: { peak: 0 } }, 'state'],
     ];
     for (const [patch, field] of cases) {

@@ -214,4 +214,28 @@ describe('decideAdaptive', () => {
     });
     expect(r.decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
   });
+
+  it('routes a grow through a new ENI when the cluster budget has assigns waiting longer than an ENI takes', () => {
+    const run = (budgetWaitMs?: { assign?: number; eni?: number }, maxEnis = 3) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 2, { assigned: 2 })]),
+        targets: DEFAULT_TARGETS,
+        limits: { ...limits, maxEnis },
+        timing: { now: 1_000_000 },
+        observation: { ...obs({ waiting: 3 }), ...(budgetWaitMs ? { budgetWaitMs } : {}) },
+        state: settled,
+      });
+    expect(run().decision.kind).toBe('assign');
+    // Assigns queue 4 s, ENIs 0 s: 4 s < 0 + eniLeadMs (5 s), stay with the assign.
+    expect(run({ assign: 4_000, eni: 0 }).decision.kind).toBe('assign');
+    const routed = run({ assign: 12_000, eni: 1_000 });
+    const plain = run();
+    expect(routed.decision).toMatchObject({ kind: 'create-eni', unit: 'ip' });
+    expect(routed.decision.kind === 'create-eni' && routed.decision.count).toBe(
+      plain.decision.kind === 'assign' ? plain.decision.count : -1,
+    );
+    expect(routed.decision.reason.message).toContain('through a new ENI');
+    // No room for another ENI: the assign waits.
+    expect(run({ assign: 12_000, eni: 1_000 }, 1).decision.kind).toBe('assign');
+  });
 });
