@@ -1,9 +1,14 @@
-import { DEFAULT_TARGETS, decideAdaptive, initialAdaptiveState } from '@vpc-cni-kit/warm-pool';
+import {
+  type AdaptiveState,
+  DEFAULT_TARGETS,
+  decideAdaptive,
+  initialAdaptiveState,
+} from '@vpc-cni-kit/warm-pool';
 import { describe, expect, it } from 'vitest';
 import { mkEni, stats } from './model.js';
 
 /** A node up for a while: the start-up prior has decayed. */
-const settled = { ...initialAdaptiveState, bootAt: 0 };
+const settled: AdaptiveState = { ...initialAdaptiveState, bootAt: 0 };
 
 const limits = { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 };
 const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number }> = {}) => ({
