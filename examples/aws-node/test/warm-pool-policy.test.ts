@@ -2,7 +2,7 @@ import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
 import { ManualClock } from '@vpc-cni-kit/datastore/testing';
 import type { EniManager } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.js';
+import { loadConfig, poolTargets } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
 import { introspectionServer, listen } from '../src/daemon/http-servers.js';
 import { silentLogger } from '../src/daemon/logger.js';
@@ -164,13 +164,7 @@ describe('PoolLoop with the adaptive policy', () => {
     const metrics = new DaemonMetrics();
     const pool = testPool(datastore, eni, 0, {
       policy: config.warmPoolPolicy,
-      targets: {
-        warmEniTarget: config.warmEniTarget,
-        warmIpTarget: config.warmIpTarget,
-        minimumIpTarget: config.minimumIpTarget,
-        warmPrefixTarget: config.warmPrefixTarget,
-        prefixDelegation: config.prefixDelegation,
-      },
+      targets: poolTargets(config),
       limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 110 },
       // maxWarm 16: one prefix's worth (the start-up prior), so the test reads in prefixes.
       adaptiveSettings: { maxWarm: 16 },

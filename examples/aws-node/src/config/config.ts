@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
+import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -92,6 +93,17 @@ export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
  *
  * @throws {@link ConfigError} listing every invalid variable.
  */
+/** The warm-pool targets of a configuration (what the pool loop hands the policy). */
+export function poolTargets(config: AwsNodeConfig): PoolTargets {
+  return {
+    warmEniTarget: config.warmEniTarget,
+    warmIpTarget: config.warmIpTarget,
+    minimumIpTarget: config.minimumIpTarget,
+    warmPrefixTarget: config.warmPrefixTarget,
+    prefixDelegation: config.prefixDelegation,
+  };
+}
+
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): AwsNodeConfig {
   const r = new EnvReader(env);
 

@@ -14,7 +14,7 @@ import {
 } from '@vpc-cni-kit/eni-manager';
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
-import type { AwsNodeConfig } from '../config/config.js';
+import { type AwsNodeConfig, poolTargets } from '../config/config.js';
 import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
@@ -272,13 +272,7 @@ async function start(
   const pool = new PoolLoop({
     datastore,
     eni,
-    targets: {
-      warmEniTarget: config.warmEniTarget,
-      warmIpTarget: config.warmIpTarget,
-      minimumIpTarget: config.minimumIpTarget,
-      warmPrefixTarget: config.warmPrefixTarget,
-      prefixDelegation: config.prefixDelegation,
-    },
+    targets: poolTargets(config),
     policy: config.warmPoolPolicy,
     limits: {
       maxEnis: limits.maxEnis,
