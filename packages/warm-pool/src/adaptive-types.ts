@@ -131,7 +131,8 @@ export interface AdaptiveObservation {
   /**
    * When nodes share a cluster EC2 budget that reports its queues: how long a call would wait for its tokens
    * now, ms — `assign` for `AssignPrivateIpAddresses`, `eni` for the longer of `CreateNetworkInterface` and
-   * `AttachNetworkInterface`. An assign that would wait longer than a new ENI takes becomes a new ENI.
+   * `AttachNetworkInterface`. An assign that would wait at least twice as long as a new ENI takes (its wait
+   * plus `eniLeadMs`) becomes a new ENI.
    */
   readonly budgetWaitMs?: { readonly assign?: number; readonly eni?: number };
 }

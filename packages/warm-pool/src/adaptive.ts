@@ -74,8 +74,8 @@ function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDe
 }
 
 /**
- * With a cluster budget that reports its queues: an assign that would wait longer for the account's Assign
- * tokens than a new ENI would take (its own buckets' wait plus `eniLeadMs`) becomes a new ENI with the same
+ * With a cluster budget that reports its queues: an assign that would wait for the account's Assign tokens at
+ * least twice as long as a new ENI takes (its buckets' wait plus `eniLeadMs`) becomes a new ENI with the same
  * addresses, when the node may attach one.
  */
 function routeByBudget(
@@ -89,7 +89,9 @@ function routeByBudget(
   const assign = waits.assign ?? 0;
   const eni = waits.eni ?? 0;
   const f = poolFigures(input);
-  if (assign <= eni + eniLeadMs || !canAddEni(input, f)) return d;
+  // Only when an ENI is at least twice as fast: a routed grow takes a Create token another node may need for an
+  // ENI it cannot do without.
+  if (assign <= 2 * (eni + eniLeadMs) || !canAddEni(input, f)) return d;
   return {
     kind: 'create-eni',
     unit: d.unit,

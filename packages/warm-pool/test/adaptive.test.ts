@@ -231,9 +231,11 @@ describe('decideAdaptive', () => {
         state: settled,
       });
     expect(run().decision.kind).toBe('assign');
-    // Assigns queue 4 s, ENIs 0 s: 4 s < 0 + eniLeadMs (5 s), stay with the assign.
+    // Assigns queue 4 s, ENIs 0 s: a new ENI (eniLeadMs 5 s) is not clearly faster, stay with the assign.
     expect(run({ assign: 4_000, eni: 0 }).decision.kind).toBe('assign');
-    const routed = run({ assign: 12_000, eni: 1_000 });
+    // ENIs queue too (8 s + 5 s): not twice as fast as waiting 20 s, stay with the assign.
+    expect(run({ assign: 20_000, eni: 8_000 }).decision.kind).toBe('assign');
+    const routed = run({ assign: 12_000, eni: 0 });
     const plain = run();
     expect(routed.decision).toMatchObject({ kind: 'create-eni', unit: 'ip' });
     expect(routed.decision.kind === 'create-eni' && routed.decision.count).toBe(
@@ -241,6 +243,6 @@ describe('decideAdaptive', () => {
     );
     expect(routed.decision.reason.message).toContain('through a new ENI');
     // No room for another ENI: the assign waits.
-    expect(run({ assign: 12_000, eni: 1_000 }, 1).decision.kind).toBe('assign');
+    expect(run({ assign: 12_000, eni: 0 }, 1).decision.kind).toBe('assign');
   });
 });
