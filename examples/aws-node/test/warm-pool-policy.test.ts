@@ -125,6 +125,8 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(d.reason.message).toMatch(/^adaptive warm \d+/);
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="warm"\} \d+/);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="surge"\} \d+/);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="surge_floor"\} [\d.]+/);
     expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-waiting"} 1');
     // The observer still forwards to the metrics it wraps.
     expect(text).toContain('awscni_no_available_ip_addresses 5');
