@@ -1,3 +1,4 @@
+import { branchLimitsTable } from './branch-limits-table.js';
 import type { Ec2Api } from './ec2/client.js';
 import { eniError } from './errors.js';
 import { instanceLimitsTable } from './instance-limits-table.js';
@@ -97,6 +98,15 @@ export function publishedInstanceLimits(instanceType: string): InstanceLimits | 
     bareMetal: bareMetal === 1,
     prefixDelegationSupported: hypervisor === 'nitro' || bareMetal === 1,
   };
+}
+
+/**
+ * How many branch ENIs one trunk ENI of `instanceType` carries, as the VPC resource controller publishes it (its
+ * generated table, shipped with this package; see `scripts/gen-branch-limits.mjs`): `0` for a type that is not
+ * trunking-compatible, `undefined` for a type the table does not list. m5.large → 9, c5.xlarge → 18.
+ */
+export function publishedBranchLimit(instanceType: string): number | undefined {
+  return Object.hasOwn(branchLimitsTable, instanceType) ? branchLimitsTable[instanceType] : undefined;
 }
 
 /** Options of {@link createInstanceLimitsSource}. */

@@ -40,3 +40,15 @@ describe("the reference's published instance limits", () => {
     expect(String((error as Error).message)).toContain('IMDS-only');
   });
 });
+
+describe("the VPC resource controller's published branch limits", () => {
+  it('gives the branch interfaces per trunk, 0 for types that cannot trunk, undefined for unlisted types', async () => {
+    const { publishedBranchLimit } = await import('../src/index.js');
+    expect(publishedBranchLimit('m5.large')).toBe(9);
+    expect(publishedBranchLimit('c5.xlarge')).toBe(18);
+    expect(publishedBranchLimit('m5.4xlarge')).toBe(54);
+    expect(publishedBranchLimit('t3.small')).toBe(0);
+    expect(publishedBranchLimit('no.such-type')).toBeUndefined();
+    expect(publishedBranchLimit('constructor')).toBeUndefined();
+  });
+});

@@ -1,5 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
+import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
+import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -90,11 +92,30 @@ export interface AwsNodeConfig {
   version: string;
   /** The Kubernetes API and this daemon's identity in it (see kube-settings.ts). */
   kube: KubeSettings;
+  /** Security groups for pods (branch ENIs on a trunk); see {@link PodEniSettings}. */
+  podEni: PodEniSettings;
+}
+
+/**
+ * Security groups for pods: `ENABLE_POD_ENI`, `POD_SECURITY_GROUP_ENFORCING_MODE`, `DISABLE_TCP_EARLY_DEMUX`
+ * (the reference's), and `AWS_NODE_BRANCH_LINK_KIND` (this daemon's own).
+ */
+export interface PodEniSettings {
+  /** `ENABLE_POD_ENI`: reserve the trunk's ENI slot, ask for a trunk (CNINode), plumb branch pods. */
+  enabled: boolean;
+  /** `POD_SECURITY_GROUP_ENFORCING_MODE` (default `strict`, as the reference). */
+  mode: EnforcingMode;
+  /** `DISABLE_TCP_EARLY_DEMUX`: `net.ipv4.tcp_early_demux=0` so kubelet TCP probes reach strict-mode pods. */
+  disableTcpEarlyDemux: boolean;
+  /**
+   * `AWS_NODE_BRANCH_LINK_KIND` (ours): the link a branch rides on the trunk. `vlan` (default) is the 802.1Q
+   * sub-interface EC2 needs; `macvlan` is for the virtual VPC, whose kernel has no 802.1Q (ADR 0006).
+   */
+  linkKind: BranchLinkKind;
 }
 
 /** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
 export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
-  ENABLE_POD_ENI: 'security groups for pods (branch ENIs)',
   ENABLE_IPv6: 'IPv6 mode',
   ENABLE_MULTI_NIC: 'multiple network cards',
 };
@@ -106,6 +127,17 @@ export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
  *
  * @throws {@link ConfigError} listing every invalid variable.
  */
+/** The warm-pool targets of a configuration (what the pool loop hands the policy). */
+export function poolTargets(config: AwsNodeConfig): PoolTargets {
+  return {
+    warmEniTarget: config.warmEniTarget,
+    warmIpTarget: config.warmIpTarget,
+    minimumIpTarget: config.minimumIpTarget,
+    warmPrefixTarget: config.warmPrefixTarget,
+    prefixDelegation: config.prefixDelegation,
+  };
+}
+
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): AwsNodeConfig {
   const r = new EnvReader(env);
 
@@ -151,10 +183,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const warmIpTarget = r.int('WARM_IP_TARGET', 0, 0);
   const minimumIpTarget = r.int('MINIMUM_IP_TARGET', 0, 0);
   const warmPrefixTarget = r.int('WARM_PREFIX_TARGET', 0, 0);
-  if (prefixDelegation && warmIpTarget === 0 && minimumIpTarget === 0 && warmPrefixTarget === 0) {
+  const warmPoolPolicy = r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']);
+  // The adaptive policy sets its own warm target, so prefix delegation needs no static one with it.
+  if (
+    prefixDelegation &&
+    warmPoolPolicy === 'static' &&
+    warmIpTarget === 0 &&
+    minimumIpTarget === 0 &&
+    warmPrefixTarget === 0
+  ) {
     r.problem(
       'ENABLE_PREFIX_DELEGATION',
-      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0',
+      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0 (or WARM_POOL_POLICY=adaptive)',
     );
   }
   const maxEniRaw = r.int('MAX_ENI', -1, Number.MIN_SAFE_INTEGER);
@@ -182,7 +222,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     prefixDelegation,
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
-    warmPoolPolicy: r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']),
+    warmPoolPolicy,
     eniMtu,
     podMtu,
     vethPrefix,
@@ -234,6 +274,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     logLevel: r.string('AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
     version: r.string('VPC_CNI_VERSION', ''),
     kube: readKubeSettings(r),
+    podEni: {
+      enabled: r.bool('ENABLE_POD_ENI', false),
+      mode: r.oneOf<EnforcingMode>('POD_SECURITY_GROUP_ENFORCING_MODE', 'strict', ['strict', 'standard']),
+      disableTcpEarlyDemux: r.bool('DISABLE_TCP_EARLY_DEMUX', false),
+      linkKind: r.oneOf<BranchLinkKind>('AWS_NODE_BRANCH_LINK_KIND', 'vlan', ['vlan', 'macvlan']),
+    },
   };
   for (const [name, address] of [
     ['INTROSPECTION_BIND_ADDRESS', config.introspection.bindAddress],
@@ -254,6 +300,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     r.problem(
       'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG',
       'needs the Kubernetes API to read ENIConfigs (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT)',
+    );
+  }
+  if (config.podEni.enabled && config.kube.apiServer === undefined) {
+    r.problem(
+      'ENABLE_POD_ENI',
+      "needs the Kubernetes API to read pods' vpc.amazonaws.com/pod-eni annotation (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT)",
+    );
+  }
+  if (config.podEni.enabled && config.imdsOnlyMode) {
+    r.problem(
+      'ENABLE_POD_ENI',
+      'cannot find the trunk ENI without EC2 (ENABLE_IMDS_ONLY_MODE=true makes no EC2 call): unset one of them',
     );
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);

@@ -1,6 +1,8 @@
 import type {
   AssignPrivateIpAddressesCommandInput,
   AssignPrivateIpAddressesCommandOutput,
+  AssociateTrunkInterfaceCommandInput,
+  AssociateTrunkInterfaceCommandOutput,
   AttachNetworkInterfaceCommandInput,
   AttachNetworkInterfaceCommandOutput,
   CreateNetworkInterfaceCommandInput,
@@ -17,8 +19,12 @@ import type {
   DescribeNetworkInterfacesCommandOutput,
   DescribeSubnetsCommandInput,
   DescribeSubnetsCommandOutput,
+  DescribeTrunkInterfaceAssociationsCommandInput,
+  DescribeTrunkInterfaceAssociationsCommandOutput,
   DetachNetworkInterfaceCommandInput,
   DetachNetworkInterfaceCommandOutput,
+  DisassociateTrunkInterfaceCommandInput,
+  DisassociateTrunkInterfaceCommandOutput,
   ModifyNetworkInterfaceAttributeCommandInput,
   ModifyNetworkInterfaceAttributeCommandOutput,
   UnassignPrivateIpAddressesCommandInput,
@@ -29,6 +35,8 @@ import type {
 export interface Ec2Actions {
   /** `ec2:AssignPrivateIpAddresses` */
   AssignPrivateIpAddresses: [AssignPrivateIpAddressesCommandInput, AssignPrivateIpAddressesCommandOutput];
+  /** `ec2:AssociateTrunkInterface` (a branch ENI onto a trunk, under a VLAN id) */
+  AssociateTrunkInterface: [AssociateTrunkInterfaceCommandInput, AssociateTrunkInterfaceCommandOutput];
   /** `ec2:AttachNetworkInterface` */
   AttachNetworkInterface: [AttachNetworkInterfaceCommandInput, AttachNetworkInterfaceCommandOutput];
   /** `ec2:CreateNetworkInterface` */
@@ -45,8 +53,18 @@ export interface Ec2Actions {
   DescribeNetworkInterfaces: [DescribeNetworkInterfacesCommandInput, DescribeNetworkInterfacesCommandOutput];
   /** `ec2:DescribeSubnets` */
   DescribeSubnets: [DescribeSubnetsCommandInput, DescribeSubnetsCommandOutput];
+  /** `ec2:DescribeTrunkInterfaceAssociations` */
+  DescribeTrunkInterfaceAssociations: [
+    DescribeTrunkInterfaceAssociationsCommandInput,
+    DescribeTrunkInterfaceAssociationsCommandOutput,
+  ];
   /** `ec2:DetachNetworkInterface` */
   DetachNetworkInterface: [DetachNetworkInterfaceCommandInput, DetachNetworkInterfaceCommandOutput];
+  /** `ec2:DisassociateTrunkInterface` */
+  DisassociateTrunkInterface: [
+    DisassociateTrunkInterfaceCommandInput,
+    DisassociateTrunkInterfaceCommandOutput,
+  ];
   /** `ec2:ModifyNetworkInterfaceAttribute` */
   ModifyNetworkInterfaceAttribute: [
     ModifyNetworkInterfaceAttributeCommandInput,
@@ -65,11 +83,13 @@ export type Ec2Action = keyof Ec2Actions;
 /** Actions that change EC2 state (what the "mutating calls per new ENI" benchmark counts). */
 export const mutatingActions: ReadonlySet<string> = new Set([
   'AssignPrivateIpAddresses',
+  'AssociateTrunkInterface',
   'AttachNetworkInterface',
   'CreateNetworkInterface',
   'CreateTags',
   'DeleteNetworkInterface',
   'DetachNetworkInterface',
+  'DisassociateTrunkInterface',
   'ModifyNetworkInterfaceAttribute',
   'UnassignPrivateIpAddresses',
 ]);

@@ -1,5 +1,6 @@
 import {
   AssignPrivateIpAddressesCommand,
+  AssociateTrunkInterfaceCommand,
   AttachNetworkInterfaceCommand,
   CreateNetworkInterfaceCommand,
   CreateTagsCommand,
@@ -8,7 +9,9 @@ import {
   DescribeInstanceTypesCommand,
   DescribeNetworkInterfacesCommand,
   DescribeSubnetsCommand,
+  DescribeTrunkInterfaceAssociationsCommand,
   DetachNetworkInterfaceCommand,
+  DisassociateTrunkInterfaceCommand,
   EC2Client,
   ModifyNetworkInterfaceAttributeCommand,
   UnassignPrivateIpAddressesCommand,
@@ -16,11 +19,12 @@ import {
 import type { Ec2Action, Ec2Actions } from './actions.js';
 
 // The one module that imports the SDK's values, by name: `client.ts` loads it on the first call, and a bundler
-// that follows this import keeps only these twelve commands and the shapes they reach, not all of EC2.
+// that follows this import keeps only these commands and the shapes they reach, not all of EC2.
 
 /** The SDK's command class for every action in {@link Ec2Actions}. */
 export const ec2Commands = {
   AssignPrivateIpAddresses: AssignPrivateIpAddressesCommand,
+  AssociateTrunkInterface: AssociateTrunkInterfaceCommand,
   AttachNetworkInterface: AttachNetworkInterfaceCommand,
   CreateNetworkInterface: CreateNetworkInterfaceCommand,
   CreateTags: CreateTagsCommand,
@@ -29,7 +33,9 @@ export const ec2Commands = {
   DescribeInstanceTypes: DescribeInstanceTypesCommand,
   DescribeNetworkInterfaces: DescribeNetworkInterfacesCommand,
   DescribeSubnets: DescribeSubnetsCommand,
+  DescribeTrunkInterfaceAssociations: DescribeTrunkInterfaceAssociationsCommand,
   DetachNetworkInterface: DetachNetworkInterfaceCommand,
+  DisassociateTrunkInterface: DisassociateTrunkInterfaceCommand,
   ModifyNetworkInterfaceAttribute: ModifyNetworkInterfaceAttributeCommand,
   UnassignPrivateIpAddresses: UnassignPrivateIpAddressesCommand,
 } as const satisfies Record<Ec2Action, new (input: never) => unknown>;

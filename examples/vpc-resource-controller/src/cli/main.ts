@@ -1,0 +1,143 @@
+import { VersionApi } from '@kubernetes/client-node';
+import { type RunningController, startController } from '../controller/controller.js';
+import { jsonLogger } from '../controller/logger.js';
+import { describeKubeError, kubeApis } from '../kube/apis.js';
+import { VERSION } from '../version.js';
+import { serveHealthProbes } from './health.js';
+import { readCommandLine, USAGE } from './options.js';
+
+/** What the program reads and writes. */
+export interface ProgramIo {
+  /** Arguments after the script. */
+  readonly argv: readonly string[];
+  /** The environment. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Standard output (the log). */
+  readonly stdout: (s: string) => void;
+  /** Standard error (usage and start failures). */
+  readonly stderr: (s: string) => void;
+  /** Registers a handler for SIGTERM and SIGINT. */
+  readonly onSignal: (handler: (signal: string) => void) => void;
+}
+
+/** How long the API server has to answer at start before the program gives up with one line. */
+const API_PROBE_MS = 10_000;
+
+/**
+ * The `vpc-resource-controller` program: `--help`, `--version`, or run until SIGTERM/SIGINT (exit 0) or the loss
+ * of its Lease (exit 1). A refused command line is exit 2 with the usage; a start failure is one line with a hint,
+ * exit 1. Resolves with the exit status.
+ */
+export async function runProgram(io: ProgramIo): Promise<number> {
+  const line = readCommandLine(io.argv, io.env);
+  if (line.kind === 'help') {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (line.kind === 'version') {
+    io.stdout(`vpc-resource-controller ${VERSION}\n`);
+    return 0;
+  }
+  if (line.kind === 'invalid') {
+    io.stderr(`vpc-resource-controller: ${line.problem}\n\n${USAGE}`);
+    return 2;
+  }
+  const s = line.settings;
+  const fail = (what: string, hint: string) => {
+    io.stderr(`vpc-resource-controller: ${what} (hint: ${hint})\n`);
+    return 1;
+  };
+
+  let api: ReturnType<typeof kubeApis>;
+  try {
+    api = kubeApis(s.kubeconfig);
+  } catch (e) {
+    return fail(
+      `cannot load the Kubernetes configuration${s.kubeconfig ? ` from ${s.kubeconfig}` : ' (in-cluster)'}: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`,
+      s.kubeconfig
+        ? 'check the --kubeconfig path'
+        : 'pass --kubeconfig, or run in a pod with a ServiceAccount token',
+    );
+  }
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      api.config.makeApiClient(VersionApi).getCode(),
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${API_PROBE_MS / 1000} s`)),
+          API_PROBE_MS,
+        );
+      }),
+    ]);
+  } catch (e) {
+    return fail(
+      `the Kubernetes API server ${api.config.getCurrentCluster()?.server ?? ''} is not reachable: ${describeKubeError(e)}`,
+      'check the server address and credentials in the kubeconfig, or the network between this pod and the API',
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+
+  const log = jsonLogger(io.stdout, s.logLevel);
+  log.log('info', 'starting', {
+    version: VERSION,
+    cluster: s.clusterName,
+    region: s.region,
+    cooldownMs: s.cooldownMs,
+    leaderElection: s.leaderElection !== undefined,
+  });
+  let controller: RunningController;
+  try {
+    controller = await startController({
+      clusterName: s.clusterName,
+      region: s.region,
+      ec2Endpoint: s.ec2Endpoint,
+      kubeconfig: s.kubeconfig,
+      cooldownMs: s.cooldownMs,
+      concurrency: s.concurrency,
+      leaderElection: s.leaderElection,
+      log,
+    });
+  } catch (e) {
+    return fail(`failed to start: ${e instanceof Error ? e.message : String(e)}`, 'see the log above');
+  }
+  let probes: Awaited<ReturnType<typeof serveHealthProbes>> | undefined;
+  if (s.healthProbes !== undefined) {
+    try {
+      probes = await serveHealthProbes(controller, s.healthProbes);
+      log.log('info', 'serving health probes', {
+        address: probes.address.address,
+        port: probes.address.port,
+      });
+    } catch (e) {
+      await controller.stop();
+      return fail(
+        `cannot serve health probes on ${s.healthProbes.host}:${s.healthProbes.port}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+        'pick a free port with --health-probe-bind-address',
+      );
+    }
+  }
+  const stop = async () => {
+    probes?.server.close();
+    await controller.stop();
+  };
+  return new Promise<number>((resolve) => {
+    let done = false;
+    io.onSignal((signal) => {
+      if (done) return;
+      done = true;
+      log.log('info', 'stopping', { signal });
+      void stop().then(() => resolve(0));
+    });
+    void controller.lost.then(async (reason) => {
+      if (done) return;
+      done = true;
+      await controller.stop();
+      io.stderr(
+        `vpc-resource-controller: lost the leader lease: ${reason} (hint: another replica acts now; this one exits to restart clean)\n`,
+      );
+      resolve(1);
+    });
+  });
+}

@@ -1,0 +1,198 @@
+/**
+ * The command line of `vpc-resource-controller`: `node:util`'s `parseArgs` in strict mode (an unknown option or a
+ * stray argument is refused before anything starts), flags named as the reference controller's where it has them.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { LogLevel } from '../controller/logger.js';
+import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
+
+/** The usage text (`--help`). */
+export const USAGE = `usage: vpc-resource-controller --cluster-name NAME [options]
+
+The control-plane side of security groups for pods: a trunk ENI for every node whose CNINode asks for
+SecurityGroupsForPods, a branch ENI (with the groups of the SecurityGroupPolicies that select it) for every such
+pod, the vpc.amazonaws.com/pod-eni annotation and node capacity; branches deleted after a cooldown.
+
+options:
+  --cluster-name NAME            cluster name: the kubernetes.io/cluster/NAME tag of every ENI (required)
+  --region REGION                AWS region (default: AWS_REGION, AWS_DEFAULT_REGION)
+  --ec2-endpoint URL             EC2 endpoint (default: AWS_EC2_ENDPOINT, else the region's)
+  --kubeconfig PATH              kubeconfig file (default: KUBECONFIG, else in-cluster)
+  --branch-eni-cooldown DURATION time a released branch ENI waits before deletion (default 60s)
+  --branch-concurrency N         pods whose branch ENIs are made at once (default 8)
+  --leader-elect                 run as one of several replicas: act only while holding the Lease
+  --leader-election-namespace NS Lease namespace (default kube-system)
+  --leader-election-id NAME      Lease name (default ${LEADER_ELECTION_ID})
+  --leader-election-identity ID  this replica's identity (default <hostname>_<random>)
+  --lease-duration DURATION      (default 15s)
+  --renew-deadline DURATION      (default 10s)
+  --retry-period DURATION        (default 2s)
+  --health-probe-bind-address A  serve /healthz and /readyz on HOST:PORT or :PORT (default: off)
+  --log-level LEVEL              debug, info, warn or error (default info)
+  -h, --help                     this text
+  -v, --version                  the version
+
+DURATION: a number of seconds, or with a unit: 500ms, 30s, 2m.
+`;
+
+/** What the command line asks for. */
+export type CommandLine =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'invalid'; readonly problem: string }
+  | { readonly kind: 'run'; readonly settings: Settings };
+
+/** The settings of a run. */
+export interface Settings {
+  /** Cluster name. */
+  readonly clusterName: string;
+  /** AWS region. */
+  readonly region: string;
+  /** EC2 endpoint override. */
+  readonly ec2Endpoint: string | undefined;
+  /** Kubeconfig file (undefined: in-cluster). */
+  readonly kubeconfig: string | undefined;
+  /** Branch cooldown (ms). */
+  readonly cooldownMs: number;
+  /** Pods whose branches are made at once. */
+  readonly concurrency: number;
+  /** Leader election (undefined: act at once). */
+  readonly leaderElection: LeaderElectionOptions | undefined;
+  /** Log level. */
+  readonly logLevel: LogLevel;
+  /** Where to serve `/healthz` and `/readyz` (undefined: nowhere). */
+  readonly healthProbes: { readonly host: string; readonly port: number } | undefined;
+}
+
+/** Parses a duration: seconds, or `<n>ms`, `<n>s`, `<n>m`. Undefined when malformed or negative. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  if (m === null) return undefined;
+  const n = Number(m[1]);
+  const ms = m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
+  return Number.isFinite(ms) ? Math.round(ms) : undefined;
+}
+
+const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/**
+ * Reads `argv` (without node and the script) with `env` for the defaults the AWS and Kubernetes tools share
+ * (`AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_EC2_ENDPOINT`, `KUBECONFIG`).
+ */
+export function readCommandLine(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): CommandLine {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+        'cluster-name': { type: 'string' },
+        region: { type: 'string' },
+        'ec2-endpoint': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        'branch-eni-cooldown': { type: 'string' },
+        'branch-concurrency': { type: 'string' },
+        'leader-elect': { type: 'boolean' },
+        'leader-election-namespace': { type: 'string' },
+        'leader-election-id': { type: 'string' },
+        'leader-election-identity': { type: 'string' },
+        'lease-duration': { type: 'string' },
+        'renew-deadline': { type: 'string' },
+        'retry-period': { type: 'string' },
+        'log-level': { type: 'string' },
+        'health-probe-bind-address': { type: 'string' },
+      },
+    }));
+  } catch (e) {
+    return { kind: 'invalid', problem: (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '' };
+  }
+  if (values['help']) return { kind: 'help' };
+  if (values['version']) return { kind: 'version' };
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const invalid = (problem: string): CommandLine => ({ kind: 'invalid', problem });
+
+  const clusterName = str('cluster-name');
+  if (clusterName === undefined || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/.test(clusterName))
+    return invalid(
+      clusterName === undefined
+        ? '--cluster-name is required'
+        : `bad --cluster-name ${JSON.stringify(clusterName)}`,
+    );
+  const region = str('region') ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'];
+  if (region === undefined) return invalid('no region: pass --region or set AWS_REGION');
+  if (!/^[a-z]{2}(-[a-z0-9]+)+$/.test(region)) return invalid(`not an AWS region: ${JSON.stringify(region)}`);
+  const ec2Endpoint = str('ec2-endpoint') ?? env['AWS_EC2_ENDPOINT'];
+  if (ec2Endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(ec2Endpoint))
+    return invalid(`--ec2-endpoint is not an http(s) URL: ${JSON.stringify(ec2Endpoint)}`);
+  const kubeconfig = str('kubeconfig') ?? (env['KUBECONFIG'] || undefined);
+
+  const durations: Record<string, number> = {};
+  for (const [flag, fallback] of [
+    ['branch-eni-cooldown', '60s'],
+    ['lease-duration', '15s'],
+    ['renew-deadline', '10s'],
+    ['retry-period', '2s'],
+  ] as const) {
+    const ms = parseDuration(str(flag) ?? fallback);
+    if (ms === undefined)
+      return invalid(`bad --${flag} ${JSON.stringify(str(flag))}: a duration like 30s or 500ms`);
+    durations[flag] = ms;
+  }
+  const concurrencyText = str('branch-concurrency') ?? '8';
+  const concurrency = /^\d{1,3}$/.test(concurrencyText) ? Number(concurrencyText) : 0;
+  if (concurrency < 1 || concurrency > 64)
+    return invalid(`bad --branch-concurrency ${JSON.stringify(concurrencyText)}: an integer from 1 to 64`);
+  const logLevel = str('log-level') ?? 'info';
+  if (!LEVELS.has(logLevel))
+    return invalid(`bad --log-level ${JSON.stringify(logLevel)}: debug, info, warn or error`);
+
+  let healthProbes: Settings['healthProbes'];
+  const probeText = str('health-probe-bind-address');
+  if (probeText !== undefined) {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/.exec(probeText);
+    const port = m ? Number(m[2]) : -1;
+    if (m === null || port > 65_535)
+      return invalid(`bad --health-probe-bind-address ${JSON.stringify(probeText)}: HOST:PORT or :PORT`);
+    healthProbes = { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port };
+  }
+
+  let leaderElection: LeaderElectionOptions | undefined;
+  if (values['leader-elect']) {
+    const lease = durations['lease-duration']!;
+    const renew = durations['renew-deadline']!;
+    const retry = durations['retry-period']!;
+    if (!(retry < renew && renew < lease))
+      return invalid('leader election needs --retry-period < --renew-deadline < --lease-duration');
+    leaderElection = {
+      namespace: str('leader-election-namespace') ?? 'kube-system',
+      name: str('leader-election-id') ?? LEADER_ELECTION_ID,
+      identity: str('leader-election-identity') ?? `${hostname()}_${randomUUID()}`,
+      leaseDurationMs: lease,
+      renewDeadlineMs: renew,
+      retryPeriodMs: retry,
+    };
+  }
+  return {
+    kind: 'run',
+    settings: {
+      clusterName,
+      region,
+      ec2Endpoint,
+      kubeconfig,
+      cooldownMs: durations['branch-eni-cooldown']!,
+      concurrency,
+      leaderElection,
+      logLevel: logLevel as LogLevel,
+      healthProbes,
+    },
+  };
+}

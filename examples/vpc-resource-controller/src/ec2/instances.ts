@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ambiguousErrorCodes,
+  type Ec2Api,
+  eniError,
+  type InstanceLimitsSource,
+  isEniManagerError,
+  publishedBranchLimit,
+} from '@vpc-cni-kit/eni-manager';
+import { clusterTagKey, INSTANCE_TAG, ownedTags, TRUNK_DESCRIPTION } from './tags.js';
+
+/** What the controller needs to know about a node's EC2 instance. */
+export interface InstanceFacts {
+  /** `i-…`. */
+  readonly instanceId: string;
+  /** Instance type. */
+  readonly instanceType: string;
+  /** The subnet of its primary ENI: where its branch ENIs go. */
+  readonly subnetId: string;
+  /** The security groups of its primary ENI (the trunk gets them, as in the reference). */
+  readonly groupIds: readonly string[];
+  /** Its attached trunk ENI, if any. */
+  readonly trunkEniId?: string | undefined;
+  /** Device indexes in use on network card 0. */
+  readonly usedDeviceIndexes: readonly number[];
+  /** Branches one trunk of this type carries (the published table; 0 = cannot trunk or unlisted). */
+  readonly branchLimit: number;
+}
+
+/**
+ * The instance id in a node's `spec.providerID` (`aws:///<az>/i-…`), or `undefined` when it is not an EC2
+ * provider id.
+ */
+export function instanceIdFromProviderId(providerId: string | undefined): string | undefined {
+  const m = /^aws:\/\/\/[^/]*\/(i-[0-9a-f]{8,17})$/.exec(providerId ?? '');
+  return m?.[1];
+}
+
+/** Describes one instance: type, subnet, groups, trunk, device indexes in use. */
+export async function describeInstance(ec2: Ec2Api, instanceId: string): Promise<InstanceFacts> {
+  const out = await ec2.call('DescribeInstances', { InstanceIds: [instanceId] });
+  const inst = out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === instanceId);
+  if (inst?.InstanceType === undefined || inst.SubnetId === undefined)
+    throw eniError('Ec2InvalidResponse', `DescribeInstances did not describe ${instanceId}`, {
+      action: 'DescribeInstances',
+    });
+  const enis = inst.NetworkInterfaces ?? [];
+  const primary = enis.find((e) => e.Attachment?.DeviceIndex === 0);
+  // Attaching counts: a second trunk would be refused, and left behind.
+  const trunk = enis.find(
+    (e) =>
+      e.InterfaceType === 'trunk' &&
+      (e.Attachment?.Status === 'attached' || e.Attachment?.Status === 'attaching'),
+  );
+  return {
+    instanceId,
+    instanceType: inst.InstanceType,
+    subnetId: primary?.SubnetId ?? inst.SubnetId,
+    groupIds: (primary?.Groups ?? inst.SecurityGroups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : [])),
+    trunkEniId: trunk?.NetworkInterfaceId,
+    usedDeviceIndexes: enis
+      .filter((e) => (e.Attachment?.NetworkCardIndex ?? 0) === 0)
+      .flatMap((e) => (e.Attachment?.DeviceIndex === undefined ? [] : [e.Attachment.DeviceIndex])),
+    branchLimit: publishedBranchLimit(inst.InstanceType) ?? 0,
+  };
+}
+
+/** Options of {@link ensureTrunk}. */
+export interface EnsureTrunkOptions {
+  /** Cluster name (tag). */
+  readonly clusterName: string;
+  /** The node's name (tag). */
+  readonly nodeName: string;
+  /** ENI limits per instance type (for the highest device index). */
+  readonly limits: InstanceLimitsSource;
+}
+
+/**
+ * Gives the instance a trunk ENI as the reference does: `InterfaceType` `trunk`, description `aws-k8s-trunk-eni`,
+ * the instance's subnet and security groups, attached at the highest free device index of network card 0 (the
+ * daemon takes indexes from the bottom) and deleted with the instance. A trunk this controller created for the
+ * instance earlier but did not get to attach (a crash, a failed attach) is found by its tags and attached
+ * instead of creating another, so none leaks. Returns the trunk's ENI id.
+ */
+export async function ensureTrunk(
+  ec2: Ec2Api,
+  facts: InstanceFacts,
+  options: EnsureTrunkOptions,
+): Promise<string> {
+  if (facts.trunkEniId !== undefined) return facts.trunkEniId;
+  const { maxEnis } = await options.limits.limits(facts.instanceType);
+  const used = new Set(facts.usedDeviceIndexes);
+  let deviceIndex: number | undefined;
+  for (let i = maxEnis - 1; i > 0; i--)
+    if (!used.has(i)) {
+      deviceIndex = i;
+      break;
+    }
+  if (deviceIndex === undefined)
+    throw eniError(
+      'NoFreeDeviceIndex',
+      `${facts.instanceId}: every device index is in use; no room for a trunk`,
+    );
+
+  const leftover = await ec2.call('DescribeNetworkInterfaces', {
+    Filters: [
+      { Name: 'interface-type', Values: ['trunk'] },
+      { Name: `tag:${INSTANCE_TAG}`, Values: [facts.instanceId] },
+      { Name: `tag:${clusterTagKey(options.clusterName)}`, Values: ['owned'] },
+      { Name: 'status', Values: ['available'] },
+    ],
+  });
+  let trunkEniId = leftover.NetworkInterfaces?.[0]?.NetworkInterfaceId;
+  if (trunkEniId === undefined) {
+    const out = await ec2.call('CreateNetworkInterface', {
+      SubnetId: facts.subnetId,
+      Groups: [...facts.groupIds],
+      InterfaceType: 'trunk',
+      Description: TRUNK_DESCRIPTION,
+      TagSpecifications: [
+        {
+          ResourceType: 'network-interface',
+          Tags: ownedTags(options.clusterName, facts.instanceId, options.nodeName),
+        },
+      ],
+      ClientToken: randomUUID(),
+    });
+    trunkEniId = out.NetworkInterface?.NetworkInterfaceId;
+    if (trunkEniId === undefined)
+      throw eniError('Ec2InvalidResponse', 'CreateNetworkInterface returned no interface', {
+        action: 'CreateNetworkInterface',
+      });
+  }
+  let attached: Awaited<ReturnType<typeof ec2.call<'AttachNetworkInterface'>>>;
+  try {
+    attached = await ec2.call('AttachNetworkInterface', {
+      NetworkInterfaceId: trunkEniId,
+      InstanceId: facts.instanceId,
+      DeviceIndex: deviceIndex,
+      NetworkCardIndex: 0,
+    });
+  } catch (e) {
+    // Refused for sure: delete the trunk (best effort; found and attached next time otherwise). An answer that
+    // may have been lost leaves it: the next try reads the instance and sees it attached.
+    if (isEniManagerError(e) && !ambiguousErrorCodes.has(e.code))
+      await ec2.call('DeleteNetworkInterface', { NetworkInterfaceId: trunkEniId }).catch(() => undefined);
+    throw e;
+  }
+  if (attached.AttachmentId !== undefined)
+    await ec2.call('ModifyNetworkInterfaceAttribute', {
+      NetworkInterfaceId: trunkEniId,
+      Attachment: { AttachmentId: attached.AttachmentId, DeleteOnTermination: true },
+    });
+  return trunkEniId;
+}

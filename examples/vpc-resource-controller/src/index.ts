@@ -1,0 +1,47 @@
+/**
+ * The VPC resource controller's branch side (security groups for pods), assembled from vpc-cni-kit packages: the
+ * production adapters of `@vpc-cni-kit/sgp-branch`'s `BranchControllerPort` (EC2 through eni-manager's client of
+ * `@aws-sdk/client-ec2`, Kubernetes through `@kubernetes/client-node`), trunk ENIs, Lease leader election and
+ * the controller that runs them. The `vpc-resource-controller` program is what most users want. No type of
+`@kubernetes/client-node` appears in this entry point's declarations: the Kubernetes client is the program's own.
+ *
+ * @packageDocumentation
+ */
+
+export { type ProgramIo, runProgram } from './cli/main.js';
+export { type CommandLine, parseDuration, readCommandLine, type Settings, USAGE } from './cli/options.js';
+export {
+  CONTROLLER_RATE_LIMITS,
+  type ControllerOptions,
+  type RunningController,
+  startController,
+} from './controller/controller.js';
+export { jsonLogger, type Logger, type LogLevel } from './controller/logger.js';
+export { SGP_FEATURE } from './controller/view.js';
+export { type Ec2BranchPort, type Ec2BranchPortOptions, ec2BranchPort } from './ec2/branch-port.js';
+export {
+  describeInstance,
+  type EnsureTrunkOptions,
+  ensureTrunk,
+  type InstanceFacts,
+  instanceIdFromProviderId,
+} from './ec2/instances.js';
+export {
+  BRANCH_DESCRIPTION,
+  clusterTagKey,
+  INSTANCE_TAG,
+  NODE_NAME_TAG,
+  OWNER_TAG,
+  OWNER_VALUE,
+  ownedTags,
+  POD_TAG,
+  POD_UID_TAG,
+  type TagList,
+  TRUNK_DESCRIPTION,
+  tagValue,
+} from './ec2/tags.js';
+export { createKubeBranchPort, type KubeBranchPort } from './kube/branch-port.js';
+export { VPC_RESOURCES_GROUP } from './kube/caches.js';
+export { EVENT_COMPONENT, EVENT_REASONS } from './kube/events.js';
+export { LEADER_ELECTION_ID, type LeaderElectionOptions, microTime } from './kube/leader.js';
+export { VERSION } from './version.js';
