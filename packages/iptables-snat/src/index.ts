@@ -9,6 +9,12 @@ export {
   type SnatRuleChange,
   type SnatState,
 } from './diff.js';
+export {
+  EGRESS_RANGES,
+  type EgressRangeBlock,
+  egressRangeBlock,
+  ensureEgressRangeBlock,
+} from './egress-block.js';
 export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
 export {
   COMMENTS,

@@ -1,4 +1,6 @@
 import type {
+  AssignIpv6AddressesCommandInput,
+  AssignIpv6AddressesCommandOutput,
   AssignPrivateIpAddressesCommandInput,
   AssignPrivateIpAddressesCommandOutput,
   AttachNetworkInterfaceCommandInput,
@@ -27,6 +29,8 @@ import type {
 
 /** The EC2 actions this package calls, each with its SDK input and output types. */
 export interface Ec2Actions {
+  /** `ec2:AssignIpv6Addresses` */
+  AssignIpv6Addresses: [AssignIpv6AddressesCommandInput, AssignIpv6AddressesCommandOutput];
   /** `ec2:AssignPrivateIpAddresses` */
   AssignPrivateIpAddresses: [AssignPrivateIpAddressesCommandInput, AssignPrivateIpAddressesCommandOutput];
   /** `ec2:AttachNetworkInterface` */
@@ -64,6 +68,7 @@ export type Ec2Action = keyof Ec2Actions;
 
 /** Actions that change EC2 state (what the "mutating calls per new ENI" benchmark counts). */
 export const mutatingActions: ReadonlySet<string> = new Set([
+  'AssignIpv6Addresses',
   'AssignPrivateIpAddresses',
   'AttachNetworkInterface',
   'CreateNetworkInterface',
@@ -82,6 +87,7 @@ export const mutatingActions: ReadonlySet<string> = new Set([
  * its `ClientToken` makes a retry return the same ENI.
  */
 export const nonIdempotentActions: ReadonlySet<string> = new Set([
+  'AssignIpv6Addresses',
   'AssignPrivateIpAddresses',
   'AttachNetworkInterface',
 ]);

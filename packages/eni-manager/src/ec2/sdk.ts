@@ -1,4 +1,5 @@
 import {
+  AssignIpv6AddressesCommand,
   AssignPrivateIpAddressesCommand,
   AttachNetworkInterfaceCommand,
   CreateNetworkInterfaceCommand,
@@ -16,10 +17,11 @@ import {
 import type { Ec2Action, Ec2Actions } from './actions.js';
 
 // The one module that imports the SDK's values, by name: `client.ts` loads it on the first call, and a bundler
-// that follows this import keeps only these twelve commands and the shapes they reach, not all of EC2.
+// that follows this import keeps only these thirteen commands and the shapes they reach, not all of EC2.
 
 /** The SDK's command class for every action in {@link Ec2Actions}. */
 export const ec2Commands = {
+  AssignIpv6Addresses: AssignIpv6AddressesCommand,
   AssignPrivateIpAddresses: AssignPrivateIpAddressesCommand,
   AttachNetworkInterface: AttachNetworkInterfaceCommand,
   CreateNetworkInterface: CreateNetworkInterfaceCommand,
