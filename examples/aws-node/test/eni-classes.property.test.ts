@@ -149,6 +149,8 @@ describe('ENI classification', () => {
       ipv4Prefixes: [],
       ipv6Addresses: [],
       ipv6Prefixes: [],
+      subnetIpv6Cidrs: [],
+      vpcIpv6Cidrs: [],
     };
     const ec2 = (tags: Record<string, string>, interfaceType = 'interface') =>
       ({ eniId: 'eni-1', tags, interfaceType }) as never;
