@@ -3,8 +3,8 @@
 //   umoci       the OCI image: that root file system as one layer, this build as a second, the configuration
 //   skopeo      the same image as a docker-archive (for `ctr images import`, `docker load`, `podman load`)
 // The image holds Node (this machine's node binary: the daemon needs Node 20, Debian 12 ships 18),
-// examples/aws-node's dist/bin at /app/dist/bin (the daemon, the init step, the health probe, aws-cni as the
-// single executable and the launcher), the core CNI plugins from Debian's containernetworking-plugins in
+// examples/aws-node's dist/bin at /app/dist/bin (the daemon, the init step, the health probe, aws-cni and
+// egress-cni each as the single executable and the launcher), the core CNI plugins from Debian's containernetworking-plugins in
 // /app/dist/bin/core-plugins (where aws-vpc-cni-init looks), and the daemon's three external dependencies
 // with theirs in /app/node_modules.
 //
@@ -40,7 +40,7 @@ const imageName = `localhost/vpc-cni-kit/aws-node:${tag}`;
 const PACKAGES = ['iptables', 'nftables', 'iproute2', 'libstdc++6', 'ca-certificates'];
 /** The daemon's (and the init step's) run-time dependencies not bundled into dist/bin. */
 const EXTERNAL = ['@grpc/grpc-js', 'prom-client', 'koffi'];
-const CORE_PLUGINS = ['portmap', 'bandwidth', 'loopback'];
+const CORE_PLUGINS = ['portmap', 'bandwidth', 'loopback', 'host-local'];
 
 function fail(message) {
   process.stderr.write(`image: ${message}\n`);
@@ -63,6 +63,8 @@ for (const file of [
   'grpc-health-probe.cjs',
   'aws-cni.cjs',
   'aws-cni',
+  'egress-cni.cjs',
+  'egress-cni',
 ])
   if (!existsSync(join(packageDir, 'dist/bin', file)))
     fail(`dist/bin/${file} is missing: run npm run build first`);
@@ -102,7 +104,7 @@ rmSync(app, { recursive: true, force: true });
 const bin = join(app, 'app/dist/bin');
 mkdirSync(bin, { recursive: true });
 for (const entry of readdirSync(join(packageDir, 'dist/bin'))) {
-  if (entry.endsWith('.map') || entry === 'aws-cni.v8cache' || entry.startsWith('demo')) continue;
+  if (entry.endsWith('.map') || entry.endsWith('.v8cache') || entry.startsWith('demo')) continue;
   cpSync(join(packageDir, 'dist/bin', entry), join(bin, entry), {
     recursive: true,
     filter: (s) => !s.endsWith('.map'),

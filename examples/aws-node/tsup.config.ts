@@ -13,6 +13,14 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 const pluginProgram = await bundlePluginProgram({ version });
 /** The same program for the single executable application, which finds koffi beside itself. */
 const seaProgram = await bundlePluginProgram({ version, koffi: 'beside-executable' });
+/** egress-cni, the chained egress plugin, built the same two ways. */
+const egressEntry = 'src/egress/main.ts';
+const egressProgram = await bundlePluginProgram({ version, entry: egressEntry });
+const egressSeaProgram = await bundlePluginProgram({
+  version,
+  entry: egressEntry,
+  koffi: 'beside-executable',
+});
 
 /** What every program in dist/bin shares: one CommonJS file for Node 20 starting with a `node` shebang. */
 const program = (options: Options): Options => ({
@@ -87,6 +95,18 @@ export default defineConfig([
     async onSuccess() {
       const sea = await buildSingleExecutable(seaProgram.source, 'dist/bin/aws-cni');
       if (!sea.built) console.warn(`aws-cni single executable not built: ${sea.reason}`);
+    },
+  }),
+  // egress-cni (the reference's chained plugin for IPv4 egress of IPv6 pods and IPv6 egress of IPv4 pods):
+  // the same launcher around its own program, and its own single executable. Unlike aws-cni it loads koffi on
+  // every enabled ADD and DEL (it plumbs the egress veth itself), from `node_modules` beside the executable.
+  program({
+    entry: { 'egress-cni': 'src/plugin/launcher.ts' },
+    minify: true,
+    define: egressProgram.defines,
+    async onSuccess() {
+      const sea = await buildSingleExecutable(egressSeaProgram.source, 'dist/bin/egress-cni');
+      if (!sea.built) console.warn(`egress-cni single executable not built: ${sea.reason}`);
     },
   }),
 ]);

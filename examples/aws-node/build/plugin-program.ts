@@ -13,9 +13,9 @@ const koffiBesideExecutable: Plugin = {
   },
 };
 
-/** The aws-cni program, bundled for embedding in the launcher (src/plugin/launcher.ts). */
+/** A plugin program (aws-cni or egress-cni), bundled for embedding in the launcher (src/plugin/launcher.ts). */
 export interface PluginProgram {
-  /** The program: `src/plugin/main.ts` and everything it imports except koffi, minified CommonJS. */
+  /** The program: its entry and everything it imports except koffi, minified CommonJS. */
   readonly source: string;
   /** The `define` entries the launcher is built with: the program and its digest. */
   readonly defines: Record<string, string>;
@@ -27,6 +27,8 @@ export interface PluginProgram {
  */
 export async function bundlePluginProgram(options: {
   version: string;
+  /** The program's entry, relative to the package. @defaultValue `'src/plugin/main.ts'` (aws-cni) */
+  entry?: string;
   conditions?: string[];
   /**
    * How the program reaches koffi (only the daemon-down DEL and CHECK load it): `require` from beside the
@@ -37,7 +39,7 @@ export async function bundlePluginProgram(options: {
   koffi?: 'external' | 'beside-executable';
 }): Promise<PluginProgram> {
   const result = await build({
-    entryPoints: [new URL('../src/plugin/main.ts', import.meta.url).pathname],
+    entryPoints: [new URL(`../${options.entry ?? 'src/plugin/main.ts'}`, import.meta.url).pathname],
     bundle: true,
     write: false,
     format: 'cjs',
@@ -47,11 +49,15 @@ export async function bundlePluginProgram(options: {
     external: ['koffi'],
     plugins: options.koffi === 'beside-executable' ? [koffiBesideExecutable] : [],
     conditions: options.conditions ?? [],
+    // `import()` of Node's modules (cni-spec's plugin invoker loads child_process lazily) becomes `require`:
+    // neither the launcher's `vm.Script` nor a single executable has a dynamic-import callback.
+    supported: { 'dynamic-import': false },
     define: { __AWS_CNI_VERSION__: JSON.stringify(options.version) },
     logLevel: 'warning',
   });
   const [output] = result.outputFiles;
-  if (output === undefined) throw new Error('the aws-cni program build produced no output');
+  if (output === undefined)
+    throw new Error(`the ${options.entry ?? 'aws-cni'} program build produced no output`);
   const source = output.text;
   return {
     source,

@@ -15,6 +15,20 @@ export {
   egressRangeBlock,
   ensureEgressRangeBlock,
 } from './egress-block.js';
+export {
+  addEgressSnat,
+  deleteEgressSnat,
+  diffEgressSnat,
+  type EgressFamily,
+  type EgressSnatApplied,
+  type EgressSnatOptions,
+  type EgressSnatPlan,
+  egressChainName,
+  egressComment,
+  egressSnatInPlace,
+  egressTeardownScript,
+  planEgressSnat,
+} from './egress.js';
 export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
 export {
   COMMENTS,

@@ -70,10 +70,11 @@ suite('the aws-node image under containerd', () => {
     scratch.remove();
   }, 180_000);
 
-  it('the init container installed the single-executable aws-cni and the core plugins on the host', () => {
+  it('the init container installed the single-executable aws-cni and egress-cni and the core plugins on the host', () => {
     const bin = cluster?.nodes[0]?.cniBinDir as string;
-    expect(readFileSync(join(bin, 'aws-cni')).subarray(0, 4)).toEqual(Buffer.from('\x7fELF', 'latin1'));
-    for (const p of ['portmap', 'bandwidth', 'loopback', 'node_modules/koffi/package.json'])
+    for (const plugin of ['aws-cni', 'egress-cni'])
+      expect(readFileSync(join(bin, plugin)).subarray(0, 4)).toEqual(Buffer.from('\x7fELF', 'latin1'));
+    for (const p of ['portmap', 'bandwidth', 'loopback', 'host-local', 'node_modules/koffi/package.json'])
       expect(existsSync(join(bin, p)), p).toBe(true);
   });
 

@@ -51,6 +51,12 @@ export class Libcni {
     readonly runner: string,
     readonly binDirs: readonly string[],
     readonly cacheDir: string,
+    /**
+     * Run libcni (and so every plugin) inside this network namespace (a path such as `/run/netns/<name>`)
+     * through `nsenter`, as a runtime on a node would run them in the node's: for plugins that change the
+     * host side. Absent: the caller's own namespace.
+     */
+    readonly netns?: string,
   ) {}
 
   /** `AddNetworkList` */
@@ -104,7 +110,11 @@ export class Libcni {
   }
 
   private async exec(argv: string[]): Promise<LibcniOutcome> {
-    const { stdout } = await run(this.runner, argv, { timeout: 120_000, env: { ...process.env } });
+    const [file, args] =
+      this.netns === undefined
+        ? [this.runner, argv]
+        : ['nsenter', [`--net=${this.netns}`, '--', this.runner, ...argv]];
+    const { stdout } = await run(file, args, { timeout: 120_000, env: { ...process.env } });
     return JSON.parse(stdout) as LibcniOutcome;
   }
 }

@@ -37,14 +37,17 @@ export function createNamespaces(names: string[]): () => void {
 const SERVER = `
 const net = require('node:net');
 const server = net.createServer((socket) => { socket.end(socket.remoteAddress + '\\n'); });
-server.listen(Number(process.argv[1]), '0.0.0.0', () => process.stdout.write('ready\\n'));
+server.listen(Number(process.argv[1]), process.argv[2], () => process.stdout.write('ready\\n'));
 `;
 
-/** Starts a TCP listener in `ns` that answers each connection with the peer address it saw. */
-export async function startPeerReporter(ns: string, port: number): Promise<() => void> {
+/**
+ * Starts a TCP listener in `ns` that answers each connection with the peer address it saw, on `host`
+ * (`'::'` for IPv6).
+ */
+export async function startPeerReporter(ns: string, port: number, host = '0.0.0.0'): Promise<() => void> {
   const child = spawn(
     'nsenter',
-    [`--net=/var/run/netns/${ns}`, '--', process.execPath, '-e', SERVER, String(port)],
+    [`--net=/var/run/netns/${ns}`, '--', process.execPath, '-e', SERVER, String(port), host],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },

@@ -1,9 +1,10 @@
 /**
- * `aws-vpc-cni-init`: what the reference's init container does. Installs the `aws-cni` plugin (one file) into
- * HOST_CNI_BIN_PATH, with koffi beside it for the plugin's rare netlink paths, and the core plugins the
- * conflist chains (`portmap`, `bandwidth`, `loopback`); then applies the init sysctls: `rp_filter=2` on the
- * primary interface (found by the IMDS MAC), `tcp_early_demux`, and `ip_forward=1`; with `ENABLE_IPv6` (or
- * `ENABLE_V6_EGRESS`) the reference's IPv6 settings too. The command line only
+ * `aws-vpc-cni-init`: what the reference's init container does. Installs the `aws-cni` and `egress-cni` plugins
+ * (one file each) into HOST_CNI_BIN_PATH, with koffi beside them for their netlink paths, and the core plugins
+ * the conflist chains (`portmap`, `bandwidth`, `loopback`, `host-local`); then applies the init sysctls:
+ * `rp_filter=2` on the primary interface (found by the IMDS MAC), `tcp_early_demux`, `ip_forward=1`, with
+ * `ENABLE_IPv6` IPv6 on, and with `ENABLE_IPv6` or `ENABLE_V6_EGRESS` IPv6 forwarding and `accept_ra=2` on the
+ * primary interface (the reference's `configureIPv6Settings`). The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
 import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -20,9 +21,9 @@ import { VERSION } from '../version.js';
 const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
 
 The aws-node init step (run once per node start, before the daemon, as the reference's init container):
-installs aws-cni and the core plugins it chains (${CORE_PLUGINS.join(', ')}) into HOST_CNI_BIN_PATH
-(default /host/opt/cni/bin), then sets rp_filter=2 on the primary interface (found through IMDS),
-tcp_early_demux (0 when DISABLE_TCP_EARLY_DEMUX=true) and ip_forward=1. With ENABLE_IPv6=true: IPv6 on
+installs aws-cni, egress-cni and the core plugins the conflist chains (${CORE_PLUGINS.join(', ')}) into
+HOST_CNI_BIN_PATH (default /host/opt/cni/bin), then sets rp_filter=2 on the primary interface (found through
+IMDS), tcp_early_demux (0 when DISABLE_TCP_EARLY_DEMUX=true) and ip_forward=1. With ENABLE_IPv6=true: IPv6 on
 (all/disable_ipv6=0); with ENABLE_IPv6 or ENABLE_V6_EGRESS: all/forwarding=1 and accept_ra=2 on the primary
 interface (it keeps learning its IPv6 default route while forwarding).
 
@@ -45,11 +46,13 @@ async function installFile(src: string, dst: string, mode: number): Promise<void
   await chmod(dst, mode);
 }
 
-/** The plugin executable this build ships: the single executable application if built, else the launcher. */
-async function pluginExecutable(): Promise<{ kind: 'single-executable' | 'launcher'; path: string }> {
-  const sea = join(__dirname, 'aws-cni');
+/** A plugin executable this build ships: the single executable application if built, else the launcher. */
+async function pluginExecutable(
+  name: 'aws-cni' | 'egress-cni',
+): Promise<{ kind: 'single-executable' | 'launcher'; path: string }> {
+  const sea = join(__dirname, name);
   if (await executable(sea)) return { kind: 'single-executable', path: sea };
-  return { kind: 'launcher', path: join(__dirname, 'aws-cni.cjs') };
+  return { kind: 'launcher', path: join(__dirname, `${name}.cjs`) };
 }
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
@@ -70,13 +73,16 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   await mkdir(binDir, { recursive: true });
   // The single executable (Node and the program in one file: nothing needed from the host) when this build
   // has one, else the launcher, which needs Node on the runtime's PATH.
-  const plugin = await pluginExecutable();
-  await installFile(plugin.path, join(binDir, 'aws-cni'), 0o755);
-  // A launcher's code cache would only be stale beside the single executable.
-  if (plugin.kind === 'single-executable') await rm(join(binDir, 'aws-cni.v8cache'), { force: true });
+  const plugin = await pluginExecutable('aws-cni');
+  for (const name of ['aws-cni', 'egress-cni'] as const) {
+    const executable = name === 'aws-cni' ? plugin : await pluginExecutable(name);
+    await installFile(executable.path, join(binDir, name), 0o755);
+    // A launcher's code cache would only be stale beside the single executable.
+    if (executable.kind === 'single-executable') await rm(join(binDir, `${name}.v8cache`), { force: true });
+  }
   // koffi (and its prebuilt native module, a sibling @koromix/koffi-<platform> package) in node_modules
-  // beside the plugin, where Node's resolution from the plugin file finds it. Only the plugin's rare paths
-  // (DEL while the daemon is down, CHECK) load it.
+  // beside the plugins, where Node's resolution from the plugin file finds it. aws-cni loads it only on its rare
+  // paths (DEL while the daemon is down, CHECK); egress-cni on every enabled ADD and DEL.
   const require = createRequire(__filename);
   const koffiDir = dirname(require.resolve('koffi'));
   const modules = join(binDir, 'node_modules');
@@ -89,7 +95,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   for (const plugin of corePlugins) await installFile(plugin.path, join(binDir, plugin.name), 0o755);
   const from = [...new Set(corePlugins.map((p) => dirname(p.path)))];
   process.stdout.write(
-    `installed aws-cni (${plugin.kind})${corePlugins.length > 0 ? ` and ${corePlugins.map((p) => p.name).join(', ')} (from ${from.join(', ')})` : ''} into ${binDir}\n`,
+    `installed aws-cni and egress-cni (${plugin.kind})${corePlugins.length > 0 ? ` and ${corePlugins.map((p) => p.name).join(', ')} (from ${from.join(', ')})` : ''} into ${binDir}\n`,
   );
 
   const handle = await open();
@@ -106,7 +112,9 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       // absent on this kernel: the reference skips it too
     }
     process.stdout.write(`set rp_filter=2 on ${primary.name}\n`);
-    // The reference's configureIPv6Settings (IPv6 stays as the host has it otherwise).
+    // The reference's configureIPv6Settings (IPv6 stays as the host has it otherwise): IPv6 pods and
+    // egress-cni's v6if0 are forwarded by the node, whose default route keeps coming from router
+    // advertisements with forwarding on (accept_ra=2).
     if (ipv6) sysctlWrite('net/ipv6/conf/all/disable_ipv6', '0');
     if (ipv6 || v6Egress) {
       sysctlWrite('net/ipv6/conf/all/forwarding', '1');

@@ -5,8 +5,11 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Plugins the conflist chains (`portmap`, `bandwidth` with ENABLE_BANDWIDTH_PLUGIN) or a runtime needs (`loopback`). */
-export const CORE_PLUGINS = ['portmap', 'bandwidth', 'loopback'] as const;
+/**
+ * Plugins the conflist chains (`portmap`, `bandwidth` with ENABLE_BANDWIDTH_PLUGIN, `host-local` as egress-cni's
+ * IPAM) or a runtime needs (`loopback`).
+ */
+export const CORE_PLUGINS = ['portmap', 'bandwidth', 'loopback', 'host-local'] as const;
 
 /** A core plugin found on this machine. */
 export interface CorePlugin {

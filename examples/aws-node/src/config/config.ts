@@ -42,6 +42,20 @@ export interface AwsNodeConfig {
   externalServiceCidrs: string[];
   nodePortSupport: boolean;
   connmark: number;
+  /**
+   * `ENABLE_V4_EGRESS` (IPv6 clusters; default true): egress-cni gives pods IPv4 egress through `v4if0`,
+   * SNATed to the node's IPv4 address.
+   */
+  enableV4Egress: boolean;
+  /**
+   * `ENABLE_V6_EGRESS` (IPv4 clusters; default false): egress-cni gives pods IPv6 egress through `v6if0`,
+   * SNATed to the node's IPv6 address (turned off with a warning when the node has none).
+   */
+  enableV6Egress: boolean;
+  /** `AWS_VPC_K8S_EGRESS_V4_PLUGIN_LOG_FILE`: egress-cni's log in an IPv6 cluster. */
+  egressV4PluginLogFile: string;
+  /** `AWS_VPC_K8S_EGRESS_V6_PLUGIN_LOG_FILE`: egress-cni's log in an IPv4 cluster. */
+  egressV6PluginLogFile: string;
   // EC2 and IMDS
   ec2Endpoint: string | undefined;
   imdsEndpoint: string | undefined;
@@ -127,6 +141,25 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     r.problem('AWS_VPC_K8S_PLUGIN_LOG_FILE', 'must not be stdout (the plugin writes its result there)');
   }
 
+  const egressLogs = {
+    v4: r.string('AWS_VPC_K8S_EGRESS_V4_PLUGIN_LOG_FILE', '/var/log/aws-routed-eni/egress-v4-plugin.log'),
+    v6: r.string('AWS_VPC_K8S_EGRESS_V6_PLUGIN_LOG_FILE', '/var/log/aws-routed-eni/egress-v6-plugin.log'),
+  };
+  for (const [name, value] of [
+    ['AWS_VPC_K8S_EGRESS_V4_PLUGIN_LOG_FILE', egressLogs.v4],
+    ['AWS_VPC_K8S_EGRESS_V6_PLUGIN_LOG_FILE', egressLogs.v6],
+  ] as const) {
+    if (value.toLowerCase() === 'stdout')
+      r.problem(name, 'must not be stdout (egress-cni writes its result there); use stderr or a path');
+  }
+  const enableV4Egress = r.bool('ENABLE_V4_EGRESS', true);
+  const enableV6Egress = r.bool('ENABLE_V6_EGRESS', false);
+  if (enableV6Egress && r.bool('ENABLE_IPv6', false))
+    r.problem(
+      'ENABLE_V6_EGRESS',
+      'is for IPv4 clusters; with ENABLE_IPv6=true pods have IPv6 already (unset it)',
+    );
+
   const prefixDelegation = r.bool('ENABLE_PREFIX_DELEGATION', false);
   const warmIpTarget = r.int('WARM_IP_TARGET', 0, 0);
   const minimumIpTarget = r.int('MINIMUM_IP_TARGET', 0, 0);
@@ -183,6 +216,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     externalServiceCidrs: r.ipv4Cidrs('AWS_EXTERNAL_SERVICE_CIDRS'),
     nodePortSupport: r.bool('AWS_VPC_CNI_NODE_PORT_SUPPORT', true),
     connmark,
+    enableV4Egress,
+    enableV6Egress,
+    egressV4PluginLogFile: egressLogs.v4,
+    egressV6PluginLogFile: egressLogs.v6,
     ec2Endpoint,
     imdsEndpoint,
     clusterName: r.string('CLUSTER_NAME', ''),

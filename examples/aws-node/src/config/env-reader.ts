@@ -11,12 +11,12 @@ export interface EnvProblem {
   problem: string;
 }
 
-/** The daemon refused to start because of its environment. */
+/** The daemon refused to start because of its environment. Its message is one line naming every problem. */
 export class ConfigError extends Error {
   readonly code = 'INVALID_CONFIG' as const;
   constructor(readonly problems: readonly EnvProblem[]) {
     super(
-      `invalid configuration:\n${problems.map((p) => `  ${p.variable}=${JSON.stringify(p.value)}: ${p.problem}`).join('\n')}`,
+      `invalid configuration: ${problems.map((p) => `${p.variable}=${JSON.stringify(p.value)}: ${p.problem}`).join('; ')}`,
     );
     this.name = 'ConfigError';
   }

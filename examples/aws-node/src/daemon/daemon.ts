@@ -24,7 +24,7 @@ import type { AwsNodeConfig } from '../config/config.js';
 import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
-import { renderConflist, writeConflist } from './conflist.js';
+import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
 import { FailureRing } from './failures.js';
@@ -238,8 +238,10 @@ async function start(
     );
   };
   await applySnat(vpcCidrs);
-  // Pods' egress-cni IPv4 addresses (169.254.172.0/22) must not be reachable through the node.
+  // Pods' egress-cni addresses (169.254.172.0/22 in IPv6 mode, fd00::ac:00/118 with ENABLE_V6_EGRESS) must not
+  // be reachable through the node, as the reference's SetupHostNetwork ensures.
   if (config.ipv6) await ensureEgressRangeBlock(runner, 4);
+  else if (config.enableV6Egress) await ensureEgressRangeBlock(runner, 6);
 
   // 4. ENIs and the datastore.
   const datastore = new Datastore({
@@ -610,9 +612,15 @@ async function start(
   });
 
   // 7. Healthy: tell the runtime.
+  const egress = egressConflistEntry(config, {
+    ipv6Cluster: config.ipv6,
+    nodeIpv4: node.localIpv4,
+    nodeIpv6: node.localIpv6 ?? node.primaryEni.ipv6Addresses[0],
+  });
+  if (egress.warning !== undefined) log.warn(egress.warning);
   const conflistPath = await writeConflist(
     config.hostCniConfDirPath,
-    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
+    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false, egress: egress.entry }),
   );
   if (!custom) kube.start();
   const startupMs = performance.now() - started;

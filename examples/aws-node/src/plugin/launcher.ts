@@ -1,5 +1,5 @@
 /**
- * The `aws-cni` executable: one file holding the plugin program (`main.ts`, bundled and minified) as a string,
+ * The `aws-cni` (and `egress-cni`) executable: one file holding the plugin program (bundled and minified) as a string,
  * which it compiles with a V8 code cache kept beside the executable (`aws-cni.v8cache`).
  *
  * A CNI plugin is a fresh process per pod, so V8 parses and compiles the program every time, and compiles

@@ -1,0 +1,224 @@
+import {
+  CniError,
+  CniErrorCode,
+  type CommandContext,
+  type PluginHandlers,
+  type Result,
+} from '@vpc-cni-kit/cni-spec';
+import type { SnatTools } from '@vpc-cni-kit/iptables-snat';
+import { type Logger, silentLogger } from '../log/logger.js';
+import { type EgressConf, readEgressConf } from './net-conf.js';
+import type { EgressAddress, EgressHandles, EgressVeth } from './plumbing.js';
+
+/** The delegated IPAM plugin (host-local), run as the reference runs it: the whole stdin, the same `CNI_*`. */
+export interface EgressIpam {
+  /** IPAM ADD: the allocation's result. */
+  add(ctx: CommandContext, type: string): Promise<Result>;
+  /** IPAM DEL. */
+  del(ctx: CommandContext, type: string): Promise<void>;
+  /** IPAM CHECK. */
+  check(ctx: CommandContext, type: string): Promise<void>;
+}
+
+/** The kernel work, loaded only when egress is enabled (netlink loads koffi's native module). */
+export interface EgressKernel {
+  /** Opens handles in the host's and the pod's namespaces; `undefined` when the pod's namespace is gone. */
+  open(podNetns: string): (EgressHandles & { close(): void }) | undefined;
+  /** The plumbing functions (plumbing.ts). */
+  plumbing: typeof import('./plumbing.js');
+  /** iptables-snat's egress functions. */
+  snat: Pick<
+    typeof import('@vpc-cni-kit/iptables-snat'),
+    'addEgressSnat' | 'deleteEgressSnat' | 'egressChainName' | 'egressSnatInPlace' | 'planEgressSnat'
+  >;
+  /** How iptables/ip6tables are run (in the plugin's own namespace). */
+  tools: SnatTools;
+}
+
+/** What egress-cni's handlers need, injected for tests. */
+export interface EgressDeps {
+  ipam: EgressIpam;
+  /** Loads the kernel side (netlink, iptables-snat) on first use. */
+  kernel: () => Promise<EgressKernel>;
+  /** A host veth name: `veth` and 8 random hex digits, as the upstream plugins name theirs. */
+  hostVethName: () => string;
+  /** Opens the log named by the conflist. Default: none. */
+  openLog?: (file: string, level: string) => Logger;
+}
+
+function chained(ctx: CommandContext): Result {
+  if (ctx.config.prevResult === undefined)
+    throw new CniError(CniErrorCode.InvalidNetworkConfig, 'must be called as a chained plugin');
+  return ctx.config.prevResult;
+}
+
+/** The single address IPAM must give, as the reference requires it. */
+function egressAddress(result: Result, family: 4 | 6): EgressAddress {
+  const ips = result.ips ?? [];
+  if (ips.length !== 1) {
+    throw new CniError(
+      CniErrorCode.Internal,
+      ips.length === 0
+        ? 'IPAM plugin returned zero IPs'
+        : `IPAM plugin is expected to return 1 IP address, but returned ${ips.length} IPs`,
+    );
+  }
+  const [only] = ips as [NonNullable<Result['ips']>[number]];
+  const ip = only.address.split('/')[0] ?? '';
+  if (!(family === 4 ? !ip.includes(':') : ip.includes(':')))
+    throw new CniError(CniErrorCode.Internal, `IPAM gave ${only.address} for IPv${family} egress`);
+  return {
+    cidr: only.address,
+    ip,
+    gateway: only.gateway,
+    routes: (result.routes ?? []).map((r) => ({ dst: r.dst, gw: r.gw })),
+  };
+}
+
+/**
+ * egress-cni's commands, as the reference's: ADD (chained after aws-cni; `enabled` not `"true"` passes the
+ * previous result through), DEL (idempotent: IPAM, the interface, the SNAT chain by its name) and CHECK (which
+ * the reference lacks: IPAM's CHECK, the interface, its routes, the host end and the SNAT chain).
+ */
+export function egressHandlers(deps: EgressDeps): PluginHandlers {
+  const logFor = (conf: EgressConf) =>
+    deps.openLog?.(conf.pluginLogFile, conf.pluginLogLevel) ?? silentLogger;
+
+  return {
+    async add(ctx) {
+      const conf = readEgressConf(ctx.config);
+      const prev = chained(ctx);
+      if (!conf.enabled) return prev;
+      const log = logFor(conf);
+      const ipamType = conf.ipam?.type ?? '';
+      const nodeIp = conf.nodeIp ?? '';
+      log.debug('Received an Add request', {
+        containerID: ctx.env.containerId,
+        netns: ctx.env.netns,
+        family: conf.family,
+      });
+      const kernel = await deps.kernel();
+      const address = egressAddress(await deps.ipam.add(ctx, ipamType), conf.family);
+      const handles = kernel.open(ctx.env.netns);
+      let veth: EgressVeth | undefined;
+      try {
+        if (handles === undefined)
+          throw new CniError(CniErrorCode.Internal, `network namespace ${ctx.env.netns} not found`);
+        const hostIf = deps.hostVethName();
+        if (conf.family === 4) {
+          kernel.plumbing.enableIpv4Forwarding();
+          veth = kernel.plumbing.plumbV4(handles, hostIf, conf.ifname, conf.mtu, address);
+        } else {
+          veth = kernel.plumbing.plumbV6(handles, hostIf, conf.ifname, ctx.env.ifname, conf.mtu, address);
+        }
+        const { plan } = await kernel.snat.addEgressSnat(kernel.tools, {
+          network: conf.network,
+          containerId: ctx.env.containerId,
+          podIp: address.ip,
+          nodeIp,
+          randomizeSnat: conf.randomizeSnat,
+        });
+        log.info('egress set up', { chain: plan.chain, podIp: address.ip, hostVeth: veth.hostIf });
+      } catch (e) {
+        log.error('egress ADD failed, rolling back', { error: e instanceof Error ? e.message : String(e) });
+        await rollback(kernel, handles, conf, ctx, deps.ipam, ipamType);
+        throw e instanceof CniError
+          ? e
+          : new CniError(CniErrorCode.Internal, `egress ADD: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        handles?.close();
+      }
+      // The previous result with the egress veth's two ends appended; its IPs are not reported.
+      return {
+        ...prev,
+        interfaces: [
+          ...(prev.interfaces ?? []),
+          { name: veth.hostIf, mac: veth.hostMac },
+          { name: veth.podIf, mac: veth.podMac, sandbox: ctx.env.netns },
+        ],
+      };
+    },
+
+    async del(ctx) {
+      const conf = readEgressConf(ctx.config);
+      if (!conf.enabled) return;
+      const log = logFor(conf);
+      try {
+        await deps.ipam.del(ctx, conf.ipam?.type ?? '');
+      } catch (e) {
+        throw new CniError(
+          CniErrorCode.Internal,
+          `running IPAM plugin failed: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      }
+      const kernel = await deps.kernel();
+      const handles = ctx.env.netns === '' ? undefined : kernel.open(ctx.env.netns);
+      try {
+        if (handles !== undefined) kernel.plumbing.removeEgressLink(handles.pod, conf.ifname);
+      } finally {
+        handles?.close();
+      }
+      const chain = kernel.snat.egressChainName(conf.network, ctx.env.containerId, conf.family);
+      await kernel.snat.deleteEgressSnat(kernel.tools, chain, conf.family);
+      log.info('egress removed', { containerID: ctx.env.containerId, chain });
+    },
+
+    async check(ctx) {
+      const conf = readEgressConf(ctx.config);
+      chained(ctx);
+      if (!conf.enabled) return;
+      await deps.ipam.check(ctx, conf.ipam?.type ?? '');
+      const kernel = await deps.kernel();
+      const handles = kernel.open(ctx.env.netns);
+      if (handles === undefined)
+        throw new CniError(CniErrorCode.Internal, `check: network namespace ${ctx.env.netns} not found`);
+      let podIp: string;
+      try {
+        podIp = kernel.plumbing.verifyEgress(handles, conf.ifname, conf.family);
+      } finally {
+        handles.close();
+      }
+      const base = {
+        network: conf.network,
+        containerId: ctx.env.containerId,
+        podIp,
+        nodeIp: conf.nodeIp ?? '',
+        randomizeSnat: conf.randomizeSnat,
+      };
+      // `prng` is `--random-fully`, or `--random` on an iptables without it: either is in place.
+      const plans = [true, false].map((randomFullySupported) =>
+        kernel.snat.planEgressSnat({ ...base, randomFullySupported }),
+      );
+      for (const plan of plans) if (await kernel.snat.egressSnatInPlace(kernel.tools, plan)) return;
+      throw new CniError(CniErrorCode.Internal, `check: SNAT chain ${plans[0]?.chain} is not in place`);
+    },
+  };
+}
+
+/** Undoes a failed ADD as far as it got: the interface, the SNAT chain, the IPAM allocation. Never throws. */
+async function rollback(
+  kernel: EgressKernel,
+  handles: EgressHandles | undefined,
+  conf: EgressConf,
+  ctx: CommandContext,
+  ipam: EgressIpam,
+  ipamType: string,
+): Promise<void> {
+  const attempts: Array<() => unknown> = [
+    () => handles !== undefined && kernel.plumbing.removeEgressLink(handles.pod, conf.ifname),
+    () =>
+      kernel.snat.deleteEgressSnat(
+        kernel.tools,
+        kernel.snat.egressChainName(conf.network, ctx.env.containerId, conf.family),
+        conf.family,
+      ),
+    () => ipam.del(ctx, ipamType),
+  ];
+  for (const attempt of attempts) {
+    try {
+      await attempt();
+    } catch {
+      // Best effort: the ADD's own error is what the runtime hears; its DEL retries the rest.
+    }
+  }
+}

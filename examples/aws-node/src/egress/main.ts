@@ -1,0 +1,90 @@
+/**
+ * The `egress-cni` binary: the reference's chained egress plugin (IPv4 egress for IPv6 pods, IPv6 egress for
+ * IPv4 pods). Bundled like aws-cni; VERSION and a disabled entry load neither netlink nor koffi.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { type CommandContext, findPlugin, invokePlugin, pluginMain } from '@vpc-cni-kit/cni-spec';
+import { openPluginLog } from '../plugin/plugin-log.js';
+import { type EgressIpam, type EgressKernel, egressHandlers } from './handlers.js';
+
+/** Replaced at bundle time with the package version. */
+declare const __AWS_CNI_VERSION__: string | undefined;
+
+/** host-local (or whatever `ipam.type` names) from `CNI_PATH`, with this process's stdin and `CNI_*`. */
+function delegate(command: 'ADD' | 'DEL' | 'CHECK') {
+  return async (ctx: CommandContext, type: string) => {
+    const pluginPath = await findPlugin(type, ctx.env.path);
+    return invokePlugin({
+      pluginPath,
+      command,
+      config: ctx.config.raw,
+      containerId: ctx.env.containerId,
+      netns: ctx.env.netns,
+      ifname: ctx.env.ifname,
+      args: process.env['CNI_ARGS'] ?? '',
+      cniPath: ctx.env.path,
+      env: process.env,
+    });
+  };
+}
+
+const ipam: EgressIpam = {
+  async add(ctx, type) {
+    const { result } = await delegate('ADD')(ctx, type);
+    if (result === undefined) throw new Error(`IPAM plugin ${type} printed no result`);
+    return result;
+  },
+  async del(ctx, type) {
+    await delegate('DEL')(ctx, type);
+  },
+  async check(ctx, type) {
+    await delegate('CHECK')(ctx, type);
+  },
+};
+
+async function kernel(): Promise<EgressKernel> {
+  const [netlink, snat, plumbing] = await Promise.all([
+    import('@vpc-cni-kit/netlink'),
+    import('@vpc-cni-kit/iptables-snat'),
+    import('./plumbing.js'),
+  ]);
+  return {
+    open(podNetns) {
+      if (!existsSync(podNetns)) return undefined;
+      const host = netlink.openSync();
+      let pod: ReturnType<typeof netlink.openSync>;
+      try {
+        pod = netlink.openSync({ netns: podNetns });
+      } catch (e) {
+        host.close();
+        throw e;
+      }
+      return {
+        host,
+        pod,
+        podNetns,
+        close() {
+          host.close();
+          pod.close();
+        },
+      };
+    },
+    plumbing,
+    snat,
+    tools: { runner: snat.processRunner() },
+  };
+}
+
+void pluginMain(
+  egressHandlers({
+    ipam,
+    kernel,
+    hostVethName: () => `veth${randomBytes(4).toString('hex')}`,
+    openLog: (file, level) => openPluginLog(file, level),
+  }),
+  {
+    about:
+      `egress-cni: IPv4/IPv6 egress for AWS VPC CNI pods (vpc-cni-kit) ${typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : ''}`.trim(),
+  },
+);

@@ -1,0 +1,108 @@
+import { CniError, CniErrorCode, type IpamConfig, type PluginConfig } from '@vpc-cni-kit/cni-spec';
+import { formatIp, parseIp } from '@vpc-cni-kit/ip-address';
+import type { RandomizeSnat } from '@vpc-cni-kit/iptables-snat';
+
+/** The pod-side interface of IPv4 egress (IPv6 pods reaching IPv4), the reference's name. */
+export const EGRESS_V4_IFNAME = 'v4if0';
+/** The pod-side interface of IPv6 egress (IPv4 pods reaching IPv6), the reference's name. */
+export const EGRESS_V6_IFNAME = 'v6if0';
+
+/** The `egress-cni` entry of the conflist, as the reference's plugin reads it, validated. */
+export interface EgressConf {
+  /** The network name (`name`), part of the SNAT chain's name and comment. */
+  network: string;
+  /** `enabled: "true"`; anything else passes the previous result through and does nothing. */
+  enabled: boolean;
+  /** `mtu` (a decimal string) of the egress veth. */
+  mtu: number;
+  /** `randomizeSNAT`: `prng` (absent or empty too), `hashrandom` or `none`. */
+  randomizeSnat: RandomizeSnat;
+  /**
+   * `nodeIP`: the SNAT source. IPv4 → IPv4 egress through `v4if0` (an IPv6 cluster); anything else → IPv6
+   * egress through `v6if0` (an IPv4 cluster), which needs a global unicast IPv6 address here.
+   */
+  nodeIp: string | undefined;
+  /** Which egress this is, from `nodeIP` as the reference decides it. */
+  family: 4 | 6;
+  /** The pod-side interface: `v4if0` or `v6if0`. */
+  ifname: string;
+  /** `ipam` (the delegated IPAM plugin, host-local in the conflist). */
+  ipam: IpamConfig | undefined;
+  /** `pluginLogFile` (`AWS_VPC_K8S_EGRESS_V4_PLUGIN_LOG_FILE` / `…_V6_…`). */
+  pluginLogFile: string;
+  /** `pluginLogLevel`. */
+  pluginLogLevel: string;
+}
+
+function invalid(key: string, why: string, value?: unknown): CniError {
+  return new CniError(
+    CniErrorCode.InvalidNetworkConfig,
+    `invalid network config: ${key}: ${why}`,
+    value === undefined ? undefined : JSON.stringify(value),
+  );
+}
+
+/** Whether an IPv6 address is global unicast as Go's `IsGlobalUnicast` has it (ULAs included). */
+function globalUnicastV6(text: string): boolean {
+  const ip = parseIp(text);
+  if (ip?.family !== 6) return false;
+  const top16 = Number(ip.value >> 112n);
+  if (ip.value === 0n || ip.value === 1n) return false; // unspecified, loopback
+  if (top16 >> 8 === 0xff) return false; // multicast
+  if ((top16 & 0xffc0) === 0xfe80) return false; // link-local
+  return true;
+}
+
+/**
+ * Reads and validates the plugin's keys. Stricter than the reference where it would fail later or guess:
+ * `mtu` must be a decimal string (the reference fails the ADD on `strconv.Atoi` too), `randomizeSNAT` one of
+ * the three modes, `nodeIP` an address; with `enabled: "true"`, `ipam.type` must be set and an IPv6 `nodeIP`
+ * must be global unicast (the reference checks that only after taking an address from IPAM). Nothing has been
+ * touched when this throws.
+ *
+ * @throws {@link CniError} code 7 naming the key.
+ */
+export function readEgressConf(config: PluginConfig): EgressConf {
+  const raw = config.raw;
+  const str = (key: string, fallback: string): string => {
+    const v = raw[key];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== 'string') throw invalid(key, 'must be a string', v);
+    return v;
+  };
+  const enabled = str('enabled', '') === 'true';
+  const mtuText = str('mtu', '');
+  if (!/^\d{1,5}$/.test(mtuText)) throw invalid('mtu', 'must be a decimal string', mtuText);
+  const mtu = Number(mtuText);
+  if (mtu < 576 || mtu > 9001) throw invalid('mtu', 'must be from 576 to 9001', mtuText);
+  const randomize = str('randomizeSNAT', '') || 'prng';
+  if (randomize !== 'prng' && randomize !== 'hashrandom' && randomize !== 'none')
+    throw invalid('randomizeSNAT', 'must be prng, hashrandom or none', randomize);
+  const nodeText = str('nodeIP', '');
+  const node = nodeText === '' ? undefined : parseIp(nodeText);
+  if (nodeText !== '' && node === undefined) throw invalid('nodeIP', 'not an IP address', nodeText);
+  const nodeIp = node === undefined ? undefined : formatIp(node);
+  const family = node?.family === 4 ? 4 : 6;
+  if (enabled) {
+    if (config.ipam === undefined) throw invalid('ipam', 'must name the IPAM plugin (host-local)');
+    if (family === 6 && (nodeIp === undefined || !globalUnicastV6(nodeIp))) {
+      throw new CniError(
+        CniErrorCode.InvalidNetworkConfig,
+        'global unicast IPv6 not found in host primary interface which is mandatory to support IPv6 egress',
+        nodeText,
+      );
+    }
+  }
+  return {
+    network: config.name,
+    enabled,
+    mtu,
+    randomizeSnat: randomize,
+    nodeIp,
+    family,
+    ifname: family === 4 ? EGRESS_V4_IFNAME : EGRESS_V6_IFNAME,
+    ipam: config.ipam,
+    pluginLogFile: str('pluginLogFile', ''),
+    pluginLogLevel: str('pluginLogLevel', 'Debug'),
+  };
+}
