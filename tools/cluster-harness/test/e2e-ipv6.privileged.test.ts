@@ -2,7 +2,9 @@
  * An IPv6 cluster on the dual-stack virtual VPC: two nodes whose daemons run in IPv6 mode (`ENABLE_IPv6=true`,
  * `ENABLE_IPv4=false`, prefix delegation), pods created through libcni. Pods get /128s from the /80 the daemon
  * delegated to its primary ENI, talk across nodes with their own addresses, reach the IPv6 internet host
- * without SNAT, and keep everything over a SIGKILL of the daemon (the IPv6 checkpoint).
+ * without SNAT, reach the IPv4-only internet host through egress-cni (chained after aws-cni, as the daemon's
+ * conflist says) SNATed to the node's IPv4, and keep everything over a SIGKILL of the daemon (the IPv6
+ * checkpoint).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { daemonClient } from '@vpc-cni-kit/aws-node';
@@ -69,6 +71,23 @@ describePrivileged('aws-node in IPv6 mode on the dual-stack virtual VPC', () => 
     expect(primary['AvailableIPv4Cidrs']).toEqual({});
   });
 
+  it('chains egress-cni after aws-cni in the conflist, enabled for IPv4 egress with the node IPv4', () => {
+    const node = cluster.nodes[0]!;
+    const conflist = JSON.parse(readFileSync(`${node.confDir}/10-aws.conflist`, 'utf8')) as {
+      plugins: Record<string, unknown>[];
+    };
+    expect(conflist.plugins.map((p) => p['type'])).toEqual(['aws-cni', 'egress-cni', 'portmap']);
+    expect(conflist.plugins[1]).toMatchObject({
+      enabled: 'true',
+      nodeIP: node.instance.privateIp,
+      ipam: {
+        type: 'host-local',
+        ranges: [[{ subnet: '169.254.172.0/22' }]],
+        routes: [{ dst: '0.0.0.0/0' }],
+      },
+    });
+  });
+
   it('gives pods /128s from the node /80, in the reference result shape', async () => {
     pods.push(await cluster.addPod(0), await cluster.addPod(0), await cluster.addPod(1));
     expect(inPrefix80(pods[0]!.address, prefixes[0]!)).toBe(true);
@@ -81,6 +100,9 @@ describePrivileged('aws-node in IPv6 mode on the dual-stack virtual VPC', () => 
         { name: expect.stringMatching(/^eni[0-9a-f]{11}$/) },
         { name: 'eth0', sandbox: pods[0]!.netnsPath, mac: '254' },
         { name: expect.stringMatching(/^dummy/), mac: '0', sandbox: '0' },
+        // egress-cni's host veth and the pod's v4if0 (its IPv4 address is not added to the result).
+        { name: expect.stringMatching(/^veth/) },
+        { name: 'v4if0', sandbox: pods[0]!.netnsPath },
       ],
       ips: [{ version: '6', address: `${pods[0]!.address}/128`, interface: 1 }],
     });
@@ -165,6 +187,18 @@ describePrivileged('aws-node in IPv6 mode on the dual-stack virtual VPC', () => 
     expect(cluster.vpc.routerView().drops['source-dest-check']).toBe(0);
   });
 
+  it('reaches the IPv4-only internet host through egress-cni, SNATed to the node IPv4', async () => {
+    const [a] = pods as [ClusterPod];
+    const v4 = (await inNetns(a.netnsPath, ['ip', '-4', 'addr', 'show', 'dev', 'v4if0'])).stdout;
+    expect(v4).toMatch(/inet 169\.254\.17[2-5]\.\d+\/22/);
+    const { internet } = cluster.vpc.describe();
+    const probe = tcpPeerProbe(internet.netnsPath, internet.host, 18082);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await tcpConnect(a.netnsPath, internet.host, 18082)).toBe(true);
+    expect(await probe.peer).toBe(cluster.nodes[0]!.instance.privateIp);
+    expect(cluster.vpc.routerView().drops['egress-not-public']).toBe(0);
+  });
+
   it('writes v6 entries to the checkpoint and loses nothing over a SIGKILL and restart', async () => {
     const node = cluster.nodes[0]!;
     const text = readFileSync(node.checkpoint, 'utf8');
@@ -191,15 +225,35 @@ describePrivileged('aws-node in IPv6 mode on the dual-stack virtual VPC', () => 
     expect(inPrefix80(d.address, prefixes[0]!)).toBe(true);
   });
 
-  it('DEL removes the pod host route and rule', async () => {
+  it('DEL removes the pod host route and rule, and its egress chain and routes', async () => {
     const d = pods.pop()!;
     const ns = cluster.nodes[d.node]!.instance.netnsPath;
+    const egressIp = /inet (169\.254\.\d+\.\d+)\//.exec(
+      (await inNetns(d.netnsPath, ['ip', '-4', 'addr', 'show', 'dev', 'v4if0'])).stdout,
+    )?.[1];
+    expect(egressIp).toBeDefined();
+    const natBefore = (await inNetns(ns, ['iptables-save', '-t', 'nat'])).stdout;
+    const jump = new RegExp(
+      `^-A POSTROUTING -s ${egressIp!.replaceAll('.', '\\.')}/32 .*-j (CNI-E4-[0-9a-f]+)`,
+      'm',
+    );
+    const chain = jump.exec(natBefore)?.[1];
+    expect(chain).toBeDefined();
+    const nodeIp = cluster.nodes[d.node]!.instance.privateIp;
+    expect(natBefore).toMatch(
+      new RegExp(`^-A ${chain} .*-j SNAT --to-source ${nodeIp.replaceAll('.', '\\.')}`, 'm'),
+    );
+    expect((await inNetns(ns, ['ip', '-4', 'route', 'show'])).stdout).toContain(egressIp!);
     await cluster.delPod(d);
     await eventually('the route and rule to be gone', async () => {
       const rules = (await inNetns(ns, ['ip', '-6', 'rule', 'show'])).stdout;
       const routes = (await inNetns(ns, ['ip', '-6', 'route', 'show'])).stdout;
       return !rules.includes(d.address) && !routes.includes(d.address);
     });
+    const natAfter = (await inNetns(ns, ['iptables-save', '-t', 'nat'])).stdout;
+    expect(natAfter).not.toContain(chain!);
+    expect(natAfter).not.toContain(`${egressIp}/32`);
+    expect((await inNetns(ns, ['ip', '-4', 'route', 'show'])).stdout).not.toContain(egressIp!);
     const metrics = await cluster.metrics(0);
     expect(metrics).toMatch(/^awscni_assigned_ip_addresses 2$/m);
     expect(metrics).not.toContain('awscni_connmark_backend{');
