@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import {
   arg,
-  buildLibcniRunner,
   binDir,
+  buildLibcniRunner,
   histogram,
   leakedNetns,
   libcniArgv,
@@ -123,7 +123,13 @@ try {
         del[v.name].push(d.ms);
       }
     }
-    const f = await timed(['nsenter', `--net=${v4.nodes[0].instance.netnsPath}`, process.execPath, '-e', '0']);
+    const f = await timed([
+      'nsenter',
+      `--net=${v4.nodes[0].instance.netnsPath}`,
+      process.execPath,
+      '-e',
+      '0',
+    ]);
     if (f.code !== 0) throw new Error('floor command failed');
     if (i >= WARMUP) floor.push(f.ms);
   }

@@ -10,12 +10,6 @@ export {
   type SnatState,
 } from './diff.js';
 export {
-  EGRESS_RANGES,
-  type EgressRangeBlock,
-  egressRangeBlock,
-  ensureEgressRangeBlock,
-} from './egress-block.js';
-export {
   addEgressSnat,
   deleteEgressSnat,
   diffEgressSnat,
@@ -29,6 +23,12 @@ export {
   egressTeardownScript,
   planEgressSnat,
 } from './egress.js';
+export {
+  EGRESS_RANGES,
+  type EgressRangeBlock,
+  egressRangeBlock,
+  ensureEgressRangeBlock,
+} from './egress-block.js';
 export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
 export {
   COMMENTS,
