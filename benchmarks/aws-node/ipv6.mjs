@@ -13,7 +13,7 @@ import {
   arg,
   binDir,
   buildLibcniRunner,
-  histogram,
+  histogramDelta,
   leakedNetns,
   libcniArgv,
   loadClusterHarness,
@@ -30,20 +30,6 @@ const WARMUP = arg('--warmup', 3);
 const { runner, scratch } = buildLibcniRunner();
 const created = [];
 const clusters = [];
-
-/** The daemon's AddNetwork histogram between two scrapes: p50 and p99 (interpolated) in ms. */
-function addNetworkDelta(before, after) {
-  const name = 'awscni_add_network_duration_seconds';
-  const h1 = histogram(after, name, 'outcome="success"');
-  const h0 = histogram(before, name, 'outcome="success"');
-  const text = h1.buckets
-    .map((b, k) => {
-      const le = Number.isFinite(b.le) ? String(b.le) : '+Inf';
-      return `x_bucket{outcome="success",le="${le}"} ${b.count - (h0.buckets[k]?.count ?? 0)}`;
-    })
-    .join('\n');
-  return histogram(text, 'x', 'outcome="success"');
-}
 
 try {
   const { Cluster, DUAL_STACK_NETWORK } = await loadClusterHarness();
@@ -148,7 +134,12 @@ try {
     ['IPv6 mode', v6],
     ['IPv4 mode', v4],
   ]) {
-    const h = addNetworkDelta(before.get(c), await c.metrics(0));
+    const h = histogramDelta(
+      before.get(c),
+      await c.metrics(0),
+      'awscni_add_network_duration_seconds',
+      'outcome="success"',
+    );
     console.log(`| ${label} | ${h.count} | ${h.p50.toFixed(2)} | ${h.p99.toFixed(2)} |`);
   }
   const m = (k) => stats(add[variants[k].name]).median;

@@ -7,7 +7,7 @@ import { AssignIpv6AddressesCommand, type EC2Client } from '@aws-sdk/client-ec2'
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eui64LinkLocal, startVirtualVpc, type VirtualVpc, VPC_IPV6_ADDRESSES } from '../src/vpc/index.js';
-import { getJson, inNs, inNsAsync, NODE_A, NODE_B, pings, SUBNET_A, sdk, VPC_ID } from './vpc-support.js';
+import { getJson, imdsIn, inNs, NODE_A, NODE_B, pings, SUBNET_A, sdk, VPC_ID } from './vpc-support.js';
 
 const dualStack = {
   region: 'us-west-2',
@@ -65,25 +65,7 @@ describePrivileged('virtual VPC: dual stack', () => {
 
   it("serves the node's IPv6 paths in IMDS", async () => {
     const imds = vpc.describe().instances[0]!.imdsEndpoint;
-    const token = (
-      await inNsAsync(nsA, [
-        'curl',
-        '-sf',
-        '-X',
-        'PUT',
-        '-H',
-        'x-aws-ec2-metadata-token-ttl-seconds: 60',
-        `${imds}/latest/api/token`,
-      ])
-    ).trim();
-    const get = (path: string) =>
-      inNsAsync(nsA, [
-        'curl',
-        '-sf',
-        '-H',
-        `x-aws-ec2-metadata-token: ${token}`,
-        `${imds}/latest/meta-data/${path}`,
-      ]);
+    const { get } = await imdsIn(nsA, imds);
     expect(await get('ipv6')).toBe(v6A);
     const mac = (await get('mac')).trim();
     expect(await get(`network/interfaces/macs/${mac}/ipv6s`)).toBe(v6A);
