@@ -156,6 +156,10 @@ describe('loadConfig', () => {
         'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: custom networking is not supported in IPv6 mode',
       ],
       [{ ENABLE_IPv6: 'yes' }, 'ENABLE_IPv6: must be a boolean'],
+      [
+        { ...v6, ENABLE_POD_ENI: 'true' },
+        'ENABLE_POD_ENI: security groups for pods are not supported in IPv6 mode',
+      ],
     ])('refuses %j with one line naming the variable', (env, message) => {
       expect(problems(env).join('\n')).toContain(message);
     });

@@ -270,6 +270,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   ] as const) {
     if (!isAbsolute(path)) r.problem(name, 'must be an absolute path');
   }
+  // The reference adds a trunk ENI in IPv6 mode for security groups for pods; this daemon does not (yet).
+  if (ipv6 && r.bool('ENABLE_POD_ENI', false))
+    r.problem('ENABLE_POD_ENI', 'security groups for pods are not supported in IPv6 mode');
   if (ipv6 && config.customNetworking)
     r.problem('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG', 'custom networking is not supported in IPv6 mode');
   if (config.customNetworking && config.kube.apiServer === undefined) {
