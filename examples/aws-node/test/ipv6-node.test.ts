@@ -1,7 +1,7 @@
 import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
 import type { ImdsEni } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
-import { adoptPrimaryIpv6, primaryIpv6Prefix } from '../src/daemon/ipv6-node.js';
+import { adoptPrimaryIpv6, primaryIpv6Prefix, requireIpv6Subnet } from '../src/daemon/ipv6-node.js';
 import { silentLogger } from '../src/daemon/logger.js';
 import { isStartError } from '../src/daemon/start-error.js';
 
@@ -59,12 +59,14 @@ describe('primaryIpv6Prefix', () => {
   });
 
   it('refuses to start without an IPv6 subnet, or without a prefix it may not assign', async () => {
-    const noSubnet = await primaryIpv6Prefix({
-      primary: { ...primary, subnetIpv6Cidrs: [] },
-      assignPrefix: async () => [P1],
-      log: silentLogger,
-    }).catch((e: unknown) => e);
+    let noSubnet: unknown;
+    try {
+      requireIpv6Subnet({ ...primary, subnetIpv6Cidrs: [] });
+    } catch (e) {
+      noSubnet = e;
+    }
     expect(isStartError(noSubnet, 'Ipv6SubnetMissing')).toBe(true);
+    expect(() => requireIpv6Subnet(primary)).not.toThrow();
     const noPrefix = await primaryIpv6Prefix({ primary, log: silentLogger }).catch((e: unknown) => e);
     expect(isStartError(noPrefix, 'Ipv6PrefixMissing')).toBe(true);
   });

@@ -32,7 +32,7 @@ import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
-import { adoptPrimaryIpv6, primaryIpv6Prefix } from './ipv6-node.js';
+import { adoptPrimaryIpv6, primaryIpv6Prefix, requireIpv6Subnet } from './ipv6-node.js';
 import type { Logger } from './logger.js';
 import { DaemonMetrics } from './metrics.js';
 import { netnsGuard } from './netns-guard.js';
@@ -153,8 +153,10 @@ async function start(
     instanceId: node.instanceId,
     instanceType: node.instanceType,
     localIpv4: node.localIpv4,
+    ...(node.localIpv6 === undefined ? {} : { localIpv6: node.localIpv6 }),
     enis: node.enis.length,
   });
+  if (config.ipv6) requireIpv6Subnet(node.primaryEni);
 
   // 2. Limits.
   const ec2 = createEc2Api({

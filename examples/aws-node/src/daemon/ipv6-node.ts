@@ -15,19 +15,25 @@ export interface PrimaryPrefixDeps {
 }
 
 /**
- * IPv6 mode's one /80 on the primary ENI (the reference's `assignIPv6Prefix`): the first prefix EC2 lists
- * (IMDS in IMDS-only mode), or a new one (`AssignIpv6Addresses Ipv6PrefixCount=1`) when there is none. Further
- * prefixes are left alone and unused. Throws a {@link StartError} when the subnet has no IPv6 CIDR or no prefix
- * can be had.
+ * IPv6 mode needs the primary ENI in a subnet with an IPv6 CIDR: checked right after discovery, before the
+ * node is changed in any way. Throws `Ipv6SubnetMissing`.
  */
-export async function primaryIpv6Prefix(deps: PrimaryPrefixDeps): Promise<string> {
-  const { primary } = deps;
+export function requireIpv6Subnet(primary: ImdsEni): void {
   if (primary.subnetIpv6Cidrs.length === 0) {
     throw new StartError(
       'Ipv6SubnetMissing',
       `ENABLE_IPv6=true, but the primary ENI's subnet ${primary.subnetId} has no IPv6 CIDR (IMDS subnet-ipv6-cidr-blocks); launch the node in a dual-stack subnet`,
     );
   }
+}
+
+/**
+ * IPv6 mode's one /80 on the primary ENI (the reference's `assignIPv6Prefix`): the first prefix EC2 lists
+ * (IMDS in IMDS-only mode), or a new one (`AssignIpv6Addresses Ipv6PrefixCount=1`) when there is none. Further
+ * prefixes are left alone and unused. Throws a {@link StartError} when no prefix can be had.
+ */
+export async function primaryIpv6Prefix(deps: PrimaryPrefixDeps): Promise<string> {
+  const { primary } = deps;
   let prefixes = deps.describePrefixes ? await deps.describePrefixes() : primary.ipv6Prefixes;
   if (prefixes.length === 0) {
     if (deps.assignPrefix === undefined) {
