@@ -381,7 +381,16 @@ export class Cluster {
    */
   async addPod(
     i: number,
-    options: { name?: string; namespace?: string; retryForMs?: number; capabilityArgs?: unknown } = {},
+    options: {
+      name?: string;
+      namespace?: string;
+      retryForMs?: number;
+      capabilityArgs?: unknown;
+      /** Annotations of the Pod object (e.g. `vpc.amazonaws.com/pod-eni`, written as a controller would). */
+      annotations?: Record<string, string>;
+      /** Limits of its container (e.g. `vpc.amazonaws.com/pod-eni: "1"` for a branch-ENI pod). */
+      limits?: Record<string, string>;
+    } = {},
   ): Promise<ClusterPod> {
     const node = this.nodes[i];
     if (node === undefined) throw new Error(`no node ${i}`);
@@ -397,7 +406,10 @@ export class Cluster {
       containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
     };
     // As the scheduler and kubelet would: the Pod object exists, bound to the node, before its CNI ADD.
-    this.kube.createPod(pod.namespace, pod.name, node.nodeName);
+    this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
     const deadline = Date.now() + (options.retryForMs ?? 30_000);
     for (;;) {
       const r = await this.libcni(node, 'add', pod, options.capabilityArgs);

@@ -178,13 +178,30 @@ export class ClusterKubeApi {
     };
   }
 
-  /** Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do). */
-  createPod(namespace: string, name: string, node: string): void {
+  /**
+   * Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do), with optional
+   * annotations and limits on its container (e.g. `vpc.amazonaws.com/pod-eni` for a branch-ENI pod).
+   */
+  createPod(
+    namespace: string,
+    name: string,
+    node: string,
+    extra: { annotations?: Record<string, string>; limits?: Record<string, string> } = {},
+  ): void {
     if (!this.sim.objects.get('v1', 'namespaces', namespace))
       this.sim.objects.create('v1', 'namespaces', { metadata: { name: namespace } });
     this.sim.objects.create('v1', 'pods', {
-      metadata: { name, namespace },
-      spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }] },
+      metadata: { name, namespace, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+      spec: {
+        nodeName: node,
+        containers: [
+          {
+            name: 'app',
+            image: 'registry.k8s.io/pause:3.9',
+            ...(extra.limits ? { resources: { limits: extra.limits, requests: extra.limits } } : {}),
+          },
+        ],
+      },
     });
   }
 

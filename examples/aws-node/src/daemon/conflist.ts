@@ -86,7 +86,7 @@ export function renderConflist(
     type: 'aws-cni',
     vethPrefix: config.vethPrefix,
     mtu: String(config.podMtu),
-    podSGEnforcingMode: 'strict',
+    podSGEnforcingMode: config.podEni.mode,
     pluginLogFile: config.pluginLogFile,
     pluginLogLevel: config.pluginLogLevel,
     capabilities: { 'io.kubernetes.cri.pod-annotations': true },
