@@ -21,22 +21,21 @@
 //   --bin-dir <dir>: run the daemon, init and plugin of another build's dist/bin (an A/B across runs).
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import { netnsAdd } from '@vpc-cni-kit/netlink';
 import {
   arg,
   buildLibcniRunner,
   binDir as builtBinDir,
   cleanEnv,
   histogramDelta,
-  leakedNetns,
-  libcniArgv,
   loadClusterHarness,
   ratioTable,
-  runnerOutcome,
   stats,
   strArg,
   tag,
+  tearDownRun,
   timed,
+  timePodAddDel,
 } from './lib.mjs';
 
 const RUNS = arg('--runs', 40);
@@ -208,31 +207,19 @@ try {
     if (i === WARMUP) metricsBefore = await cluster.metrics(0);
     const order = [...variants.slice(i % variants.length), ...variants.slice(0, i % variants.length)];
     for (const v of order) {
-      const podNs = `vckbench-${tag}-p${seq}`;
-      const id = `bench${tag}${String(seq).padStart(5, '0')}`;
-      const name = `bench-${seq++}`;
-      const podPath = netnsAdd(podNs);
-      created.push(podNs);
-      const common = {
+      const t = await timePodAddDel(runner, v.host, {
+        label: v.name,
         conflist: v.conflist,
         binDirs: v.binDirs,
         cacheDir: join(scratch, 'cache'),
-        netns: podPath,
-        id,
-        args: `IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=${name};K8S_POD_INFRA_CONTAINER_ID=${id}`,
-      };
-      const a = await timed(libcniArgv(runner, v.host, 'add', common), { env: v.env });
-      const ao = runnerOutcome(a);
-      if (!ao.ok) throw new Error(`${v.name} ADD failed: ${JSON.stringify(ao.error)}`);
-      const d = await timed(libcniArgv(runner, v.host, 'del', common), { env: v.env });
-      const dout = runnerOutcome(d);
-      if (!dout.ok) throw new Error(`${v.name} DEL failed: ${JSON.stringify(dout.error)}`);
-      netnsDel(podNs);
-      created.splice(created.indexOf(podNs), 1);
+        env: v.env,
+        seq: seq++,
+        created,
+      });
       if (GAP_MS > 0) await new Promise((r) => setTimeout(r, GAP_MS));
       if (i >= WARMUP) {
-        add[v.name].push(a.ms);
-        del[v.name].push(d.ms);
+        add[v.name].push(t.add);
+        del[v.name].push(t.del);
       }
     }
     const f = await timed(['nsenter', `--net=${instanceNs}`, process.execPath, '-e', '0']);
@@ -289,18 +276,6 @@ try {
     `Against the Node floor through libcni (no-op Node plugin, ${noop.toFixed(1)} ms): aws-cni alone ${(alone / noop).toFixed(2)}× (${alone > 1.3 * noop ? 'NOT met' : 'met'}), +${(alone - noop).toFixed(1)} ms; daemon conflist ${(ours / noop).toFixed(2)}×.`,
   );
 } finally {
-  for (const ns of created) {
-    try {
-      netnsDel(ns);
-    } catch {
-      // already gone
-    }
-  }
-  await cluster?.close();
-  rmSync(scratch, { recursive: true, force: true });
   if (CHECKPOINT_DIR) rmSync(CHECKPOINT_DIR, { recursive: true, force: true });
-  const leaked = leakedNetns([tag, runId]);
-  console.log(
-    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
-  );
+  await tearDownRun({ created, cluster, scratch, markers: [tag, runId] });
 }

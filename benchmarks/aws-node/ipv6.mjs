@@ -6,22 +6,20 @@
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/ipv6.mjs          # --runs N (default 30), --warmup N (default 3)
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import {
   arg,
   binDir,
   buildLibcniRunner,
   histogramDelta,
-  leakedNetns,
-  libcniArgv,
   loadClusterHarness,
   ratioTable,
-  runnerOutcome,
   stats,
   tag,
+  tearDownRun,
   timed,
+  timePodAddDel,
 } from './lib.mjs';
 
 const RUNS = arg('--runs', 30);
@@ -83,30 +81,18 @@ try {
     const order = [...variants.slice(i % variants.length), ...variants.slice(0, i % variants.length)];
     for (const v of order) {
       const node = v.cluster.nodes[0];
-      const podNs = `vckbench-${tag}-p${seq}`;
-      const id = `bench${tag}${String(seq).padStart(5, '0')}`;
-      const name = `bench-${seq++}`;
-      const podPath = netnsAdd(podNs);
-      created.push(podNs);
-      const argv = {
+      const t = await timePodAddDel(runner, node.instance.netnsPath, {
+        label: v.name,
         conflist: v.conflist,
         binDirs: v.binDirs,
         cacheDir: join(scratch, 'cache'),
-        netns: podPath,
-        id,
-        args: `IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=${name};K8S_POD_INFRA_CONTAINER_ID=${id}`,
-      };
-      const a = await timed(libcniArgv(runner, node.instance.netnsPath, 'add', argv), { env: node.env });
-      const ao = runnerOutcome(a);
-      if (!ao.ok) throw new Error(`${v.name} ADD failed: ${JSON.stringify(ao.error)}`);
-      const d = await timed(libcniArgv(runner, node.instance.netnsPath, 'del', argv), { env: node.env });
-      const dout = runnerOutcome(d);
-      if (!dout.ok) throw new Error(`${v.name} DEL failed: ${JSON.stringify(dout.error)}`);
-      netnsDel(podNs);
-      created.splice(created.indexOf(podNs), 1);
+        env: node.env,
+        seq: seq++,
+        created,
+      });
       if (i >= WARMUP) {
-        add[v.name].push(a.ms);
-        del[v.name].push(d.ms);
+        add[v.name].push(t.add);
+        del[v.name].push(t.del);
       }
     }
     const f = await timed([
@@ -147,18 +133,9 @@ try {
     `\nIPv6 / IPv4, daemon conflist: ${(m(0) / m(2)).toFixed(2)}× (${m(0).toFixed(1)} vs ${m(2).toFixed(1)} ms); aws-cni alone: ${(m(1) / m(3)).toFixed(2)}× (${m(1).toFixed(1)} vs ${m(3).toFixed(1)} ms).`,
   );
 } finally {
-  for (const ns of created) {
-    try {
-      netnsDel(ns);
-    } catch {
-      // already gone
-    }
-  }
-  const runIds = clusters.map((c) => c.vpc.runId);
+  // Both runs' namespaces count as leaks; the first cluster is closed here, the second by the shared clean-up.
+  const markers = [tag, ...clusters.map((c) => c.vpc.runId)];
+  const last = clusters.pop();
   for (const c of clusters) await c.close();
-  rmSync(scratch, { recursive: true, force: true });
-  const leaked = leakedNetns([tag, ...runIds]);
-  console.log(
-    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
-  );
+  await tearDownRun({ created, cluster: last, scratch, markers });
 }

@@ -251,3 +251,58 @@ export async function rssMiB(pid) {
 }
 
 export { cleanEnv, summarize };
+
+/**
+ * One pod through libcni, timed: a fresh namespace, ADD then DEL of `conflist` with libcni (and every plugin)
+ * in `hostNetns`, the namespace removed. Throws naming `label` when either fails. `created` tracks the
+ * namespace while it exists (for the caller's clean-up). Returns the two durations in ms.
+ */
+export async function timePodAddDel(
+  runner,
+  hostNetns,
+  { label, conflist, binDirs, cacheDir, env, seq, created },
+) {
+  const { netnsAdd, netnsDel } = await import('@vpc-cni-kit/netlink');
+  const podNs = `vckbench-${tag}-p${seq}`;
+  const id = `bench${tag}${String(seq).padStart(5, '0')}`;
+  const podPath = netnsAdd(podNs);
+  created.push(podNs);
+  const common = {
+    conflist,
+    binDirs,
+    cacheDir,
+    netns: podPath,
+    id,
+    args: `IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=bench-${seq};K8S_POD_INFRA_CONTAINER_ID=${id}`,
+  };
+  const add = await timed(libcniArgv(runner, hostNetns, 'add', common), { env });
+  const addOutcome = runnerOutcome(add);
+  if (!addOutcome.ok) throw new Error(`${label} ADD failed: ${JSON.stringify(addOutcome.error)}`);
+  const del = await timed(libcniArgv(runner, hostNetns, 'del', common), { env });
+  const delOutcome = runnerOutcome(del);
+  if (!delOutcome.ok) throw new Error(`${label} DEL failed: ${JSON.stringify(delOutcome.error)}`);
+  netnsDel(podNs);
+  created.splice(created.indexOf(podNs), 1);
+  return { add: add.ms, del: del.ms };
+}
+
+/**
+ * A benchmark's clean-up: deletes the namespaces still in `created`, closes the cluster, removes `scratch`,
+ * and says whether any namespace named with one of `markers` is left behind.
+ */
+export async function tearDownRun({ created, cluster, scratch, markers }) {
+  const { netnsDel } = await import('@vpc-cni-kit/netlink');
+  for (const ns of [...created]) {
+    try {
+      netnsDel(ns);
+    } catch {
+      // already gone
+    }
+  }
+  await cluster?.close();
+  rmSync(scratch, { recursive: true, force: true });
+  const leaked = leakedNetns(markers);
+  console.log(
+    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
+  );
+}

@@ -18,12 +18,12 @@ import {
   binDir,
   buildLibcniRunner,
   histogram,
-  leakedNetns,
   libcniArgv,
   loadClusterHarness,
   now,
   runnerOutcome,
   tag,
+  tearDownRun,
   timed,
 } from './lib.mjs';
 
@@ -175,17 +175,5 @@ try {
   for (const [k, v] of [...prof.nativeByCaller.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12))
     console.log(`| ${k.replace(/\|/g, '\\|')} | ${v.toFixed(1)} |`);
 } finally {
-  for (const ns of [...created]) {
-    try {
-      netnsDel(ns);
-    } catch {
-      // already gone
-    }
-  }
-  await cluster?.close();
-  rmSync(scratch, { recursive: true, force: true });
-  const leaked = leakedNetns([tag, runId]);
-  console.log(
-    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
-  );
+  await tearDownRun({ created, cluster, scratch, markers: [tag, runId] });
 }

@@ -9,16 +9,15 @@
 //   node benchmarks/aws-node/scale.mjs          # --concurrent N (default 50), --pods N (default 110)
 // `--daemon-node-options '<flags>'` starts the daemon with NODE_OPTIONS (e.g. --max-semi-space-size=1).
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import { netnsAdd } from '@vpc-cni-kit/netlink';
 import {
   arg,
   buildLibcniRunner,
   binDir as builtBinDir,
   daemonPid,
   histogramDelta,
-  leakedNetns,
   libcniArgv,
   loadClusterHarness,
   now,
@@ -27,6 +26,7 @@ import {
   stats,
   strArg,
   tag,
+  tearDownRun,
   timed,
 } from './lib.mjs';
 
@@ -181,17 +181,5 @@ try {
     `\nTargets: ${CONCURRENT} concurrent ADDs all succeed with distinct addresses: ${ok.length === CONCURRENT && new Set(ok.map((b) => b.address)).size === CONCURRENT ? 'met' : 'NOT met'}; RSS ≤ 100 MiB at ${PODS} pods: ${full.rss <= 100 ? 'met' : 'NOT met'}.`,
   );
 } finally {
-  for (const ns of [...created]) {
-    try {
-      netnsDel(ns);
-    } catch {
-      // already gone
-    }
-  }
-  await cluster?.close();
-  rmSync(scratch, { recursive: true, force: true });
-  const leaked = leakedNetns([tag, runId]);
-  console.log(
-    leaked.length === 0 ? '\nclean-up: no namespace left behind' : `\nLEAKED namespaces: ${leaked.join(' ')}`,
-  );
+  await tearDownRun({ created, cluster, scratch, markers: [tag, runId] });
 }

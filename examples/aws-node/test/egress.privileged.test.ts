@@ -303,6 +303,29 @@ describe.each(SETUPS)('egress-cni, IPv$egress egress', (setup) => {
       60_000,
     );
 
+    it.runIf(setup.egress === 4)(
+      'a failure half-way (the pod already has a default route) rolls back the interface, the chain and the address',
+      async () => {
+        const file = conflist('rollback');
+        const pod = newPod();
+        const ns = podNs(pod);
+        inNs(ns, 'ip', 'link', 'add', 'side0', 'type', 'veth', 'peer', 'name', 'side1');
+        inNs(ns, 'ip', 'addr', 'add', '198.51.100.2/24', 'dev', 'side0');
+        inNs(ns, 'ip', 'link', 'set', 'side0', 'up');
+        inNs(ns, 'ip', 'route', 'add', 'default', 'via', '198.51.100.1');
+        const linksBefore = inNs(node, 'ip', '-o', 'link', 'show').split('\n').length;
+        const add = await cni.add(file, pod);
+        expect(add).toEqual({ ok: false, error: expect.objectContaining({ code: 999 }) });
+        expect(inNs(ns, 'ip', '-o', 'link', 'show')).not.toContain('v4if0');
+        // ptp's host veth stays (libcni does not undo earlier plugins); egress-cni's is gone.
+        expect(inNs(node, 'ip', '-o', 'link', 'show').split('\n').length).toBe(linksBefore + 1);
+        expect(natChains()).toEqual([]);
+        expect(egressAllocations()).toEqual([]);
+        expect(await cni.del(file, pod)).toEqual({ ok: true });
+      },
+      60_000,
+    );
+
     it('alone, not chained: "must be called as a chained plugin"', async () => {
       const pod = newPod();
       expect(await cni.add(conflist('alone', {}, false), pod)).toEqual({

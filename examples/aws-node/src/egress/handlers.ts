@@ -5,19 +5,27 @@ import {
   type PluginHandlers,
   type Result,
 } from '@vpc-cni-kit/cni-spec';
+import { parseIp } from '@vpc-cni-kit/ip-address';
 import type { SnatTools } from '@vpc-cni-kit/iptables-snat';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { type EgressConf, readEgressConf } from './net-conf.js';
 import type { EgressAddress, EgressHandles, EgressVeth } from './plumbing.js';
 
-/** The delegated IPAM plugin (host-local), run as the reference runs it: the whole stdin, the same `CNI_*`. */
+/**
+ * The delegated IPAM plugin (host-local), run as the reference runs it: the whole stdin, the same `CNI_*`.
+ * `find` comes first, so a missing IPAM plugin fails the command before anything is touched; the others start
+ * the plugin's process before they return their promise's first await, so the caller can load the kernel side
+ * meanwhile.
+ */
 export interface EgressIpam {
+  /** The IPAM plugin's executable for `ipam.type`, from `CNI_PATH`. */
+  find(ctx: CommandContext, type: string): Promise<string>;
   /** IPAM ADD: the allocation's result. */
-  add(ctx: CommandContext, type: string): Promise<Result>;
+  add(ctx: CommandContext, plugin: string): Promise<Result>;
   /** IPAM DEL. */
-  del(ctx: CommandContext, type: string): Promise<void>;
+  del(ctx: CommandContext, plugin: string): Promise<void>;
   /** IPAM CHECK. */
-  check(ctx: CommandContext, type: string): Promise<void>;
+  check(ctx: CommandContext, plugin: string): Promise<void>;
 }
 
 /** The kernel work, loaded only when egress is enabled (netlink loads koffi's native module). */
@@ -65,7 +73,7 @@ function egressAddress(result: Result, family: 4 | 6): EgressAddress {
   }
   const [only] = ips as [NonNullable<Result['ips']>[number]];
   const ip = only.address.split('/')[0] ?? '';
-  if (!(family === 4 ? !ip.includes(':') : ip.includes(':')))
+  if (parseIp(ip)?.family !== family)
     throw new CniError(CniErrorCode.Internal, `IPAM gave ${only.address} for IPv${family} egress`);
   return {
     cidr: only.address,
@@ -97,13 +105,28 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
         netns: ctx.env.netns,
         family: conf.family,
       });
-      const kernel = await deps.kernel();
-      const address = egressAddress(await deps.ipam.add(ctx, ipamType), conf.family);
-      const handles = kernel.open(ctx.env.netns);
-      let veth: EgressVeth | undefined;
+      const ipamPlugin = await deps.ipam.find(ctx, ipamType);
+      // host-local runs while the kernel side (netlink, koffi) loads.
+      const allocation = deps.ipam.add(ctx, ipamPlugin);
+      let kernel: EgressKernel | undefined;
+      let handles: ReturnType<EgressKernel['open']>;
+      let snat: Promise<unknown> | undefined;
+      let veth: EgressVeth;
       try {
+        kernel = await deps.kernel();
+        const address = egressAddress(await allocation, conf.family);
+        handles = kernel.open(ctx.env.netns);
         if (handles === undefined)
           throw new CniError(CniErrorCode.Internal, `network namespace ${ctx.env.netns} not found`);
+        // iptables-save reads while the veth is plumbed; the restore follows once it has.
+        snat = kernel.snat.addEgressSnat(kernel.tools, {
+          network: conf.network,
+          containerId: ctx.env.containerId,
+          podIp: address.ip,
+          nodeIp,
+          randomizeSnat: conf.randomizeSnat,
+        });
+        snat.catch(() => {}); // awaited below; a plumbing failure must not leave it unhandled
         const hostIf = deps.hostVethName();
         if (conf.family === 4) {
           kernel.plumbing.enableIpv4Forwarding();
@@ -111,23 +134,18 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
         } else {
           veth = kernel.plumbing.plumbV6(handles, hostIf, conf.ifname, ctx.env.ifname, conf.mtu, address);
         }
-        const { plan } = await kernel.snat.addEgressSnat(kernel.tools, {
-          network: conf.network,
-          containerId: ctx.env.containerId,
-          podIp: address.ip,
-          nodeIp,
-          randomizeSnat: conf.randomizeSnat,
-        });
-        log.info('egress set up', { chain: plan.chain, podIp: address.ip, hostVeth: veth.hostIf });
+        await snat;
+        log.info('egress set up', { podIp: address.ip, hostVeth: veth.hostIf });
       } catch (e) {
         log.error('egress ADD failed, rolling back', { error: e instanceof Error ? e.message : String(e) });
-        await rollback(kernel, handles, conf, ctx, deps.ipam, ipamType);
+        await Promise.allSettled([allocation, snat]);
+        await rollback(kernel, handles, conf, ctx, deps.ipam, ipamPlugin);
+        handles?.close();
         throw e instanceof CniError
           ? e
           : new CniError(CniErrorCode.Internal, `egress ADD: ${e instanceof Error ? e.message : String(e)}`);
-      } finally {
-        handles?.close();
       }
+      handles.close();
       // The previous result with the egress veth's two ends appended; its IPs are not reported.
       return {
         ...prev,
@@ -143,23 +161,29 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
       const conf = readEgressConf(ctx.config);
       if (!conf.enabled) return;
       const log = logFor(conf);
-      try {
-        await deps.ipam.del(ctx, conf.ipam?.type ?? '');
-      } catch (e) {
-        throw new CniError(
-          CniErrorCode.Internal,
-          `running IPAM plugin failed: ${e instanceof Error ? e.message : String(e)}`,
-        );
-      }
+      const ipamPlugin = await deps.ipam.find(ctx, conf.ipam?.type ?? '');
+      // IPAM's DEL, the chain's removal and the interface's (18 ms of kernel work) run side by side.
+      const released = deps.ipam.del(ctx, ipamPlugin);
+      released.catch(() => {});
       const kernel = await deps.kernel();
+      const chain = kernel.snat.egressChainName(conf.network, ctx.env.containerId, conf.family);
+      const unchained = kernel.snat.deleteEgressSnat(kernel.tools, chain, conf.family);
+      unchained.catch(() => {});
       const handles = ctx.env.netns === '' ? undefined : kernel.open(ctx.env.netns);
       try {
         if (handles !== undefined) kernel.plumbing.removeEgressLink(handles.pod, conf.ifname);
       } finally {
         handles?.close();
       }
-      const chain = kernel.snat.egressChainName(conf.network, ctx.env.containerId, conf.family);
-      await kernel.snat.deleteEgressSnat(kernel.tools, chain, conf.family);
+      const [ipam, snat] = await Promise.allSettled([released, unchained]);
+      if (ipam.status === 'rejected') {
+        const e = ipam.reason as unknown;
+        throw new CniError(
+          CniErrorCode.Internal,
+          `running IPAM plugin failed: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      }
+      if (snat.status === 'rejected') throw snat.reason;
       log.info('egress removed', { containerID: ctx.env.containerId, chain });
     },
 
@@ -167,7 +191,7 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
       const conf = readEgressConf(ctx.config);
       chained(ctx);
       if (!conf.enabled) return;
-      await deps.ipam.check(ctx, conf.ipam?.type ?? '');
+      await deps.ipam.check(ctx, await deps.ipam.find(ctx, conf.ipam?.type ?? ''));
       const kernel = await deps.kernel();
       const handles = kernel.open(ctx.env.netns);
       if (handles === undefined)
@@ -197,22 +221,22 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
 
 /** Undoes a failed ADD as far as it got: the interface, the SNAT chain, the IPAM allocation. Never throws. */
 async function rollback(
-  kernel: EgressKernel,
+  kernel: EgressKernel | undefined,
   handles: EgressHandles | undefined,
   conf: EgressConf,
   ctx: CommandContext,
   ipam: EgressIpam,
-  ipamType: string,
+  ipamPlugin: string,
 ): Promise<void> {
   const attempts: Array<() => unknown> = [
-    () => handles !== undefined && kernel.plumbing.removeEgressLink(handles.pod, conf.ifname),
+    () => handles !== undefined && kernel?.plumbing.removeEgressLink(handles.pod, conf.ifname),
     () =>
-      kernel.snat.deleteEgressSnat(
+      kernel?.snat.deleteEgressSnat(
         kernel.tools,
         kernel.snat.egressChainName(conf.network, ctx.env.containerId, conf.family),
         conf.family,
       ),
-    () => ipam.del(ctx, ipamType),
+    () => ipam.del(ctx, ipamPlugin),
   ];
   for (const attempt of attempts) {
     try {

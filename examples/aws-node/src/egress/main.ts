@@ -11,35 +11,33 @@ import { type EgressIpam, type EgressKernel, egressHandlers } from './handlers.j
 /** Replaced at bundle time with the package version. */
 declare const __AWS_CNI_VERSION__: string | undefined;
 
-/** host-local (or whatever `ipam.type` names) from `CNI_PATH`, with this process's stdin and `CNI_*`. */
-function delegate(command: 'ADD' | 'DEL' | 'CHECK') {
-  return async (ctx: CommandContext, type: string) => {
-    const pluginPath = await findPlugin(type, ctx.env.path);
-    return invokePlugin({
-      pluginPath,
-      command,
-      config: ctx.config.raw,
-      containerId: ctx.env.containerId,
-      netns: ctx.env.netns,
-      ifname: ctx.env.ifname,
-      args: process.env['CNI_ARGS'] ?? '',
-      cniPath: ctx.env.path,
-      env: process.env,
-    });
-  };
+/** host-local (or whatever `ipam.type` names) with this process's stdin and `CNI_*`. */
+function delegate(command: 'ADD' | 'DEL' | 'CHECK', ctx: CommandContext, pluginPath: string) {
+  return invokePlugin({
+    pluginPath,
+    command,
+    config: ctx.config.raw,
+    containerId: ctx.env.containerId,
+    netns: ctx.env.netns,
+    ifname: ctx.env.ifname,
+    args: process.env['CNI_ARGS'] ?? '',
+    cniPath: ctx.env.path,
+    env: process.env,
+  });
 }
 
 const ipam: EgressIpam = {
-  async add(ctx, type) {
-    const { result } = await delegate('ADD')(ctx, type);
-    if (result === undefined) throw new Error(`IPAM plugin ${type} printed no result`);
+  find: (ctx, type) => findPlugin(type, ctx.env.path),
+  async add(ctx, plugin) {
+    const { result } = await delegate('ADD', ctx, plugin);
+    if (result === undefined) throw new Error(`IPAM plugin ${plugin} printed no result`);
     return result;
   },
-  async del(ctx, type) {
-    await delegate('DEL')(ctx, type);
+  async del(ctx, plugin) {
+    await delegate('DEL', ctx, plugin);
   },
-  async check(ctx, type) {
-    await delegate('CHECK')(ctx, type);
+  async check(ctx, plugin) {
+    await delegate('CHECK', ctx, plugin);
   },
 };
 

@@ -5,13 +5,7 @@
  */
 import { CniError, CniErrorCode } from '@vpc-cni-kit/cni-spec';
 import { cidrNetwork, formatCidr, parseCidr } from '@vpc-cni-kit/ip-address';
-import {
-  isNetlinkError,
-  type NetlinkHandleSync,
-  type Route,
-  sysctlRead,
-  sysctlWrite,
-} from '@vpc-cni-kit/netlink';
+import { isNetlinkError, type NetlinkHandleSync, sysctlRead, sysctlWrite } from '@vpc-cni-kit/netlink';
 
 /** The two ends of the plumbing: handles in the host's (the plugin's own) and the pod's namespace. */
 export interface EgressHandles {
@@ -49,6 +43,8 @@ const ROUTE_RETRY_MS = 100;
 /** How long the host veth's link-local address may take to appear (the reference's DAD timeout), and the poll. */
 const LINK_LOCAL_TIMEOUT_MS = 10_000;
 const LINK_LOCAL_POLL_MS = 50;
+/** An IPv6 address still in duplicate address detection (not usable yet). */
+const IFA_F_TENTATIVE = 0x40;
 
 function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -131,8 +127,6 @@ function linkLocalOf(handle: NetlinkHandleSync, dev: string, index: number): str
   }
 }
 
-const IFA_F_TENTATIVE = 0x40;
-
 /**
  * IPv6 egress of an IPv4 pod, as the reference plumbs it: IPv6 off on the pod's own interface (`ifname`),
  * `v6if0` with IPAM's unique-local address and the default route through the host veth's link-local address;
@@ -187,12 +181,6 @@ export function egressAddressOf(pod: NetlinkHandleSync, podIf: string, family: 4
     ?.address;
 }
 
-function hasRoute(routes: readonly Route[], want: Partial<Route>): boolean {
-  return routes.some((r) =>
-    Object.entries(want).every(([k, v]) => (r as unknown as Record<string, unknown>)[k] === v),
-  );
-}
-
 /**
  * CHECK: the egress interface, its address and routes in the pod, the host end and its route to the pod are
  * all there. Returns the pod's egress address (for the SNAT check); throws an `Internal` (999) error naming
@@ -210,13 +198,9 @@ export function verifyEgress(h: EgressHandles, podIf: string, family: 4 | 6): st
   if (!link.up) throw missing(`${podIf} is down`);
   const ip = egressAddressOf(h.pod, podIf, family);
   if (ip === undefined) throw missing(`${podIf} has no IPv${family} address`);
-  const podRoutes = h.pod.routeList({ family, dev: link.index });
   const defaultDst = family === 4 ? '0.0.0.0/0' : '::/0';
-  if (
-    !hasRoute(podRoutes, { dst: defaultDst }) ||
-    podRoutes.find((r) => r.dst === defaultDst)?.gateway === undefined
-  )
-    throw missing(`no default route through ${podIf}`);
+  const viaEgress = h.pod.routeList({ family, dev: link.index }).find((r) => r.dst === defaultDst);
+  if (viaEgress?.gateway === undefined) throw missing(`no default route through ${podIf}`);
   const peer = link.parentIndex;
   let hostIf: ReturnType<NetlinkHandleSync['linkGet']> | undefined;
   try {
@@ -225,8 +209,8 @@ export function verifyEgress(h: EgressHandles, podIf: string, family: 4 | 6): st
     if (!isNetlinkError(e, 'ENODEV')) throw e;
   }
   if (hostIf === undefined || !hostIf.up) throw missing(`the host end of ${podIf} is missing or down`);
-  const host = h.host.routeList({ family, dev: hostIf.index });
-  if (!hasRoute(host, { dst: `${ip}/${family === 4 ? 32 : 128}` }))
+  const toPod = `${ip}/${family === 4 ? 32 : 128}`;
+  if (!h.host.routeList({ family, dev: hostIf.index }).some((r) => r.dst === toPod))
     throw missing(`no host route to ${ip} through ${hostIf.name}`);
   return ip;
 }

@@ -1,0 +1,184 @@
+/**
+ * egress-cni's handlers in-process, with hand-written fakes for IPAM and the kernel side: what happens before
+ * anything is touched (validation, the disabled pass-through) and the rollback of a failed ADD. The kernel
+ * work itself runs in egress.privileged.test.ts.
+ */
+import {
+  type CniError,
+  type PluginConfig,
+  parsePluginConfig,
+  type Result,
+  readCniEnv,
+} from '@vpc-cni-kit/cni-spec';
+import { planEgressSnat } from '@vpc-cni-kit/iptables-snat';
+import { describe, expect, it } from 'vitest';
+import { type EgressIpam, type EgressKernel, egressHandlers } from '../src/egress/handlers.js';
+
+const prevResult: Result = {
+  cniVersion: '1.0.0',
+  interfaces: [
+    { name: 'eni1234', mac: '' },
+    { name: 'eth0', sandbox: '/run/netns/pod' },
+  ],
+  ips: [{ address: '2600:1f14::7/128', interface: 1 }],
+};
+
+function config(extra: Record<string, unknown> = {}, chained = true): PluginConfig {
+  return parsePluginConfig({
+    cniVersion: '1.0.0',
+    name: 'aws-cni',
+    type: 'egress-cni',
+    mtu: '9001',
+    enabled: 'true',
+    randomizeSNAT: 'prng',
+    nodeIP: '10.0.1.5',
+    ipam: { type: 'host-local', ranges: [[{ subnet: '169.254.172.0/22' }]], routes: [{ dst: '0.0.0.0/0' }] },
+    ...(chained ? { prevResult } : {}),
+    ...extra,
+  });
+}
+
+const env = readCniEnv({
+  CNI_COMMAND: 'ADD',
+  CNI_CONTAINERID: 'ctr1',
+  CNI_NETNS: '/run/netns/pod',
+  CNI_IFNAME: 'eth0',
+  CNI_PATH: '/opt/cni/bin',
+});
+
+/** Records every call; `ipamResult` is what IPAM ADD gives. */
+function fakes(ipamResult: Result) {
+  const calls: string[] = [];
+  const ipam: EgressIpam = {
+    async find(_ctx, type) {
+      calls.push(`ipam.find ${type}`);
+      return `/opt/cni/bin/${type}`;
+    },
+    async add() {
+      calls.push('ipam.add');
+      return ipamResult;
+    },
+    async del() {
+      calls.push('ipam.del');
+    },
+    async check() {
+      calls.push('ipam.check');
+    },
+  };
+  const record =
+    (name: string) =>
+    (..._args: unknown[]): never => {
+      calls.push(name);
+      throw new Error(`${name} not expected here`);
+    };
+  const kernel: EgressKernel = {
+    open: () => {
+      calls.push('kernel.open');
+      return undefined;
+    },
+    plumbing: {
+      enableIpv4Forwarding: record('enableIpv4Forwarding'),
+      plumbV4: record('plumbV4'),
+      plumbV6: record('plumbV6'),
+      removeEgressLink: record('removeEgressLink'),
+      egressAddressOf: record('egressAddressOf'),
+      verifyEgress: record('verifyEgress'),
+    },
+    snat: {
+      addEgressSnat: record('addEgressSnat'),
+      deleteEgressSnat: async (_t, chain) => {
+        calls.push(`deleteEgressSnat ${chain}`);
+        return 1;
+      },
+      egressChainName: (n, id, f) => `CNI-E${f}-${n}-${id}`,
+      egressSnatInPlace: record('egressSnatInPlace'),
+      planEgressSnat,
+    },
+    tools: { runner: { run: record('runner') } },
+  };
+  const handlers = egressHandlers({
+    ipam,
+    kernel: async () => {
+      calls.push('kernel');
+      return kernel;
+    },
+    hostVethName: () => 'veth00000000',
+  });
+  return { calls, handlers };
+}
+
+async function cniError(p: Promise<unknown>): Promise<CniError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as CniError;
+  }
+  throw new Error('expected a CniError');
+}
+
+describe('egress-cni handlers', () => {
+  it('enabled "false": ADD returns the previous result as it came; DEL and CHECK do nothing', async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    const ctx = { env, config: config({ enabled: 'false' }), log: () => {} };
+    expect(await handlers.add(ctx)).toBe(ctx.config.prevResult);
+    await handlers.del({ ...ctx, env: { ...env, command: 'DEL' } });
+    await handlers.check?.({ ...ctx, env: { ...env, command: 'CHECK' } });
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    [{ mtu: 9001 }, 'invalid network config: mtu: must be a string'],
+    [{ mtu: 'jumbo' }, 'invalid network config: mtu: must be a decimal string'],
+    [{ mtu: '70000' }, 'invalid network config: mtu: must be from 576 to 9001'],
+    [{ mtu: '100' }, 'invalid network config: mtu: must be from 576 to 9001'],
+    [{ randomizeSNAT: 'fully' }, 'invalid network config: randomizeSNAT: must be prng, hashrandom or none'],
+    [{ nodeIP: '10.0.1' }, 'invalid network config: nodeIP: not an IP address'],
+    [
+      { nodeIP: '' },
+      'global unicast IPv6 not found in host primary interface which is mandatory to support IPv6 egress',
+    ],
+    [
+      { nodeIP: 'ff02::1' },
+      'global unicast IPv6 not found in host primary interface which is mandatory to support IPv6 egress',
+    ],
+    [{ ipam: undefined }, 'invalid network config: ipam: must name the IPAM plugin (host-local)'],
+  ])('%j: code 7 before IPAM or the kernel is touched', async (bad, msg) => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    const e = await cniError(
+      Promise.resolve().then(() => handlers.add({ env, config: config(bad), log: () => {} })),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({ code: 7, msg });
+    expect(calls).toEqual([]);
+  });
+
+  it('not chained: "must be called as a chained plugin", code 7', async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    const e = await cniError(
+      Promise.resolve().then(() => handlers.add({ env, config: config({}, false), log: () => {} })),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({ code: 7, msg: 'must be called as a chained plugin' });
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    [[], 'IPAM plugin returned zero IPs'],
+    [
+      [{ address: '169.254.172.2/22' }, { address: '169.254.172.3/22' }],
+      'IPAM plugin is expected to return 1 IP address, but returned 2 IPs',
+    ],
+    [[{ address: 'fd00::ac:2/118' }], 'IPAM gave fd00::ac:2/118 for IPv4 egress'],
+  ])('IPAM giving %j: code 999 and the allocation released', async (ips, msg) => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0', ips });
+    const e = await cniError(
+      Promise.resolve().then(() => handlers.add({ env, config: config(), log: () => {} })),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({ code: 999, msg });
+    expect(calls).toEqual([
+      'ipam.find host-local',
+      'ipam.add',
+      'kernel',
+      'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+      'ipam.del',
+    ]);
+  });
+});
