@@ -34,7 +34,7 @@ describePrivileged('aws-node in IPv6 mode refuses what it cannot run on', () => 
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
     // What the daemon printed on stderr: one line, nothing else.
-    const stderr = /exited \(1\): ([^]*?)\n\n/.exec(message)?.[1] ?? '';
+    const stderr = /exited \(1\): ([\s\S]*?)\n\n/.exec(message)?.[1] ?? '';
     expect(stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
         /^aws-node: failed to start: ENABLE_IPv6=true, but the primary ENI's subnet subnet-0c000000000000001 has no IPv6 CIDR .*dual-stack subnet$/,
