@@ -1,5 +1,5 @@
 // aws-cni through libcni (root, Linux): ADD and DEL of our plugin on a virtual-VPC node (inside the instance
-// namespace, the conflist the daemon wrote: aws-cni + portmap; and aws-cni alone) against Debian's ptp +
+// namespace, the conflist the daemon wrote: aws-cni + egress-cni (off by default) + portmap; and aws-cni alone) against Debian's ptp +
 // host-local (a conflist written here, in a scratch namespace; alone and with portmap) and the process floor
 // `node -e 0`, all interleaved round-robin and all started through `nsenter --net=…` alike. Then the
 // daemon-side AddNetwork latency from the daemon's Prometheus histogram over the same ADDs.
@@ -99,7 +99,7 @@ try {
   const pluginEnv = { ...node.env };
   delete pluginEnv.NODE_OPTIONS;
 
-  // Conflists: the daemon's (aws-cni + portmap), aws-cni alone, ptp + host-local alone and with portmap.
+  // Conflists: the daemon's (aws-cni + egress-cni, off by default + portmap), aws-cni alone, ptp + host-local alone and with portmap.
   const daemonConflist = join(node.confDir, '10-aws.conflist');
   const daemonConf = JSON.parse(readFileSync(daemonConflist, 'utf8'));
   const awsOnly = join(scratch, 'aws-only.conflist');
@@ -158,7 +158,7 @@ try {
 
   const variants = [
     {
-      name: 'aws-cni + portmap (daemon conflist)',
+      name: 'aws-cni + egress-cni (off) + portmap (daemon conflist)',
       conflist: daemonConflist,
       host: instanceNs,
       binDirs: [node.cniBinDir, '/usr/lib/cni'],

@@ -1,5 +1,6 @@
 // egress-cni (root, Linux), in one run: (1) start-up alone (CNI_COMMAND=VERSION) of the egress-cni and aws-cni
-// single executables and the egress-cni launcher, against `node -e 0`; (2) ADD and DEL through libcni on a
+// single executables and the egress-cni launcher, against `node -e 0`; (2) the processes an enabled ADD runs
+// besides its own (iptables-save, iptables-restore, host-local) and koffi's load; (3) ADD and DEL through libcni on a
 // virtual-VPC node (inside the instance namespace, plugins as aws-vpc-cni-init installed them), chained after
 // aws-cni as the daemon's conflist chains it: aws-cni alone; + egress-cni disabled (the daemon's IPv4-cluster
 // default); + egress-cni with IPv4 egress (what an IPv6 cluster runs; here the pod's eth0 is IPv4, which does
@@ -10,6 +11,7 @@
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/egress.mjs          # --runs N (default 30), --warmup N (default 3), --starts N (60)
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { table, timeProcesses, cleanEnv as timingEnv } from '../lib/timing.mjs';
 import {
@@ -59,7 +61,35 @@ try {
   console.log(`### VERSION, one process each (${STARTS} runs, interleaved, ${process.version})\n`);
   console.log(table(starts, 'node -e 0 (floor)'));
 
-  // 2. ADD and DEL through libcni on a virtual-VPC node.
+  // 2. What an enabled ADD runs besides Node, each piece a process of its own in a scratch namespace.
+  const { netnsAdd } = await import('@vpc-cni-kit/netlink');
+  const piecesNs = `vckbench-${tag}-pieces`;
+  const piecesPath = netnsAdd(piecesNs);
+  created.push(piecesNs);
+  const koffi = createRequire(import.meta.url).resolve('koffi');
+  const inNs = (cmd, ...args) => ({ cmd: 'nsenter', args: [`--net=${piecesPath}`, '--', cmd, ...args] });
+  const pieces = timeProcesses(
+    [
+      { name: '`nsenter true` (baseline)', ...inNs('true') },
+      { name: '`iptables-save -t nat`', ...inNs('iptables-save', '-t', 'nat') },
+      {
+        name: '`iptables-restore -w 5 --noflush` (an empty nat)',
+        ...inNs('iptables-restore', '-w', '5', '--noflush'),
+        input: '*nat\nCOMMIT\n',
+      },
+      { name: '`host-local` (VERSION: the exec alone)', ...inNs('/usr/lib/cni/host-local'), env: versionEnv },
+      { name: '`node -e 0`', ...inNs(process.execPath, '-e', '0') },
+      {
+        name: '`node -e "require(\'koffi\')"`',
+        ...inNs(process.execPath, '-e', `require(${JSON.stringify(koffi)})`),
+      },
+    ],
+    { runs: STARTS, warmup: 3 },
+  );
+  console.log(`\n### The pieces of an enabled ADD, one process each (${STARTS} runs, interleaved)\n`);
+  console.log(table(pieces, '`nsenter true` (baseline)'));
+
+  // 3. ADD and DEL through libcni on a virtual-VPC node.
   const { Cluster } = await loadClusterHarness();
   cluster = await Cluster.start({
     nodes: 1,

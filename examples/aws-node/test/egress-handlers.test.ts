@@ -11,6 +11,7 @@ import {
   readCniEnv,
 } from '@vpc-cni-kit/cni-spec';
 import { planEgressSnat } from '@vpc-cni-kit/iptables-snat';
+import type { NetlinkHandleSync } from '@vpc-cni-kit/netlink';
 import { describe, expect, it } from 'vitest';
 import { type EgressIpam, type EgressKernel, egressHandlers } from '../src/egress/handlers.js';
 
@@ -72,9 +73,11 @@ function fakes(ipamResult: Result) {
       throw new Error(`${name} not expected here`);
     };
   const kernel: EgressKernel = {
-    open: () => {
+    open: (podNetns) => {
       calls.push('kernel.open');
-      return undefined;
+      // The plumbing fakes below never touch the handles; only close() is called.
+      const handle = {} as NetlinkHandleSync;
+      return { host: handle, pod: handle, podNetns, close: () => calls.push('close') };
     },
     plumbing: {
       enableIpv4Forwarding: record('enableIpv4Forwarding'),
@@ -93,6 +96,10 @@ function fakes(ipamResult: Result) {
       egressChainName: (n, id, f) => `CNI-E${f}-${n}-${id}`,
       egressSnatInPlace: record('egressSnatInPlace'),
       planEgressSnat,
+      readEgressNat: async (_t, family) => {
+        calls.push('readEgressNat');
+        return { family, nat: undefined, header: undefined };
+      },
     },
     tools: { runner: { run: record('runner') } },
   };
@@ -177,8 +184,12 @@ describe('egress-cni handlers', () => {
       'ipam.find host-local',
       'ipam.add',
       'kernel',
+      'readEgressNat',
+      'kernel.open',
+      'removeEgressLink',
       'deleteEgressSnat CNI-E4-aws-cni-ctr1',
       'ipam.del',
+      'close',
     ]);
   });
 });

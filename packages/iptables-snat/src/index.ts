@@ -14,6 +14,7 @@ export {
   deleteEgressSnat,
   diffEgressSnat,
   type EgressFamily,
+  type EgressNatRead,
   type EgressSnatApplied,
   type EgressSnatOptions,
   type EgressSnatPlan,
@@ -22,6 +23,7 @@ export {
   egressSnatInPlace,
   egressTeardownScript,
   planEgressSnat,
+  readEgressNat,
 } from './egress.js';
 export {
   EGRESS_RANGES,

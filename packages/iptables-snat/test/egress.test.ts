@@ -9,6 +9,7 @@ import {
   egressSnatInPlace,
   isSnatError,
   planEgressSnat,
+  readEgressNat,
 } from '../src/index.js';
 import { FakeNetfilter } from '../src/testing/index.js';
 
@@ -145,6 +146,21 @@ describe('addEgressSnat / deleteEgressSnat on the netfilter fake', () => {
     expect(second.processes).toBe(3);
     expect(second.plan.rules[1]).toMatch(/ --random-fully$/);
     expect(fake.calls.map((c) => c.file)).toEqual(['iptables-save', 'iptables', 'iptables-restore']);
+  });
+
+  it('takes a read started earlier, and refuses one of the other family', async () => {
+    const fake = new FakeNetfilter();
+    const read = readEgressNat(tools(fake), 4);
+    const { processes } = await addEgressSnat(tools(fake), v4, read);
+    expect(processes).toBe(2);
+    expect(fake.calls.map((c) => c.file)).toEqual(['iptables-save', 'iptables-restore']);
+    await expect(
+      addEgressSnat(
+        tools(fake),
+        { ...v4, podIp: 'fd00::ac:2', nodeIp: '2600::1' },
+        readEgressNat(tools(fake), 4),
+      ),
+    ).rejects.toMatchObject({ code: 'INVALID_OPTION', subject: 'read' });
   });
 
   it('diffEgressSnat yields nothing for a nat table that already matches', () => {

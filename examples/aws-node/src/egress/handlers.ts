@@ -37,7 +37,12 @@ export interface EgressKernel {
   /** iptables-snat's egress functions. */
   snat: Pick<
     typeof import('@vpc-cni-kit/iptables-snat'),
-    'addEgressSnat' | 'deleteEgressSnat' | 'egressChainName' | 'egressSnatInPlace' | 'planEgressSnat'
+    | 'addEgressSnat'
+    | 'deleteEgressSnat'
+    | 'egressChainName'
+    | 'egressSnatInPlace'
+    | 'planEgressSnat'
+    | 'readEgressNat'
   >;
   /** How iptables/ip6tables are run (in the plugin's own namespace). */
   tools: SnatTools;
@@ -106,7 +111,7 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
         family: conf.family,
       });
       const ipamPlugin = await deps.ipam.find(ctx, ipamType);
-      // host-local runs while the kernel side (netlink, koffi) loads.
+      // host-local and iptables-save run while netlink loads koffi and opens its sockets.
       const allocation = deps.ipam.add(ctx, ipamPlugin);
       let kernel: EgressKernel | undefined;
       let handles: ReturnType<EgressKernel['open']>;
@@ -114,18 +119,24 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
       let veth: EgressVeth;
       try {
         kernel = await deps.kernel();
-        const address = egressAddress(await allocation, conf.family);
+        const natRead = kernel.snat.readEgressNat(kernel.tools, conf.family);
+        natRead.catch(() => {}); // handed to addEgressSnat below, or dropped by a failure before it
         handles = kernel.open(ctx.env.netns);
         if (handles === undefined)
           throw new CniError(CniErrorCode.Internal, `network namespace ${ctx.env.netns} not found`);
-        // iptables-save reads while the veth is plumbed; the restore follows once it has.
-        snat = kernel.snat.addEgressSnat(kernel.tools, {
-          network: conf.network,
-          containerId: ctx.env.containerId,
-          podIp: address.ip,
-          nodeIp,
-          randomizeSnat: conf.randomizeSnat,
-        });
+        const address = egressAddress(await allocation, conf.family);
+        // The restore runs once the veth is plumbed.
+        snat = kernel.snat.addEgressSnat(
+          kernel.tools,
+          {
+            network: conf.network,
+            containerId: ctx.env.containerId,
+            podIp: address.ip,
+            nodeIp,
+            randomizeSnat: conf.randomizeSnat,
+          },
+          natRead,
+        );
         snat.catch(() => {}); // awaited below; a plumbing failure must not leave it unhandled
         const hostIf = deps.hostVethName();
         if (conf.family === 4) {

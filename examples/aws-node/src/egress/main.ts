@@ -2,7 +2,6 @@
  * The `egress-cni` binary: the reference's chained egress plugin (IPv4 egress for IPv6 pods, IPv6 egress for
  * IPv4 pods). Bundled like aws-cni; VERSION and a disabled entry load neither netlink nor koffi.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { type CommandContext, findPlugin, invokePlugin, pluginMain } from '@vpc-cni-kit/cni-spec';
 import { openPluginLog } from '../plugin/plugin-log.js';
@@ -78,7 +77,9 @@ void pluginMain(
   egressHandlers({
     ipam,
     kernel,
-    hostVethName: () => `veth${randomBytes(4).toString('hex')}`,
+    // Web Crypto's generator: a static `node:crypto` import would load at every start, VERSION included.
+    hostVethName: () =>
+      `veth${Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(4))).toString('hex')}`,
     openLog: (file, level) => openPluginLog(file, level),
   }),
   {
