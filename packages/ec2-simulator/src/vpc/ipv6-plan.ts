@@ -3,6 +3,8 @@
  * next hop towards an ENI, and the `ip6` nftables checks (source/destination check and unowned destinations).
  * Security groups are not applied to IPv6 packets (their rules here are IPv4 only).
  */
+import { formatIpv6, parseIpv6 } from '../ip.js';
+
 /** The fixed IPv6 addresses of a virtual VPC with an IPv6 block. */
 export const VPC_IPV6_ADDRESSES = {
   /** What every ENI's IPv6 default route points at, as on AWS (`fe80:ec2::1`, on the router's end of each ENI). */
@@ -26,14 +28,16 @@ export const NFT6_TABLE = 'vckvpc6';
 export const UNOWNED6_COUNTER = 'unowned_dst';
 
 /**
- * The modified-EUI-64 link-local address of a MAC (`fe80::…ff:fe…`), what a Linux interface with that MAC
- * configures by default: the router's next hop for every IPv6 address and prefix of the ENI.
+ * The modified-EUI-64 link-local address of a MAC (`fe80::…ff:fe…`, RFC 5952 form), what a Linux interface with
+ * that MAC configures by default: the router's next hop for every IPv6 address and prefix of the ENI.
  */
 export function eui64LinkLocal(mac: string): string {
   const b = mac.split(':').map((x) => Number.parseInt(x, 16));
   if (b.length !== 6 || b.some((x) => !(x >= 0 && x <= 255))) throw new Error(`bad MAC ${mac}`);
   const hex = (hi: number, lo: number) => ((hi << 8) | lo).toString(16);
-  return `fe80::${hex(b[0]! ^ 2, b[1]!)}:${hex(b[2]!, 0xff)}:${hex(0xfe, b[3]!)}:${hex(b[4]!, b[5]!)}`;
+  const text = `fe80::${hex(b[0]! ^ 2, b[1]!)}:${hex(b[2]!, 0xff)}:${hex(0xfe, b[3]!)}:${hex(b[4]!, b[5]!)}`;
+  // RFC 5952 form, as `ip -6 route` prints it.
+  return formatIpv6(parseIpv6(text)!);
 }
 
 /** The IPv6 addresses an ENI owns. */
