@@ -245,7 +245,7 @@ export class Cluster {
         nodeName: '',
         awsNodePod: '',
       };
-      const access = kube.registerNode(instance, dir);
+      const access = kube.registerNode(instance, dir, options.ipv6 === true);
       node.nodeName = access.nodeName;
       node.awsNodePod = access.podName;
       node.env = {
@@ -418,7 +418,10 @@ export class Cluster {
         const result = out.result as { ips?: { address: string }[] };
         const address = result.ips?.[0]?.address.split('/')[0] ?? '';
         const created: ClusterPod = { ...pod, node: i, address, result: out.result };
-        this.kube.podRunning(pod.namespace, pod.name, address, node.instance.privateIp);
+        const hostIp = this.options.ipv6
+          ? (node.instance.ipv6 ?? node.instance.privateIp)
+          : node.instance.privateIp;
+        this.kube.podRunning(pod.namespace, pod.name, address, hostIp);
         this.pods.push(created);
         return created;
       }
