@@ -124,8 +124,10 @@ describePrivileged('aws-node in IPv6 mode on the dual-stack virtual VPC', () => 
   it('the Kubernetes view: Nodes by their IPv6 InternalIP, pods Running with their /128', () => {
     const objects = cluster.kube.sim.objects;
     const node = objects.get('v1', 'nodes', cluster.nodes[0]!.nodeName);
-    const addresses = (node?.status as { addresses: { type: string; address: string }[] }).addresses;
-    expect(addresses.find((a) => a.type === 'InternalIP')?.address).toBe(cluster.nodes[0]!.instance.ipv6);
+    const status = node?.status as { addresses?: { type: string; address: string }[] } | undefined;
+    expect(status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe(
+      cluster.nodes[0]!.instance.ipv6,
+    );
     const pod = objects.get('v1', 'pods', pods[0]!.name, pods[0]!.namespace);
     expect(pod?.status).toMatchObject({ phase: 'Running', podIP: pods[0]!.address });
   });
