@@ -4,6 +4,7 @@
 # Arguments go to the demo:
 #   npm run demo -- --keep --json      leave it running and end with one JSON line (with the `down` command)
 #   npm run demo -- --image            the nodes run the aws-node container image under containerd
+#   npm run demo -- --ipv6             an IPv6 cluster (dual-stack VPC, /128 pods, egress-cni to IPv4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true

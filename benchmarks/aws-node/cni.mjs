@@ -27,7 +27,7 @@ import {
   buildLibcniRunner,
   binDir as builtBinDir,
   cleanEnv,
-  histogram,
+  histogramDelta,
   loadClusterHarness,
   ratioTable,
   stats,
@@ -245,15 +245,12 @@ try {
   console.log(ratioTable(rows(del), floorS.median));
 
   // Daemon side: the AddNetwork histogram over the timed ADDs only (after minus before the timed runs).
-  const h1 = histogram(metricsAfter, 'awscni_add_network_duration_seconds', 'outcome="success"');
-  const h0 = histogram(metricsBefore, 'awscni_add_network_duration_seconds', 'outcome="success"');
-  const deltaText = h1.buckets
-    .map((b, k) => {
-      const le = Number.isFinite(b.le) ? String(b.le) : '+Inf';
-      return `x_bucket{outcome="success",le="${le}"} ${b.count - (h0.buckets[k]?.count ?? 0)}`;
-    })
-    .join('\n');
-  const h = histogram(deltaText, 'x', 'outcome="success"');
+  const h = histogramDelta(
+    metricsBefore,
+    metricsAfter,
+    'awscni_add_network_duration_seconds',
+    'outcome="success"',
+  );
   const dist = h.buckets
     .map((b) => `≤${Number.isFinite(b.le) ? b.le * 1000 : '∞'} ms: ${b.count}`)
     .join(', ');

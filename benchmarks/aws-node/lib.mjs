@@ -198,6 +198,22 @@ export function histogram(text, name, labelFilter = '') {
   };
 }
 
+/**
+ * One histogram between two scrapes of the same series (`before`, `after`: metrics text): what was observed in
+ * between, as {@link histogram} returns it.
+ */
+export function histogramDelta(before, after, name, labelFilter = '') {
+  const h1 = histogram(after, name, labelFilter);
+  const h0 = histogram(before, name, labelFilter);
+  const text = h1.buckets
+    .map(
+      (b, k) =>
+        `x_bucket{le="${Number.isFinite(b.le) ? b.le : '+Inf'}"} ${b.count - (h0.buckets[k]?.count ?? 0)}`,
+    )
+    .join('\n');
+  return histogram(text, 'x');
+}
+
 /** Names of the network namespaces in /var/run/netns. */
 export function netnsNames() {
   const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });

@@ -17,7 +17,7 @@ import {
   buildLibcniRunner,
   binDir as builtBinDir,
   daemonPid,
-  histogram,
+  histogramDelta,
   libcniArgv,
   loadClusterHarness,
   now,
@@ -118,15 +118,7 @@ try {
   const distinct = new Set(ok.map((b) => b.address));
   const failures = burst.filter((b) => !b.ok).map((b) => `${b.error?.code}: ${b.error?.msg}`);
   const perAdd = stats(burst.map((b) => b.ms));
-  const h1 = histogram(after, 'awscni_add_network_duration_seconds', 'outcome="success"');
-  const h0 = histogram(before, 'awscni_add_network_duration_seconds', 'outcome="success"');
-  const delta = h1.buckets
-    .map(
-      (b, k) =>
-        `x_bucket{le="${Number.isFinite(b.le) ? b.le : '+Inf'}"} ${b.count - (h0.buckets[k]?.count ?? 0)}`,
-    )
-    .join('\n');
-  const h = histogram(delta, 'x');
+  const h = histogramDelta(before, after, 'awscni_add_network_duration_seconds', 'outcome="success"');
 
   // Same-run floor for the burst: as many `node -e 0` processes at once, in the instance namespace.
   const f0 = now();

@@ -161,6 +161,39 @@ describe('loadConfig', () => {
     );
   });
 
+  describe('IPv6 mode', () => {
+    const v6 = { ENABLE_IPv6: 'true', ENABLE_IPv4: 'false', ENABLE_PREFIX_DELEGATION: 'true' };
+
+    it('takes ENABLE_IPv6 with ENABLE_IPv4=false and prefix delegation, no warm target needed', () => {
+      const c = loadConfig(v6);
+      expect(c.ipv6).toBe(true);
+      expect(c.prefixDelegation).toBe(true);
+      expect(loadConfig({}).ipv6).toBe(false);
+      // ENABLE_IPv4 unset follows ENABLE_IPv6 (the reference's code default is false, its manifest true).
+      expect(loadConfig({ ENABLE_IPv6: 'true', ENABLE_PREFIX_DELEGATION: 'true' }).ipv6).toBe(true);
+    });
+
+    it.each([
+      [{ ENABLE_IPv6: 'true', ENABLE_IPv4: 'true' }, 'ENABLE_IPv6: IPv4 and IPv6 are both enabled'],
+      [{ ENABLE_IPv4: 'false' }, 'ENABLE_IPv4: IPv4 and IPv6 are both disabled'],
+      [
+        { ENABLE_IPv6: 'true', ENABLE_IPv4: 'false' },
+        'ENABLE_IPv6: IPv6 mode needs ENABLE_PREFIX_DELEGATION=true',
+      ],
+      [
+        { ...v6, AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true', KUBERNETES_SERVICE_HOST: '10.100.0.1' },
+        'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: custom networking is not supported in IPv6 mode',
+      ],
+      [{ ENABLE_IPv6: 'yes' }, 'ENABLE_IPv6: must be a boolean'],
+      [
+        { ...v6, ENABLE_POD_ENI: 'true' },
+        'ENABLE_POD_ENI: security groups for pods are not supported in IPv6 mode',
+      ],
+    ])('refuses %j with one line naming the variable', (env, message) => {
+      expect(problems(env).join('\n')).toContain(message);
+    });
+  });
+
   it('reports every problem at once', () => {
     expect(problems({ WARM_IP_TARGET: 'x', POD_MTU: 'y' })).toHaveLength(2);
   });

@@ -149,6 +149,8 @@ describe('ENI classification', () => {
       ipv4Prefixes: [],
       ipv6Addresses: [],
       ipv6Prefixes: [],
+      subnetIpv6Cidrs: [],
+      vpcIpv6Cidrs: [],
     };
     const ec2 = (tags: Record<string, string>, interfaceType = 'interface') =>
       ({ eniId: 'eni-1', tags, interfaceType }) as never;
@@ -210,6 +212,8 @@ describe('ENI classification', () => {
       ipv4Prefixes: [],
       ipv6Addresses: [],
       ipv6Prefixes: [],
+      subnetIpv6Cidrs: [],
+      vpcIpv6Cidrs: [],
     });
     const trunk = imds('eni-trunk', '0A:00:00:00:00:AA');
     let attached = [{ eniId: 'eni-trunk', tags: {}, interfaceType: 'trunk' } as never];

@@ -21,6 +21,8 @@ function eni(id: string, device: number, addresses: string[]): ImdsEni {
     ipv4Prefixes: [],
     ipv6Addresses: [],
     ipv6Prefixes: [],
+    subnetIpv6Cidrs: [],
+    vpcIpv6Cidrs: [],
   };
 }
 

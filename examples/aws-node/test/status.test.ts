@@ -154,6 +154,44 @@ describe('aws-node status', () => {
     expect(pods).not.toContain('10.0.1.11');
   });
 
+  it("IPv6 mode: lists the node's /80 and its pods", () => {
+    const text = renderStatus(
+      {
+        '0': {
+          TotalIPs: 2 ** 48,
+          AssignedIPs: 1,
+          ENIs: {
+            'eni-0a': {
+              ID: 'eni-0a',
+              IsPrimary: true,
+              DeviceNumber: 0,
+              AvailableIPv4Cidrs: {},
+              IPv6Cidrs: {
+                '2001:db8:c00:1:1::/80': {
+                  IsPrefix: true,
+                  IPAddresses: {
+                    '2001:db8:c00:1:1::': {
+                      Address: '2001:db8:c00:1:1::',
+                      IPAMMetadata: { k8sPodNamespace: 'web', k8sPodName: 'v6' },
+                      AssignedTime: '2026-11-24T05:00:00.000Z',
+                      UnassignedTime: '0001-01-01T00:00:00Z',
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      {},
+    );
+    const [enis, pods, pool] = text.split('\n\n');
+    expect(enis).toContain(`1/${2 ** 48}`);
+    expect(enis).toContain('2001:db8:c00:1:1::/80');
+    expect(pods).toMatch(/web\/v6 +2001:db8:c00:1:1:: +eni-0a +2001:db8:c00:1:1::\/80/);
+    expect(pool?.split('\n')[3]).toMatch(/^281474976710656 +1 +281474976710655 +1/);
+  });
+
   it('says so when there was no failure', () => {
     expect(renderFailures([])).toBe('Recent failures\n(none)');
   });

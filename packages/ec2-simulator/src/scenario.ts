@@ -83,6 +83,11 @@ export interface ScenarioInstance {
   readonly securityGroupIds?: readonly string[];
   /** Primary private IPv4 address (default: the first free one). */
   readonly privateIpAddress?: string;
+  /**
+   * IPv6 addresses on the primary interface, 0–1 (default 0; the subnet needs an IPv6 CIDR). An EKS IPv6 node
+   * has one: IMDS `ipv6` and the address its eth0 carries.
+   */
+  readonly ipv6AddressCount?: number;
   /** Tags. */
   readonly tags?: Readonly<Record<string, string>>;
 }
@@ -375,7 +380,11 @@ export function parseScenario(input: unknown): ResolvedScenario {
   const instances: ScenarioInstance[] = arr(input, 'instances', '', true).map((x, i) => {
     const p = `instances[${i}]`;
     if (!isObj(x)) invalid(p, 'must be an object');
-    only(x, ['id', 'instanceType', 'subnetId', 'securityGroupIds', 'privateIpAddress', 'tags'], p);
+    only(
+      x,
+      ['id', 'instanceType', 'subnetId', 'securityGroupIds', 'privateIpAddress', 'ipv6AddressCount', 'tags'],
+      p,
+    );
     const id = str(x, 'id', p, true);
     if (id !== undefined) {
       if (!ID('i').test(id)) invalid(`${p}.id`, 'must look like i-0123456789abcdef0');
@@ -408,6 +417,12 @@ export function parseScenario(input: unknown): ResolvedScenario {
         invalid(`${p}.privateIpAddress`, `must be a usable address of ${subnetId}`);
       }
     }
+    const v6Count = x['ipv6AddressCount'];
+    if (v6Count !== undefined) {
+      if (v6Count !== 0 && v6Count !== 1) invalid(`${p}.ipv6AddressCount`, 'must be 0 or 1');
+      if (v6Count === 1 && subnets.find((s) => s.id === subnetId)?.ipv6CidrBlock === undefined)
+        invalid(`${p}.ipv6AddressCount`, `${subnetId} has no IPv6 CIDR`);
+    }
     const t = tags(x, p);
     return {
       instanceType,
@@ -415,6 +430,7 @@ export function parseScenario(input: unknown): ResolvedScenario {
       securityGroupIds: sgs,
       ...(id !== undefined ? { id } : {}),
       ...(ip !== undefined ? { privateIpAddress: ip } : {}),
+      ...(v6Count === 1 ? { ipv6AddressCount: 1 } : {}),
       ...(t ? { tags: t } : {}),
     };
   });

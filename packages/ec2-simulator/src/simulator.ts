@@ -179,6 +179,7 @@ export async function startEc2Simulator(options: Ec2SimulatorOptions): Promise<E
       subnetId: x.subnetId,
       securityGroupIds: x.securityGroupIds ?? [],
       privateIpAddress: x.privateIpAddress,
+      ipv6AddressCount: x.ipv6AddressCount,
       tags: new Map(Object.entries(x.tags ?? {})),
     });
     launched.set(x, inst.id);

@@ -145,6 +145,8 @@ export class Ec2State {
     subnetId: string;
     securityGroupIds: readonly string[];
     privateIpAddress?: string | undefined;
+    /** IPv6 addresses for the primary ENI (0 or 1; the subnet needs an IPv6 CIDR). */
+    ipv6AddressCount?: number | undefined;
     tags?: Map<string, string> | undefined;
   }): Instance {
     return addInstance(this.#store, spec);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SecurityGroupRule } from '../src/model.js';
 import { parseScenario } from '../src/scenario.js';
 import { isVpcError, runIdOfNetns, runNames, VpcError } from '../src/vpc/index.js';
+import { eui64LinkLocal, nft6EniRemove, nft6EniUpsert, ownedIpv6Destinations } from '../src/vpc/ipv6-plan.js';
 import { newRunId } from '../src/vpc/names.js';
 import {
   nextEthName,
@@ -17,6 +18,27 @@ import {
 import { nftSecurityGroups, ruleMatch } from '../src/vpc/security-plan.js';
 
 describe('virtual VPC plans (pure)', () => {
+  it("routes IPv6 to the ENI's modified EUI-64 link-local address, as Linux makes it from the MAC", () => {
+    expect(eui64LinkLocal('02:00:00:00:00:01')).toBe('fe80::ff:fe00:1');
+    expect(eui64LinkLocal('0a:1b:2c:3d:4e:5f')).toBe('fe80::81b:2cff:fe3d:4e5f');
+    expect(() => eui64LinkLocal('0a:1b:2c')).toThrow();
+    expect(ownedIpv6Destinations({ addresses: ['2001:db8::a'], prefixes: ['2001:db8:0:0:1::/80'] })).toEqual([
+      '2001:db8::a/128',
+      '2001:db8:0:0:1::/80',
+    ]);
+  });
+
+  it('checks IPv6 sources per ENI link (link-local allowed), and drops nothing with the check off', () => {
+    const on = nft6EniUpsert('e1', ['2001:db8::a/128'], true, true);
+    expect(on).toContain('add rule ip6 vckvpc6 eni_e1 ip6 saddr @src_e1 return');
+    expect(on).toContain('add rule ip6 vckvpc6 eni_e1 ip6 saddr fe80::/10 return');
+    expect(on).toContain('add rule ip6 vckvpc6 eni_e1 counter name sdc_e1 drop');
+    expect(on.at(-1)).toBe('add element ip6 vckvpc6 eni_dispatch { "e1" : jump eni_e1 }');
+    const off = nft6EniUpsert('e1', [], false, false);
+    expect(off).toEqual(['flush set ip6 vckvpc6 src_e1', 'flush chain ip6 vckvpc6 eni_e1']);
+    expect(nft6EniRemove('e1')[0]).toBe('delete element ip6 vckvpc6 eni_dispatch { "e1" }');
+  });
+
   it('puts the gateway at base + 1 with the subnet mask, and rejects bad CIDRs with a typed error', () => {
     expect(subnetAddressing('10.0.0.0/24')).toEqual({
       cidr: '10.0.0.0/24',

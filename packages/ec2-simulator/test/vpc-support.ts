@@ -52,6 +52,35 @@ export async function inNsAsync(netnsPath: string, cmd: string[]): Promise<strin
   return r.stdout;
 }
 
+/**
+ * IMDSv2 from inside an instance, as a node asks it (curl in the namespace): a token, then `get(path)` of
+ * `meta-data/<path>`.
+ */
+export async function imdsIn(
+  netnsPath: string,
+  imdsEndpoint: string,
+): Promise<{ get: (path: string) => Promise<string> }> {
+  const token = await inNsAsync(netnsPath, [
+    'curl',
+    '-sf',
+    '-X',
+    'PUT',
+    '-H',
+    'x-aws-ec2-metadata-token-ttl-seconds: 60',
+    `${imdsEndpoint}/latest/api/token`,
+  ]);
+  return {
+    get: (path) =>
+      inNsAsync(netnsPath, [
+        'curl',
+        '-sf',
+        '-H',
+        `x-aws-ec2-metadata-token: ${token.trim()}`,
+        `${imdsEndpoint}/latest/meta-data/${path}`,
+      ]),
+  };
+}
+
 /** GET a JSON document over a fresh connection (no keep-alive left behind). */
 export function getJson(url: string): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {

@@ -17,6 +17,7 @@ import { NFT_TABLE } from '../src/vpc/plan.js';
 import {
   children,
   getJson,
+  imdsIn,
   inNs,
   inNsAsync,
   links,
@@ -269,23 +270,7 @@ describePrivileged('virtual VPC: two instances, live ENIs, router checks', () =>
   it('serves IMDS and the EC2 API inside every instance namespace', async () => {
     const d = vpc.describe();
     for (const inst of d.instances) {
-      const token = await inNsAsync(inst.netnsPath, [
-        'curl',
-        '-sf',
-        '-X',
-        'PUT',
-        '-H',
-        'x-aws-ec2-metadata-token-ttl-seconds: 60',
-        `${inst.imdsEndpoint}/latest/api/token`,
-      ]);
-      const get = (path: string) =>
-        inNsAsync(inst.netnsPath, [
-          'curl',
-          '-sf',
-          '-H',
-          `x-aws-ec2-metadata-token: ${token}`,
-          `${inst.imdsEndpoint}/latest/meta-data/${path}`,
-        ]);
+      const { get } = await imdsIn(inst.netnsPath, inst.imdsEndpoint);
       expect(await get('instance-id')).toBe(inst.instanceId);
       expect(await get('mac')).toBe(inst.enis[0]!.mac);
       expect(await get('local-ipv4')).toBe(inst.privateIp);

@@ -1,7 +1,7 @@
 import { checkEniId } from './describe.js';
 import type { Ec2Api } from './ec2/client.js';
 import { eniError } from './errors.js';
-import { ipv4, ipv4Cidr } from './shapes.js';
+import { ipv4, ipv4Cidr, ipv6Cidr } from './shapes.js';
 
 /** Add secondary IPv4 addresses. */
 export interface AssignAddresses {
@@ -41,7 +41,7 @@ export interface Assigned {
   readonly ipv4Prefixes: readonly string[];
 }
 
-function count(value: number, what: string): number {
+function countOf(value: number, what: string): number {
   if (!Number.isInteger(value) || value < 1 || value > 64) {
     throw eniError('InvalidInput', `${what} must be an integer in 1..64, got ${value}`);
   }
@@ -53,8 +53,8 @@ export async function assignIpv4(ec2: Ec2Api, eniId: string, request: AssignRequ
   checkEniId(eniId);
   const input =
     'ipv4Count' in request
-      ? { NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: count(request.ipv4Count, 'ipv4Count') }
-      : { NetworkInterfaceId: eniId, Ipv4PrefixCount: count(request.prefixCount, 'prefixCount') };
+      ? { NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: countOf(request.ipv4Count, 'ipv4Count') }
+      : { NetworkInterfaceId: eniId, Ipv4PrefixCount: countOf(request.prefixCount, 'prefixCount') };
   const out = await ec2.call('AssignPrivateIpAddresses', input);
   const addresses = (out.AssignedPrivateIpAddresses ?? []).flatMap((a) =>
     a.PrivateIpAddress === undefined ? [] : [a.PrivateIpAddress],
@@ -78,6 +78,26 @@ export async function assignIpv4(ec2: Ec2Api, eniId: string, request: AssignRequ
     );
   }
   return { ipv4Addresses: addresses, ipv4Prefixes: prefixes };
+}
+
+/**
+ * Delegates `count` IPv6 /80 prefixes (1–64) to an ENI in one `AssignIpv6Addresses` call (`Ipv6PrefixCount`),
+ * as the reference's IPv6 mode does for the primary ENI. Returns the new prefixes; throws `Ec2InvalidResponse`
+ * when EC2 returns another number of them or anything but /80s.
+ */
+export async function assignIpv6Prefixes(ec2: Ec2Api, eniId: string, count: number): Promise<string[]> {
+  checkEniId(eniId);
+  const wanted = countOf(count, 'prefixCount');
+  const out = await ec2.call('AssignIpv6Addresses', { NetworkInterfaceId: eniId, Ipv6PrefixCount: wanted });
+  const prefixes = out.AssignedIpv6Prefixes ?? [];
+  if (prefixes.length !== wanted || prefixes.some((p) => !ipv6Cidr(p)?.endsWith('/80'))) {
+    throw eniError(
+      'Ec2InvalidResponse',
+      `AssignIpv6Addresses on ${eniId} returned ${prefixes.length} /80 prefixes of ${wanted}`,
+      { action: 'AssignIpv6Addresses' },
+    );
+  }
+  return [...prefixes];
 }
 
 /** Releases addresses or prefixes from an ENI in one `UnassignPrivateIpAddresses` call. Validates before sending. */

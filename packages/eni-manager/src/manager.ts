@@ -2,6 +2,7 @@ import {
   type Assigned,
   type AssignRequest,
   assignIpv4,
+  assignIpv6Prefixes,
   type UnassignRequest,
   unassignIpv4,
 } from './addresses.js';
@@ -38,6 +39,8 @@ export interface EniManager {
   assignIpv4(eniId: string, request: AssignRequest): Promise<Assigned>;
   /** One `UnassignPrivateIpAddresses` call. */
   unassignIpv4(eniId: string, request: UnassignRequest): Promise<void>;
+  /** One `AssignIpv6Addresses` call delegating `count` /80 prefixes (IPv6 mode's one prefix per node). */
+  assignIpv6Prefixes(eniId: string, count: number): Promise<string[]>;
   /** ENIs by id (missing ones left out), or every ENI attached to this instance when `eniIds` is omitted. */
   describeEnis(eniIds?: readonly string[]): Promise<Ec2Eni[]>;
   /** Adds or overwrites tags on an ENI (the reference's `TagENI`). */
@@ -91,6 +94,7 @@ export function createEniManager(options: EniManagerOptions): EniManager {
     },
     assignIpv4: (eniId, request) => assignIpv4(ctx.ec2, eniId, request),
     unassignIpv4: (eniId, request) => unassignIpv4(ctx.ec2, eniId, request),
+    assignIpv6Prefixes: (eniId, count) => assignIpv6Prefixes(ctx.ec2, eniId, count),
     describeEnis: (eniIds) =>
       eniIds === undefined
         ? describeEnisByFilter(ctx.ec2, [{ Name: 'attachment.instance-id', Values: [node.instanceId] }])

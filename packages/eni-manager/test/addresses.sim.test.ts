@@ -40,6 +40,25 @@ describe('assignIpv4 / unassignIpv4 against ec2-simulator', () => {
     expect(world.ec2Calls()).toHaveLength(3); // assign, unassign, describe
   });
 
+  it('IPv6: one AssignIpv6Addresses call delegates a /80, seen by EC2 and IMDS with the subnet and VPC blocks', async () => {
+    world = await startWorld();
+    expect(world.node.localIpv6).toMatch(/^2001:db8:c00:1:/);
+    const eniId = world.node.primaryEni.eniId;
+    expect(world.node.primaryEni.subnetIpv6Cidrs).toEqual(['2001:db8:c00:1::/64']);
+    expect(world.node.primaryEni.vpcIpv6Cidrs).toEqual(['2001:db8:c00::/56']);
+    const got = await world.manager.assignIpv6Prefixes(eniId, 1);
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatch(/^2001:db8:c00:1:[0-9a-f:]+\/80$/);
+    expect(world.ec2Calls().map((e) => e.action)).toEqual(['AssignIpv6Addresses']);
+    const [eni] = await world.manager.describeEnis([eniId]);
+    expect(eni!.ipv6Prefixes).toEqual(got);
+    expect(eni!.ipv6Addresses).toEqual([world.node.localIpv6]);
+    const imds = await world.metadata.readEni(world.node.primaryMac);
+    expect(imds!.ipv6Prefixes).toEqual(got);
+    const bad = await world.manager.assignIpv6Prefixes(eniId, 0).catch((e: unknown) => e);
+    expect(isEniManagerError(bad, 'InvalidInput')).toBe(true);
+  });
+
   it('PrivateIpAddressLimitExceeded past the instance type limit (m5.large: 10 per ENI), not retried', async () => {
     world = await startWorld();
     const eniId = world.node.primaryEni.eniId;

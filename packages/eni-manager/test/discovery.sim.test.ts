@@ -45,8 +45,11 @@ describe('IMDS node discovery against ec2-simulator', () => {
     expect(eni.securityGroupIds).toEqual([SG]);
     expect(eni.ipv4Addresses).toEqual([primary.PrivateIpAddress]);
     expect(eni.ipv4Prefixes).toEqual([]);
-    expect(eni.ipv6Addresses).toEqual([]);
+    expect(eni.ipv6Addresses).toEqual([primary.Ipv6Addresses![0]!.Ipv6Address]);
+    expect(node.localIpv6).toBe(primary.Ipv6Addresses![0]!.Ipv6Address);
     expect(eni.ipv6Prefixes).toEqual([]);
+    expect(eni.subnetIpv6Cidrs).toEqual(['2001:db8:c00:1::/64']);
+    expect(eni.vpcIpv6Cidrs).toEqual(['2001:db8:c00::/56']);
   });
 
   it('sees new ENIs, their device numbers, addresses and prefixes', async () => {

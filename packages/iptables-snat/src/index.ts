@@ -25,6 +25,12 @@ export {
   planEgressSnat,
   readEgressNat,
 } from './egress.js';
+export {
+  EGRESS_RANGES,
+  type EgressRangeBlock,
+  egressRangeBlock,
+  ensureEgressRangeBlock,
+} from './egress-block.js';
 export { isSnatError, SnatError, type SnatErrorCode, type SnatErrorInit } from './errors.js';
 export {
   COMMENTS,

@@ -35,6 +35,12 @@ export interface ClusterOptions {
   /** Chain the bandwidth plugin too. */
   bandwidth?: boolean;
   /**
+   * An IPv6 cluster: a dual-stack VPC ({@link DUAL_STACK_NETWORK} unless `network` is given), one IPv6 address
+   * on each node, and every daemon in IPv6 mode (`ENABLE_IPv6=true`, `ENABLE_IPv4=false`,
+   * `ENABLE_PREFIX_DELEGATION=true`; `env` may add to or override them).
+   */
+  ipv6?: boolean;
+  /**
    * The VPC layout (default: 10.0.0.0/16 with one /20 in us-west-2a holding every node). Nodes go round-robin
    * over `nodeSubnets`; the other subnets (e.g. per-zone pod subnets in a secondary block) are only created.
    */
@@ -64,8 +70,13 @@ export interface ClusterOptions {
 export interface ClusterNetwork {
   /** The VPC's IPv4 blocks, primary first. */
   vpcCidrs: readonly string[];
-  /** Every subnet (ids look like `subnet-0123456789abcdef0`). */
-  subnets: readonly { id: string; cidrBlock: string; availabilityZone: string }[];
+  /** The VPC's IPv6 /56, for a dual-stack VPC. */
+  vpcIpv6Cidr?: string;
+  /**
+   * Every subnet (ids look like `subnet-0123456789abcdef0`); one with an IPv6 /64 gives the nodes launched in
+   * it an IPv6 address.
+   */
+  subnets: readonly { id: string; cidrBlock: string; ipv6CidrBlock?: string; availabilityZone: string }[];
   /** The subnets nodes are launched in, round-robin. */
   nodeSubnets: readonly string[];
   /**
@@ -84,6 +95,24 @@ const DEFAULT_NETWORK: ClusterNetwork = {
   subnets: [{ id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/20', availabilityZone: 'us-west-2a' }],
   nodeSubnets: ['subnet-0c000000000000001'],
 };
+
+/** The dual-stack layout of IPv6 clusters: the default layout plus a /56 and a /64 from the documentation range. */
+export const DUAL_STACK_NETWORK: ClusterNetwork = {
+  vpcCidrs: ['10.0.0.0/16'],
+  vpcIpv6Cidr: '2001:db8:c00::/56',
+  subnets: [
+    {
+      id: 'subnet-0c000000000000001',
+      cidrBlock: '10.0.0.0/20',
+      ipv6CidrBlock: '2001:db8:c00:1::/64',
+      availabilityZone: 'us-west-2a',
+    },
+  ],
+  nodeSubnets: ['subnet-0c000000000000001'],
+};
+
+/** The daemon settings of IPv6 mode. */
+const IPV6_ENV = { ENABLE_IPv6: 'true', ENABLE_IPv4: 'false', ENABLE_PREFIX_DELEGATION: 'true' };
 
 /** One node: its instance and everything its daemon uses. */
 export interface ClusterNode {
@@ -146,11 +175,18 @@ export class Cluster {
   /** Brings up the VPC, installs the plugin and starts a daemon on every node; resolves when all are healthy. */
   static async start(options: ClusterOptions): Promise<Cluster> {
     const count = options.nodes ?? 2;
-    const net = options.network ?? DEFAULT_NETWORK;
+    const net = options.network ?? (options.ipv6 ? DUAL_STACK_NETWORK : DEFAULT_NETWORK);
+    const hasIpv6 = new Set(net.subnets.filter((s) => s.ipv6CidrBlock !== undefined).map((s) => s.id));
     const vpcUp = startVirtualVpc({
       scenario: {
         region: REGION,
-        vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: net.vpcCidrs }],
+        vpcs: [
+          {
+            id: 'vpc-0c000000000000001',
+            cidrBlocks: net.vpcCidrs,
+            ...(net.vpcIpv6Cidr ? { ipv6CidrBlock: net.vpcIpv6Cidr } : {}),
+          },
+        ],
         subnets: [
           ...net.subnets,
           ...(options.extraSubnets ?? []).map((s) => ({
@@ -159,10 +195,14 @@ export class Cluster {
           })),
         ],
         ...(net.securityGroups ? { securityGroups: net.securityGroups } : {}),
-        instances: Array.from({ length: count }, (_, i) => ({
-          instanceType: options.instanceType ?? 'm5.large',
-          subnetId: net.nodeSubnets[i % net.nodeSubnets.length]!,
-        })),
+        instances: Array.from({ length: count }, (_, i) => {
+          const subnetId = net.nodeSubnets[i % net.nodeSubnets.length]!;
+          return {
+            instanceType: options.instanceType ?? 'm5.large',
+            subnetId,
+            ...(hasIpv6.has(subnetId) ? { ipv6AddressCount: 1 } : {}),
+          };
+        }),
       },
       ...(options.simulator ? { simulator: options.simulator } : {}),
     });
@@ -205,7 +245,7 @@ export class Cluster {
         nodeName: '',
         awsNodePod: '',
       };
-      const access = kube.registerNode(instance, dir);
+      const access = kube.registerNode(instance, dir, options.ipv6 === true);
       node.nodeName = access.nodeName;
       node.awsNodePod = access.podName;
       node.env = {
@@ -225,6 +265,7 @@ export class Cluster {
         AWS_VPC_K8S_PLUGIN_LOG_FILE: join(dir, 'plugin.log'),
         AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
         ...access.env,
+        ...(options.ipv6 ? IPV6_ENV : {}),
         ...options.env,
       };
       mkdirSync(run, { recursive: true });
@@ -377,7 +418,10 @@ export class Cluster {
         const result = out.result as { ips?: { address: string }[] };
         const address = result.ips?.[0]?.address.split('/')[0] ?? '';
         const created: ClusterPod = { ...pod, node: i, address, result: out.result };
-        this.kube.podRunning(pod.namespace, pod.name, address, node.instance.privateIp);
+        const hostIp = this.options.ipv6
+          ? (node.instance.ipv6 ?? node.instance.privateIp)
+          : node.instance.privateIp;
+        this.kube.podRunning(pod.namespace, pod.name, address, hostIp);
         this.pods.push(created);
         return created;
       }

@@ -12,6 +12,7 @@ export {
   type ClusterNode,
   type ClusterOptions,
   type ClusterPod,
+  DUAL_STACK_NETWORK,
   PodError,
 } from './cluster.js';
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';

@@ -123,9 +123,10 @@ export class ClusterKubeApi {
 
   /**
    * Registers an instance as the kubelet and cloud controller would (its Node, then the aws-node Pod on it),
-   * writes a ServiceAccount token and CA into `dir` and returns the daemon's environment.
+   * writes a ServiceAccount token and CA into `dir` and returns the daemon's environment. In an IPv6 cluster
+   * (`ipv6`) the Node's InternalIP is the instance's IPv6 address, as the kubelet reports it there.
    */
-  registerNode(instance: DescribedInstance, dir: string): DaemonKubeAccess {
+  registerNode(instance: DescribedInstance, dir: string, ipv6 = false): DaemonKubeAccess {
     const name = nodeName(instance, this.region);
     this.sim.objects.create('v1', 'nodes', {
       metadata: {
@@ -143,7 +144,7 @@ export class ClusterKubeApi {
       spec: { providerID: `aws:///${this.region}a/${instance.instanceId}` },
       status: {
         addresses: [
-          { type: 'InternalIP', address: instance.privateIp },
+          { type: 'InternalIP', address: ipv6 ? (instance.ipv6 ?? instance.privateIp) : instance.privateIp },
           { type: 'Hostname', address: name },
         ],
       },

@@ -2,8 +2,9 @@
  * `aws-vpc-cni-init`: what the reference's init container does. Installs the `aws-cni` and `egress-cni` plugins
  * (one file each) into HOST_CNI_BIN_PATH, with koffi beside them for their netlink paths, and the core plugins
  * the conflist chains (`portmap`, `bandwidth`, `loopback`, `host-local`); then applies the init sysctls:
- * `rp_filter=2` on the primary interface (found by the IMDS MAC), `tcp_early_demux`, `ip_forward=1`, and with
- * `ENABLE_V6_EGRESS` IPv6 forwarding and `accept_ra=2` on the primary interface. The command line only
+ * `rp_filter=2` on the primary interface (found by the IMDS MAC), `tcp_early_demux`, `ip_forward=1`, with
+ * `ENABLE_IPv6` IPv6 on, and with `ENABLE_IPv6` or `ENABLE_V6_EGRESS` IPv6 forwarding and `accept_ra=2` on the
+ * primary interface (the reference's `configureIPv6Settings`). The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
 import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { open, sysctlWrite } from '@vpc-cni-kit/netlink';
 import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
 import { CORE_PLUGINS, executable, findCorePlugins } from '../cli/core-plugins.js';
 import { describeStartFailure } from '../cli/start-failure.js';
+import { ConfigError, EnvReader } from '../config/env-reader.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
@@ -21,8 +23,9 @@ const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
 The aws-node init step (run once per node start, before the daemon, as the reference's init container):
 installs aws-cni, egress-cni and the core plugins the conflist chains (${CORE_PLUGINS.join(', ')}) into
 HOST_CNI_BIN_PATH (default /host/opt/cni/bin), then sets rp_filter=2 on the primary interface (found through
-IMDS), tcp_early_demux (0 when DISABLE_TCP_EARLY_DEMUX=true) and ip_forward=1; with ENABLE_V6_EGRESS=true
-also net.ipv6.conf.all.forwarding=1 and accept_ra=2 on the primary interface.
+IMDS), tcp_early_demux (0 when DISABLE_TCP_EARLY_DEMUX=true) and ip_forward=1. With ENABLE_IPv6=true: IPv6 on
+(all/disable_ipv6=0); with ENABLE_IPv6 or ENABLE_V6_EGRESS: all/forwarding=1 and accept_ra=2 on the primary
+interface (it keeps learning its IPv6 default route while forwarding).
 
 The core plugins are taken from AWS_NODE_CORE_PLUGINS_DIR, else from core-plugins/ beside this program (the
 container image's layout), else from /usr/lib/cni (Debian's containernetworking-plugins).
@@ -54,6 +57,10 @@ async function pluginExecutable(
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const binDir = env['HOST_CNI_BIN_PATH'] || '/host/opt/cni/bin';
+  const flags = new EnvReader(env);
+  const ipv6 = flags.bool('ENABLE_IPv6', false);
+  const v6Egress = flags.bool('ENABLE_V6_EGRESS', false);
+  if (flags.problems.length > 0) throw new ConfigError(flags.problems);
   // Everything that can fail for want of the environment (IMDS, the core plugins) is looked at before
   // anything is installed or set, so a failed init leaves the node as it was.
   const imdsEndpoint = env['AWS_EC2_METADATA_SERVICE_ENDPOINT'];
@@ -104,13 +111,16 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     } catch {
       // absent on this kernel: the reference skips it too
     }
-    // IPv6 egress (egress-cni's v6if0) is forwarded by the node, and its default route comes from router
-    // advertisements even with forwarding on (accept_ra=2), as the reference's init sets them.
-    if (env['ENABLE_V6_EGRESS'] === 'true') {
+    process.stdout.write(`set rp_filter=2 on ${primary.name}\n`);
+    // The reference's configureIPv6Settings (IPv6 stays as the host has it otherwise): IPv6 pods and
+    // egress-cni's v6if0 are forwarded by the node, whose default route keeps coming from router
+    // advertisements with forwarding on (accept_ra=2).
+    if (ipv6) sysctlWrite('net/ipv6/conf/all/disable_ipv6', '0');
+    if (ipv6 || v6Egress) {
       sysctlWrite('net/ipv6/conf/all/forwarding', '1');
       sysctlWrite(`net/ipv6/conf/${primary.name}/accept_ra`, '2');
+      process.stdout.write(`set IPv6 forwarding=1 and accept_ra=2 on ${primary.name}\n`);
     }
-    process.stdout.write(`set rp_filter=2 on ${primary.name}\n`);
   } finally {
     handle.close();
   }

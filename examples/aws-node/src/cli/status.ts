@@ -23,7 +23,14 @@ interface EniEntry {
   ID: string;
   IsPrimary: boolean;
   DeviceNumber: number;
-  AvailableIPv4Cidrs: Record<string, { IPAddresses: Record<string, AddressEntry>; IsPrefix: boolean }>;
+  AvailableIPv4Cidrs: Record<string, CidrEntry>;
+  /** IPv6 mode: the node's /80 (absent from older documents). */
+  IPv6Cidrs?: Record<string, CidrEntry>;
+}
+/** One CIDR of an ENI in `/v1/enis`. */
+interface CidrEntry {
+  IPAddresses: Record<string, AddressEntry>;
+  IsPrefix: boolean;
 }
 /** The reference's `/v1/enis` document: per network card, the totals and the ENIs. */
 export type EnisDocument = Record<
@@ -100,12 +107,13 @@ export function renderStatus(
     assigned += doc.AssignedIPs;
     const list = Object.values(doc.ENIs).sort((a, b) => a.DeviceNumber - b.DeviceNumber);
     for (const eni of list) {
-      const cidrs = Object.entries(eni.AvailableIPv4Cidrs);
+      const cidrs = [...Object.entries(eni.AvailableIPv4Cidrs), ...Object.entries(eni.IPv6Cidrs ?? {})];
       prefixes += cidrs.filter(([, c]) => c.IsPrefix).length;
       let used = 0;
       let size = 0;
       for (const [cidr, c] of cidrs) {
-        size += 2 ** (32 - Number(cidr.split('/')[1] ?? 32));
+        const bits = cidr.includes(':') ? 128 : 32;
+        size += 2 ** (bits - Number(cidr.split('/')[1] ?? bits));
         for (const a of Object.values(c.IPAddresses)) {
           // Released addresses stay listed with their history (the reference's document): not in use.
           if (a.UnassignedTime !== undefined && a.UnassignedTime !== GO_ZERO_TIME) continue;

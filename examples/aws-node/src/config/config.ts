@@ -21,6 +21,11 @@ export interface AwsNodeConfig {
   minimumIpTarget: number;
   warmPrefixTarget: number;
   prefixDelegation: boolean;
+  /**
+   * `ENABLE_IPv6=true` with `ENABLE_IPv4=false`: IPv6 mode. Pods get /128s from one /80 prefix on the primary
+   * ENI; no SNAT, no warm pool, no further ENIs (needs prefix delegation; no custom networking).
+   */
+  ipv6: boolean;
   ipCooldownSeconds: number;
   /** `MAX_ENI`; undefined when unset or ≤ 0 (ignored, as the reference). */
   maxEni: number | undefined;
@@ -116,7 +121,6 @@ export interface PodEniSettings {
 
 /** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
 export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
-  ENABLE_IPv6: 'IPv6 mode',
   ENABLE_MULTI_NIC: 'multiple network cards',
 };
 
@@ -144,7 +148,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   for (const [name, feature] of Object.entries(UNSUPPORTED_FEATURES)) {
     if (r.bool(name, false)) r.problem(name, `${feature} is not supported by this daemon yet`);
   }
-  if (!r.bool('ENABLE_IPv4', true)) r.problem('ENABLE_IPv4', 'IPv4 mode is the only mode supported');
+  // The reference's code defaults ENABLE_IPv4 to false and its manifest sets true; unset here means "the
+  // other family's opposite", so either variable alone picks the mode.
+  const ipv6 = r.bool('ENABLE_IPv6', false);
+  const ipv4 = r.bool('ENABLE_IPv4', !ipv6);
+  if (ipv4 && ipv6)
+    r.problem(
+      'ENABLE_IPv6',
+      'IPv4 and IPv6 are both enabled; dual stack is not supported (set ENABLE_IPv4=false)',
+    );
+  if (!ipv4 && !ipv6) r.problem('ENABLE_IPv4', 'IPv4 and IPv6 are both disabled; enable one of them');
 
   const eniMtu = r.int('AWS_VPC_ENI_MTU', 9001, 576, 9001);
   const podMtu = r.int('POD_MTU', eniMtu, 576, 9001);
@@ -183,9 +196,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const warmIpTarget = r.int('WARM_IP_TARGET', 0, 0);
   const minimumIpTarget = r.int('MINIMUM_IP_TARGET', 0, 0);
   const warmPrefixTarget = r.int('WARM_PREFIX_TARGET', 0, 0);
+  if (ipv6 && !prefixDelegation)
+    r.problem(
+      'ENABLE_IPv6',
+      'IPv6 mode needs ENABLE_PREFIX_DELEGATION=true (pods get /128s from a /80 prefix)',
+    );
   const warmPoolPolicy = r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']);
-  // The adaptive policy sets its own warm target, so prefix delegation needs no static one with it.
+  // The adaptive policy sets its own warm target, so prefix delegation needs no static one with it; IPv6 mode
+  // has no warm pool at all (the one /80 serves every pod).
   if (
+    !ipv6 &&
     prefixDelegation &&
     warmPoolPolicy === 'static' &&
     warmIpTarget === 0 &&
@@ -220,6 +240,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     minimumIpTarget,
     warmPrefixTarget,
     prefixDelegation,
+    ipv6,
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
     warmPoolPolicy,
@@ -296,6 +317,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   ] as const) {
     if (!isAbsolute(path)) r.problem(name, 'must be an absolute path');
   }
+  // The reference adds a trunk ENI in IPv6 mode for security groups for pods; this daemon does not (yet).
+  if (ipv6 && config.podEni.enabled)
+    r.problem('ENABLE_POD_ENI', 'security groups for pods are not supported in IPv6 mode');
+  if (ipv6 && config.customNetworking)
+    r.problem('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG', 'custom networking is not supported in IPv6 mode');
   if (config.customNetworking && config.kube.apiServer === undefined) {
     r.problem(
       'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG',

@@ -12,7 +12,13 @@ import {
   maxPods,
   type NodeInfo,
 } from '@vpc-cni-kit/eni-manager';
-import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
+import {
+  detectBackend,
+  ensureEgressRangeBlock,
+  planSnat,
+  processRunner,
+  reconcileSnat,
+} from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
 import { planBranchNode } from '@vpc-cni-kit/sgp-branch';
 import { type AwsNodeConfig, poolTargets } from '../config/config.js';
@@ -29,6 +35,7 @@ import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
 import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
+import { adoptPrimaryIpv6, primaryIpv6Prefix, requireIpv6Subnet } from './ipv6-node.js';
 import type { Logger } from './logger.js';
 import { DaemonMetrics } from './metrics.js';
 import { netnsGuard } from './netns-guard.js';
@@ -86,7 +93,10 @@ export interface StartOptions {
 /**
  * Starts aws-node: IMDS discovery → limits → host network (primary ENI MTU, SNAT and connmark, fwmark rule)
  * → existing ENIs set up → checkpoint restored and validated against host veths → serve gRPC, metrics and
- * introspection → pool loop → conflist written once healthy.
+ * introspection → pool loop → conflist written once healthy. In IPv6 mode (`config.ipv6`): no SNAT or
+ * connmark (the IPv4 FORWARD block of the egress range instead), one /80 on the primary ENI (assigned when
+ * missing), an IPv6 fwmark rule, and no pool loop, reconcile, CIDR refresh or leaked-ENI cleanup, as the
+ * reference.
  */
 export async function startDaemon(config: AwsNodeConfig, options: StartOptions): Promise<RunningDaemon> {
   // What start has opened so far, released newest first if a later step fails: a daemon that failed to
@@ -157,8 +167,10 @@ async function start(
     instanceId: node.instanceId,
     instanceType: node.instanceType,
     localIpv4: node.localIpv4,
+    ...(node.localIpv6 === undefined ? {} : { localIpv6: node.localIpv6 }),
     enis: node.enis.length,
   });
+  if (config.ipv6) requireIpv6Subnet(node.primaryEni);
 
   // 2. Limits.
   const ec2 = createEc2Api({
@@ -185,7 +197,9 @@ async function start(
   if (config.prefixDelegation && !limits.prefixDelegationSupported) {
     throw new StartError(
       'PrefixDelegationUnsupported',
-      `ENABLE_PREFIX_DELEGATION=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) is neither Nitro nor bare metal: EC2 delegates prefixes only there; unset it on this node`,
+      config.ipv6
+        ? `ENABLE_IPv6=true needs prefix delegation, but ${node.instanceType} (hypervisor ${limits.hypervisor}) is neither Nitro nor bare metal: run IPv6 pods on Nitro instances`
+        : `ENABLE_PREFIX_DELEGATION=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) is neither Nitro nor bare metal: EC2 delegates prefixes only there; unset it on this node`,
     );
   }
   if (config.podEni.enabled && !(limits.hypervisor === 'nitro' || limits.bareMetal)) {
@@ -194,12 +208,15 @@ async function start(
       `ENABLE_POD_ENI=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) cannot carry a trunk ENI: security groups for pods need a Nitro or bare-metal type; unset ENABLE_POD_ENI on this node`,
     );
   }
+  const family = config.ipv6 ? 6 : 4;
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
   const podsMax = maxPods(limits, {
     prefixDelegation: config.prefixDelegation,
     customNetworking: config.customNetworking,
   });
-  metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
+  // IPv6 mode uses the primary ENI alone, and kubelet's max pods bounds its /80.
+  if (config.ipv6) metrics.setLimits(1, podsMax);
+  else metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
 
   // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
   // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
@@ -214,10 +231,12 @@ async function start(
   await host.setMtu(primaryIf, config.eniMtu);
   let vpcCidrs: readonly string[] = [...node.primaryEni.vpcIpv4Cidrs];
   const runner = processRunner();
-  const backend = await detectBackend(runner);
-  metrics.setConnmarkBackend(backend.connmarkBackend);
-  const applySnat = (cidrs: readonly string[]) =>
-    reconcileSnat(
+  // IPv6 mode has no SNAT or connmark: pods' /128s are routable VPC addresses.
+  const backend = config.ipv6 ? undefined : await detectBackend(runner);
+  if (backend) metrics.setConnmarkBackend(backend.connmarkBackend);
+  const applySnat = async (cidrs: readonly string[]) => {
+    if (backend === undefined) return;
+    await reconcileSnat(
       { runner },
       planSnat({
         nodeIp: node.localIpv4,
@@ -239,13 +258,19 @@ async function start(
         throw e;
       },
     );
+  };
   await applySnat(vpcCidrs);
+  // Pods' egress-cni addresses (169.254.172.0/22 in IPv6 mode, fd00::ac:00/118 with ENABLE_V6_EGRESS) must not
+  // be reachable through the node, as the reference's SetupHostNetwork ensures.
+  if (config.ipv6) await ensureEgressRangeBlock(runner, 4);
+  else if (config.enableV6Egress) await ensureEgressRangeBlock(runner, 6);
 
   // 4. ENIs and the datastore.
   const datastore = new Datastore({
     clock: systemClock,
     checkpointer,
     prefixDelegation: config.prefixDelegation,
+    family,
     cooldownMs: config.ipCooldownSeconds * 1000,
   });
   const eniPlans = new Map<string, RoutingPlan>();
@@ -337,13 +362,35 @@ async function start(
   // 5. ENIs (IMDS, with EC2's addresses: IMDS lags EC2) and the checkpoint, validated against host veths: a
   // pod whose veth is gone was deleted while we were down; a live pod's address is never given to another.
   const links = await host.linkNames();
+  // IPv6 mode: the primary ENI's one /80 (assigned now when missing) is the whole pool.
+  const ipv6Prefix = config.ipv6
+    ? await primaryIpv6Prefix({
+        primary: node.primaryEni,
+        ...(config.imdsOnlyMode
+          ? {}
+          : {
+              describePrefixes: async () =>
+                (await eni.describeEnis([node.primaryEni.eniId]))[0]?.ipv6Prefixes ?? [],
+            }),
+        ...(config.disableNetworkResourceProvisioning
+          ? {}
+          : { assignPrefix: () => eni.assignIpv6Prefixes(node.primaryEni.eniId, 1) }),
+        log,
+      })
+    : undefined;
   const { report, enis: startEnis } = await restoreNode({
     datastore,
     readCheckpoint: () => checkpointer.read(),
     listImdsEnis: () => metadata.listEnis(),
     ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
-    selectManaged: (imds, seen) => nodeEnis.select(imds, seen),
-    adoptEni: (e) => pool.adoptEni(e),
+    selectManaged:
+      ipv6Prefix === undefined
+        ? (imds, seen) => nodeEnis.select(imds, seen)
+        : async (imds) => imds.filter((e) => e.eniId === node.primaryEni.eniId),
+    adoptEni: (e) =>
+      ipv6Prefix === undefined
+        ? pool.adoptEni(e)
+        : Promise.resolve(adoptPrimaryIpv6(datastore, e, ipv6Prefix)),
     podExists: (entry) => {
       const { k8sPodNamespace: ns, k8sPodName: name } = entry.metadata;
       if (!ns || !name) return true; // the reference keeps entries without pod names (back-compat)
@@ -355,11 +402,12 @@ async function start(
     now: () => performance.now(),
     log,
   });
-  metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
+  if (!config.ipv6)
+    metrics.setUnmanaged(nodeEnis.unmanaged(), maxEnis, limits.ipv4PerEni, config.prefixDelegation);
   for (const d of report.dropped)
     log.warn('checkpoint entry dropped', {
       reason: d.reason,
-      address: d.entry.ipv4,
+      address: d.entry.ipv4 ?? d.entry.ipv6,
       containerID: d.entry.containerID,
     });
   // The restore rewrites the checkpoint; make that durable before serving.
@@ -406,10 +454,12 @@ async function start(
     await host.applyBranchNode(config.podEni.disableTcpEarlyDemux ? plan : { ...plan, sysctls: [] });
   }
   const nodePlan = planNodeRouting({
+    family,
     enis: [],
     pods: [...restoredPods, ...branchPodsOnNode],
     ...(config.nodePortSupport || !config.externalSnat ? { fwmark: config.connmark } : {}),
-    externalServiceCidrs: config.externalServiceCidrs,
+    // IPv4 CIDRs: no rule for them in IPv6 mode.
+    externalServiceCidrs: config.ipv6 ? [] : config.externalServiceCidrs,
     vethPrefix: config.vethPrefix,
   });
   await host.reconcile(nodePlan).catch((e: unknown) => {
@@ -499,6 +549,8 @@ async function start(
           vethPrefix: config.vethPrefix,
           podMtu: config.podMtu,
           vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+          family,
+          vpcIpv6Cidrs: () => node.primaryEni.vpcIpv6Cidrs,
           externalSnat: config.externalSnat,
           shuttingDown: () => terminating,
           poolCondition: () => pool.condition(),
@@ -560,7 +612,8 @@ async function start(
     for (let i = 0; i < 50 && kube.status().state !== 'connected'; i++)
       await new Promise((r) => setTimeout(r, 100));
   }
-  if (!config.disableNetworkResourceProvisioning) {
+  // IPv6 mode: the /80 serves every pod; no pool loop (the reference returns from it at once).
+  if (!config.disableNetworkResourceProvisioning && !config.ipv6) {
     // Pre-scale before declaring the node ready, as the reference's node init does, so the first pods find
     // addresses waiting.
     for (let i = 0; i < 5; i++) if ((await pool.tick()).kind === 'none') break;
@@ -613,25 +666,31 @@ async function start(
           );
       });
   };
-  reconcileTimer = setTimeout(
-    reconcile,
-    options.reconcileIntervalMs ?? config.reconcileIntervalSeconds * 1000,
-  );
+  // The reference runs its reconcile from the pool manager, which IPv6 mode never starts.
+  if (!config.ipv6)
+    reconcileTimer = setTimeout(
+      reconcile,
+      options.reconcileIntervalMs ?? config.reconcileIntervalSeconds * 1000,
+    );
 
   // The reference's 30 s VPC CIDR refresh: a block associated while the node runs stops being SNATed.
-  const cidrRefresh = startVpcCidrRefresh({
-    initial: vpcCidrs,
-    read: async () => (await metadata.readEni(node.primaryMac))?.vpcIpv4Cidrs ?? [],
-    apply: async (cidrs) => {
-      await applySnat(cidrs);
-      vpcCidrs = cidrs;
-    },
-    intervalMs: options.vpcCidrRefreshIntervalMs ?? 30_000,
-    log,
-  });
+  // IPv4 SNAT only: nothing to refresh in IPv6 mode.
+  const cidrRefresh = config.ipv6
+    ? undefined
+    : startVpcCidrRefresh({
+        initial: vpcCidrs,
+        read: async () => (await metadata.readEni(node.primaryMac))?.vpcIpv4Cidrs ?? [],
+        apply: async (cidrs) => {
+          await applySnat(cidrs);
+          vpcCidrs = cidrs;
+        },
+        intervalMs: options.vpcCidrRefreshIntervalMs ?? 30_000,
+        log,
+      });
 
   let gcTimer: NodeJS.Timeout | undefined;
-  if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning) {
+  // Off in IPv6 mode, as the reference (no ENIs are created there).
+  if (!config.disableLeakedEniCleanup && !config.disableNetworkResourceProvisioning && !config.ipv6) {
     const gc = () => {
       eni.collectLeakedEnis().then(
         (r) => log.info('leaked-ENI cleanup', { ...r }),
@@ -646,15 +705,14 @@ async function start(
     terminating = true;
     if (gcTimer !== undefined) clearTimeout(gcTimer);
     if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
-    cidrRefresh.stop();
+    cidrRefresh?.stop();
   });
 
   // 7. Healthy: tell the runtime.
   const egress = egressConflistEntry(config, {
-    // IPv4 mode is the only mode this daemon starts in until ENABLE_IPv6 lands (loadConfig refuses it).
-    ipv6Cluster: false,
+    ipv6Cluster: config.ipv6,
     nodeIpv4: node.localIpv4,
-    nodeIpv6: node.primaryEni.ipv6Addresses[0],
+    nodeIpv6: node.localIpv6 ?? node.primaryEni.ipv6Addresses[0],
   });
   if (egress.warning !== undefined) log.warn(egress.warning);
   const conflistPath = await writeConflist(
@@ -686,7 +744,7 @@ async function start(
       terminating = true;
       if (gcTimer !== undefined) clearTimeout(gcTimer);
       if (reconcileTimer !== undefined) clearTimeout(reconcileTimer);
-      cidrRefresh.stop();
+      cidrRefresh?.stop();
       await pool.stop();
       await rpc.close(5000);
       await kube.stop();

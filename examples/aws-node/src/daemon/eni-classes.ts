@@ -246,6 +246,10 @@ export function guardEniManager(eni: EniManager, enis: NodeEnis): EniManager {
       check(eniId, 'release addresses from');
       return eni.unassignIpv4(eniId, request);
     },
+    async assignIpv6Prefixes(eniId, count) {
+      check(eniId, 'delegate IPv6 prefixes to');
+      return eni.assignIpv6Prefixes(eniId, count);
+    },
     describeEnis: (ids) => eni.describeEnis(ids),
     async tagEni(eniId, tags) {
       check(eniId, 'tag');

@@ -153,8 +153,12 @@ export async function openHost(options: HostOptions = {}): Promise<Host> {
       async setup(pod) {
         // No host link dump per pod (its cost grows with the pods on the node): the MAC is random, as the
         // reference's kernel-chosen one is, and a leftover veth is replaced when creating the pair says EEXIST.
+        // IPv6 pods: no duplicate-address detection on their veth (ADR 0019), so no second-long wait per pod.
         const plan = await perVeth(pod.hostVeth, () =>
-          setupPodNetwork({ ...plumbing, random, uniqueMac: false }, pod),
+          setupPodNetwork(
+            { ...plumbing, random, uniqueMac: false },
+            { ...pod, duplicateAddressDetection: false },
+          ),
         );
         return { hostVeth: plan.veth.name, hostMac: plan.veth.mac };
       },

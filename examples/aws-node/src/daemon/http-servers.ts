@@ -62,9 +62,11 @@ const COMMANDS = [
   '/v1/branch-pods',
 ];
 
-function maskOf(len: number): string {
-  const m = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-  return Buffer.from([m >>> 24, (m >>> 16) & 255, (m >>> 8) & 255, m & 255]).toString('base64');
+/** A prefix length as Go marshals a `net.IPMask`: base64 of 4 (IPv4) or 16 (IPv6) bytes. */
+function maskOf(len: number, bytes: 4 | 16): string {
+  const out = Buffer.alloc(bytes);
+  for (let bit = 0; bit < len; bit++) out[bit >> 3]! |= 0x80 >> (bit & 7);
+  return out.toString('base64');
 }
 
 /** The reference's `/v1/enis` document, with container ids and interface names blanked. */
@@ -78,8 +80,10 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
     card.TotalIPs += eni.totalIPs;
     card.AssignedIPs += eni.assignedIPs;
     const cidrs: Record<string, unknown> = {};
+    const cidrs6: Record<string, unknown> = {};
     for (const c of eni.cidrs) {
       const [ip, len] = c.cidr.split('/');
+      const v6 = ip!.includes(':');
       const addresses: Record<string, unknown> = {};
       for (const a of byAddress.values()) {
         if (a.cidr !== c.cidr) continue;
@@ -108,11 +112,12 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
           UnassignedTime: new Date(r.unassignedAt).toISOString(),
         };
       }
-      cidrs[c.cidr] = {
-        Cidr: { IP: ip, Mask: maskOf(Number(len)) },
+      // The reference keeps IPv6 prefixes apart, marked with their family.
+      (v6 ? cidrs6 : cidrs)[c.cidr] = {
+        Cidr: { IP: ip, Mask: maskOf(Number(len), v6 ? 16 : 4) },
         IPAddresses: addresses,
         IsPrefix: c.isPrefix,
-        AddressFamily: '',
+        AddressFamily: v6 ? '6' : '',
       };
     }
     card.ENIs[eni.id] = {
@@ -122,7 +127,7 @@ export function enisDocument(ds: Datastore): Record<string, unknown> {
       IsEFA: eni.isEfa,
       DeviceNumber: eni.deviceNumber,
       AvailableIPv4Cidrs: cidrs,
-      IPv6Cidrs: {},
+      IPv6Cidrs: cidrs6,
       IsExcludedForPodIPs: eni.excluded,
       RouteTableID: eni.routeTableId,
       SubnetID: eni.subnetId,

@@ -77,8 +77,15 @@ export interface IpamBackendDeps {
   version: string;
   vethPrefix: string;
   podMtu: number;
-  /** VPC CIDRs plus exclusions, for the reply's VPCv4CIDRs. */
+  /** VPC CIDRs plus exclusions, for the reply's VPCv4CIDRs (IPv4 mode). */
   vpcCidrs: () => readonly string[];
+  /**
+   * The address family pods get (default 4). In IPv6 mode replies carry `IPv6Addr` and `VPCv6CIDRs` (from
+   * {@link IpamBackendDeps.vpcIpv6Cidrs}) and no IPv4 fields, as the reference's do.
+   */
+  family?: 4 | 6;
+  /** The VPC's IPv6 blocks, for the reply's VPCv6CIDRs (IPv6 mode). */
+  vpcIpv6Cidrs?: () => readonly string[];
   externalSnat: boolean;
   shuttingDown: () => boolean;
   poolCondition: () => PoolCondition;
@@ -161,9 +168,23 @@ function checkVersion(
   }
 }
 
+/** One address as the reply's `IPAllocationMetadata` carries it, in its family's field. */
+function allocationOf(
+  family: 4 | 6,
+  a: { address: string; deviceNumber: number; routeTableId: number },
+): AddNetworkReply['IPAllocationMetadata'][number] {
+  return {
+    IPv4Addr: family === 4 ? a.address : '',
+    IPv6Addr: family === 6 ? a.address : '',
+    DeviceNumber: a.deviceNumber,
+    RouteTableId: a.routeTableId,
+  };
+}
+
 /** The `rpc.CNIBackend` implementation over the datastore and the pod plumber. */
 export function ipamBackend(deps: IpamBackendDeps): CniBackend {
   const { datastore, log } = deps;
+  const family = deps.family ?? 4;
 
   async function addNetwork(req: AddNetworkRequest): Promise<Partial<AddNetworkReply>> {
     const started = deps.now();
@@ -295,16 +316,10 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
 
     const reply: Partial<AddNetworkReply> = {
       Success: true,
-      IPAllocationMetadata: [
-        {
-          IPv4Addr: assigned.address,
-          IPv6Addr: '',
-          DeviceNumber: assigned.deviceNumber,
-          RouteTableId: assigned.routeTableId,
-        },
-      ],
-      UseExternalSNAT: deps.externalSnat,
-      VPCv4CIDRs: [...deps.vpcCidrs()],
+      IPAllocationMetadata: [allocationOf(family, assigned)],
+      ...(family === 4
+        ? { UseExternalSNAT: deps.externalSnat, VPCv4CIDRs: [...deps.vpcCidrs()] }
+        : { UseExternalSNAT: false, VPCv6CIDRs: [...(deps.vpcIpv6Cidrs?.() ?? [])] }),
     };
     if (req.PodPlumbing) {
       let hostVeth = '';
@@ -445,17 +460,7 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     }
     deps.wakePool();
     log.info('DelNetwork', { containerID: req.ContainerID, reason: req.Reason, address: released.address });
-    return {
-      Success: true,
-      IPAllocationMetadata: [
-        {
-          IPv4Addr: released.address,
-          IPv6Addr: '',
-          DeviceNumber: released.deviceNumber,
-          RouteTableId: released.routeTableId,
-        },
-      ],
-    };
+    return { Success: true, IPAllocationMetadata: [allocationOf(family, released)] };
   }
 
   return { addNetwork, delNetwork };

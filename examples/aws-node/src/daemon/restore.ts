@@ -26,6 +26,8 @@ export function withEc2Addresses(imds: readonly ImdsEni[], ec2: readonly Ec2Eni[
       ...e,
       ipv4Addresses: [truth.primaryIpv4, ...truth.secondaryIpv4],
       ipv4Prefixes: [...truth.ipv4Prefixes],
+      ipv6Addresses: [...truth.ipv6Addresses],
+      ipv6Prefixes: [...truth.ipv6Prefixes],
     };
   });
 }
@@ -42,9 +44,12 @@ function placeable(address: string, cidrs: readonly string[]): boolean {
   });
 }
 
-const podCidrs = (enis: readonly { ipv4Addresses: readonly string[]; ipv4Prefixes: readonly string[] }[]) =>
-  enis.flatMap((e) => [...e.ipv4Addresses.slice(1), ...e.ipv4Prefixes]);
-const ec2Cidrs = (enis: readonly Ec2Eni[]) => enis.flatMap((e) => [...e.secondaryIpv4, ...e.ipv4Prefixes]);
+const podCidrs = (enis: readonly ImdsEni[]) =>
+  enis.flatMap((e) => [...e.ipv4Addresses.slice(1), ...e.ipv4Prefixes, ...e.ipv6Prefixes]);
+const ec2Cidrs = (enis: readonly Ec2Eni[]) =>
+  enis.flatMap((e) => [...e.secondaryIpv4, ...e.ipv4Prefixes, ...e.ipv6Prefixes]);
+/** A checkpoint entry's address (IPv4, or IPv6 in IPv6 mode). */
+const addressOf = (e: CheckpointEntry): string => (e.ipv4 ?? e.ipv6)!;
 
 /** Everything {@link restoreNode} depends on. */
 export interface NodeRestoreDeps {
@@ -103,10 +108,7 @@ export interface NodeRestoreOutcome {
  */
 export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOutcome> {
   const text = deps.readCheckpoint();
-  const live =
-    text === undefined
-      ? []
-      : parseCheckpoint(text).allocations.filter((e) => e.ipv4 !== undefined && deps.podExists(e));
+  const live = text === undefined ? [] : parseCheckpoint(text).allocations.filter((e) => deps.podExists(e));
   const deadline = deps.now() + deps.confirmWaitMs;
   let reads = 0;
   let enis: ImdsEni[];
@@ -119,17 +121,19 @@ export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOut
     const imds = deps.selectManaged === undefined ? listed : await deps.selectManaged(listed, ec2);
     enis = ec2 === undefined ? imds : withEc2Addresses(imds, ec2);
     const cidrs = podCidrs(enis);
-    missing = live.filter((e) => !placeable(e.ipv4!, cidrs));
+    missing = live.filter((e) => !placeable(addressOf(e), cidrs));
     if (missing.length === 0 || deps.now() >= deadline) break;
     deps.log.info('waiting for IMDS/EC2 to list the addresses of live pods', {
-      addresses: missing.map((e) => e.ipv4).join(','),
+      addresses: missing.map(addressOf).join(','),
     });
     await deps.sleep(deps.retryMs);
   }
   const ec2Has = ec2 === undefined ? [] : ec2Cidrs(ec2);
-  const unconfirmed = ec2 === undefined ? missing : missing.filter((e) => placeable(e.ipv4!, ec2Has));
+  const unconfirmed = ec2 === undefined ? missing : missing.filter((e) => placeable(addressOf(e), ec2Has));
   if (unconfirmed.length > 0) {
-    const list = unconfirmed.map((e) => `${e.ipv4} (${e.metadata.k8sPodNamespace}/${e.metadata.k8sPodName})`);
+    const list = unconfirmed.map(
+      (e) => `${addressOf(e)} (${e.metadata.k8sPodNamespace}/${e.metadata.k8sPodName})`,
+    );
     throw new StartError(
       'RestoreUnconfirmed',
       `live pods hold addresses that ${ec2 === undefined ? 'IMDS does not list' : 'are on an ENI IMDS does not show'} after ${deps.confirmWaitMs} ms: ${list.join(', ')}; not starting, so they are not given to other pods (the next start tries again)`,
@@ -138,7 +142,7 @@ export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOut
   for (const e of enis) await deps.adoptEni(e);
   for (const e of missing)
     deps.log.warn('live pod lost its address: EC2 no longer assigns it to this node', {
-      address: e.ipv4,
+      address: addressOf(e),
       containerID: e.containerID,
     });
   const report = deps.datastore.restore({ keep: deps.podExists });

@@ -9,6 +9,8 @@
  * - `PrefixDelegationUnsupported`: `ENABLE_PREFIX_DELEGATION=true` on an instance type that is neither Nitro nor
  *   bare metal (EC2 delegates prefixes only there).
  * - `UnknownInstanceType`: IMDS-only mode on an instance type the shipped limits table does not list.
+ * - `Ipv6SubnetMissing`: IPv6 mode, but the primary ENI's subnet has no IPv6 CIDR.
+ * - `Ipv6PrefixMissing`: IPv6 mode, the primary ENI has no /80 and the daemon may not assign one.
  */
 export type StartErrorCode =
   | 'RestoreUnconfirmed'
@@ -16,7 +18,9 @@ export type StartErrorCode =
   | 'KubeRequired'
   | 'PrefixDelegationUnsupported'
   | 'UnknownInstanceType'
-  | 'InstanceNotTrunkable';
+  | 'InstanceNotTrunkable'
+  | 'Ipv6SubnetMissing'
+  | 'Ipv6PrefixMissing';
 
 /** The daemon refused to start; everything it had opened is closed again. */
 export class StartError extends Error {

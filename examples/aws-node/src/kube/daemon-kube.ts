@@ -58,14 +58,16 @@ export function reportPodsTo(kube: KubeSide, backend: CniBackend): CniBackend {
     ...backend,
     async addNetwork(req) {
       const reply = await backend.addNetwork(req);
-      const ip = reply.IPAllocationMetadata?.[0]?.IPv4Addr;
+      const first = reply.IPAllocationMetadata?.[0];
+      const ip = first?.IPv4Addr || first?.IPv6Addr;
       if (reply.Success && ip)
         kube.podAdded({ namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME }, ip);
       return reply;
     },
     async delNetwork(req) {
       const reply = await backend.delNetwork(req);
-      const ip = reply.IPAllocationMetadata?.[0]?.IPv4Addr;
+      const first = reply.IPAllocationMetadata?.[0];
+      const ip = first?.IPv4Addr || first?.IPv6Addr;
       if (reply.Success && ip)
         kube.podDeleted({ namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME }, ip);
       return reply;

@@ -265,7 +265,9 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
     });
     if (!reply.Success) throw addFailure(reply.FailureCode, reply.FailureMessage);
     const ip = reply.IPAllocationMetadata[0];
-    if (ip === undefined || ip.IPv4Addr === '' || !reply.PodPlumbed) {
+    // IPv4Addr, or IPv6Addr in IPv6 mode (the reference's plugin takes whichever is set).
+    const address = ip?.IPv4Addr || ip?.IPv6Addr || '';
+    if (ip === undefined || address === '' || !reply.PodPlumbed) {
       // A daemon that allocated but did not plumb (the reference's ipamd): give the address back.
       await daemon
         .delNetwork({ ...common, Reason: 'SetupNSFailed', PodPlumbing: true })
@@ -289,7 +291,7 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
       });
     }
     return buildAddResult(ctx.config.cniVersion, ctx.env.netns, ctx.env.ifname, {
-      address: ip.IPv4Addr,
+      address,
       deviceNumber: ip.DeviceNumber,
       routeTableId: ip.RouteTableId,
       hostVethName: reply.HostVethName,

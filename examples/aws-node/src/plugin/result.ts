@@ -13,8 +13,8 @@ export interface PlumbedPod {
 /**
  * Builds the ADD result in the reference's exact shape, so cached results stay readable across the
  * reference plugin and this one (a node upgraded from the reference can DEL pods it created, and back):
- * `[hostVeth, containerIf (mac = route table id), dummy<hash> (mac "0", sandbox = device number)]`, one /32
- * address on the container interface, no gateway, no routes.
+ * `[hostVeth, containerIf (mac = route table id), dummy<hash> (mac "0", sandbox = device number)]`, one /32 (a /128
+ * in IPv6 mode) address on the container interface, no gateway, no routes.
  */
 export function buildAddResult(
   cniVersion: Result['cniVersion'],
@@ -28,7 +28,9 @@ export function buildAddResult(
     { name: ifname, sandbox: netns, mac: String(pod.routeTableId) },
     { name: `dummy${hash}`, mac: '0', sandbox: String(pod.deviceNumber) },
   ];
-  return { cniVersion, interfaces, ips: [{ address: `${pod.address}/32`, interface: 1 }] };
+  // The reference's getIPAddressFromIpAllocationMetadata: a /32, or a /128 in IPv6 mode.
+  const bits = pod.address.includes(':') ? 128 : 32;
+  return { cniVersion, interfaces, ips: [{ address: `${pod.address}/${bits}`, interface: 1 }] };
 }
 
 /** The pod address, device number and route table a prevResult records (for teardown without the daemon). */
@@ -54,13 +56,15 @@ export function readPrevResult(prev: Result | undefined, ifname: string): PrevRe
     (i) => i.name === ifname && i.sandbox !== undefined && i !== dummy,
   );
   if (podIndex < 0) return undefined;
-  const ip = prev.ips.find((i) => i.interface === podIndex && i.address.endsWith('/32'));
+  const ip = prev.ips.find(
+    (i) => i.interface === podIndex && (i.address.endsWith('/32') || i.address.endsWith('/128')),
+  );
   if (ip === undefined) return undefined;
   const macTable = Number(prev.interfaces[podIndex]?.mac ?? '');
   const routeTableId =
     Number.isInteger(macTable) && macTable > 0 ? macTable : deviceNumber === 0 ? 254 : deviceNumber + 1;
   const host = prev.interfaces.find((i) => i.sandbox === undefined && i !== dummy);
-  return { address: ip.address.slice(0, -3), routeTableId, hostVethName: host?.name };
+  return { address: ip.address.split('/')[0]!, routeTableId, hostVethName: host?.name };
 }
 
 /** What the daemon reported for a branch-ENI pod (security groups for pods). */

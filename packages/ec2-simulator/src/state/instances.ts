@@ -14,6 +14,8 @@ export function addInstance(
     subnetId: string;
     securityGroupIds: readonly string[];
     privateIpAddress?: string | undefined;
+    /** IPv6 addresses on the primary interface (from the subnet's IPv6 CIDR). */
+    ipv6AddressCount?: number | undefined;
     tags?: Map<string, string> | undefined;
   },
 ): Instance {
@@ -27,6 +29,7 @@ export function addInstance(
       description: 'Primary network interface',
       groups: spec.securityGroupIds.length > 0 ? spec.securityGroupIds : undefined,
       primaryAddress: spec.privateIpAddress,
+      ...(spec.ipv6AddressCount ? { ipv6Count: spec.ipv6AddressCount } : {}),
     },
     { primary: true },
   );

@@ -1,4 +1,5 @@
 import type { Ec2Simulator } from '../simulator.js';
+import { VPC_IPV6_ADDRESSES } from './ipv6-plan.js';
 import type { RunNames } from './names.js';
 import { subnetAddressing, VPC_ADDRESSES } from './plan.js';
 import type { VpcRouter } from './router.js';
@@ -33,6 +34,8 @@ export interface DescribedInstance {
   readonly netnsPath: string;
   /** Primary private address (on eth0). */
   readonly privateIp: string;
+  /** The primary ENI's IPv6 address (on eth0; IMDS `ipv6`), when it has one and the VPC has an IPv6 block. */
+  readonly ipv6?: string;
   /** Subnet of the primary ENI. */
   readonly subnetId: string;
   /** Its CIDR. */
@@ -53,6 +56,8 @@ export interface DescribedVpc {
   readonly vpcId: string;
   /** IPv4 CIDR blocks, primary first. */
   readonly cidrBlocks: readonly string[];
+  /** The IPv6 block, when it has one. */
+  readonly ipv6CidrBlock?: string;
 }
 
 /** A subnet of the run. */
@@ -61,6 +66,8 @@ export interface DescribedSubnet {
   readonly subnetId: string;
   /** IPv4 CIDR. */
   readonly cidr: string;
+  /** IPv6 CIDR, when it has one. */
+  readonly ipv6Cidr?: string;
   /** Its gateway (base + 1) on the VPC router. */
   readonly gateway: string;
   /** Availability zone. */
@@ -77,8 +84,10 @@ export interface DescribedNetns {
 
 /** The internet namespace and its hosts. */
 export interface DescribedInternet extends DescribedNetns {
-  /** A host that answers ping. */
+  /** A host that answers ping (IPv4 only). */
   readonly host: string;
+  /** A host that answers ping over IPv6 only, when the VPC has an IPv6 block. */
+  readonly hostIpv6?: string;
   /** The EC2 endpoint's address. */
   readonly ec2Address: string;
 }
@@ -132,14 +141,20 @@ export function describeRun(d: {
   const imdsEndpoint = `http://${VPC_ADDRESSES.imds}`;
   const ifnames = new Map<string, { ifname: string; link: string }>();
   for (const e of d.router.enis()) ifnames.set(e.eniId, { ifname: e.ifname, link: e.link });
+  const ipv6On = d.router.vpcIpv6Cidrs().length > 0;
   return {
     runId: d.runId,
     pid: process.pid,
     region: sim.region,
-    vpcs: sim.state.vpcs().map((v) => ({ vpcId: v.id, cidrBlocks: [...v.cidrBlocks] })),
+    vpcs: sim.state.vpcs().map((v) => ({
+      vpcId: v.id,
+      cidrBlocks: [...v.cidrBlocks],
+      ...(v.ipv6CidrBlock ? { ipv6CidrBlock: v.ipv6CidrBlock } : {}),
+    })),
     subnets: sim.state.subnets().map((s) => ({
       subnetId: s.id,
       cidr: s.cidrBlock,
+      ...(s.ipv6CidrBlock ? { ipv6Cidr: s.ipv6CidrBlock } : {}),
       gateway: subnetAddressing(s.cidrBlock).gateway,
       availabilityZone: s.availabilityZone,
     })),
@@ -154,6 +169,7 @@ export function describeRun(d: {
         netns,
         netnsPath: d.netnsPath(netns),
         privateIp: primary.privateIps[0]!.value,
+        ...(ipv6On && primary.ipv6Addresses[0] ? { ipv6: primary.ipv6Addresses[0].value } : {}),
         subnetId: sub.id,
         subnetCidr: addressing.cidr,
         gateway: addressing.gateway,
@@ -175,6 +191,7 @@ export function describeRun(d: {
       netns: names.internet,
       netnsPath: d.netnsPath(names.internet),
       host: VPC_ADDRESSES.internetHost,
+      ...(ipv6On ? { hostIpv6: VPC_IPV6_ADDRESSES.internetHost } : {}),
       ec2Address: VPC_ADDRESSES.ec2,
     },
     ec2Endpoint,

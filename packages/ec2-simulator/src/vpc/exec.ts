@@ -19,10 +19,18 @@ export function nftApply(op: string, netnsPath: string, commands: readonly strin
   }
 }
 
-/** Reads named counters of an nft table inside a namespace: name → packets. */
-export function nftCounters(op: string, netnsPath: string, table: string): Map<string, number> {
+/** Reads named counters of an nft table (family `ip` unless told) inside a namespace: name → packets. */
+export function nftCounters(
+  op: string,
+  netnsPath: string,
+  table: string,
+  family: 'ip' | 'ip6' = 'ip',
+): Map<string, number> {
   const r = withNetnsSync(netnsPath, () =>
-    spawnSync('nft', ['-j', 'list', 'counters', 'table', 'ip', table], { encoding: 'utf8', timeout: 10_000 }),
+    spawnSync('nft', ['-j', 'list', 'counters', 'table', family, table], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    }),
   );
   if (r.error || r.status !== 0) {
     const detail = r.error ? String(r.error) : r.stderr.trim();

@@ -3,6 +3,7 @@ import type { Eni } from '../model.js';
 import type { Ec2State } from '../state.js';
 import { isVpcError, VpcError } from './errors.js';
 import { configurePrimaryInterface, nextInstanceIfname } from './instance.js';
+import type { EniIpv6 } from './ipv6-plan.js';
 import { type EniIpv4, subnetAddressing } from './plan.js';
 import type { VpcRouter } from './router.js';
 
@@ -37,6 +38,14 @@ export function eniIpv4(eni: Eni): EniIpv4 {
   };
 }
 
+/** The IPv6 addresses and prefixes of an ENI as the router needs them. */
+export function eniIpv6(eni: Eni): EniIpv6 {
+  return {
+    addresses: eni.ipv6Addresses.map((a) => a.value),
+    prefixes: eni.ipv6Prefixes.map((p) => p.value),
+  };
+}
+
 const asVpcError = (op: string, e: unknown): VpcError =>
   isVpcError(e) ? e : new VpcError('VPC_DATAPLANE', op, String((e as Error)?.message ?? e), { cause: e });
 
@@ -60,6 +69,7 @@ export function followEc2State(deps: FollowerDeps): Follower {
       instanceId,
       mac: eni.mac,
       ipv4,
+      ipv6: eniIpv6(eni),
       sourceDestCheck: eni.sourceDestCheck,
       isPublic: isPrimary,
       groups: eni.groups,
@@ -68,7 +78,8 @@ export function followEc2State(deps: FollowerDeps): Follower {
     });
     if (isPrimary) {
       const sub = subnetAddressing(state.subnet(eni.subnetId)!.cidrBlock);
-      configurePrimaryInterface(nsPath, ifname, ipv4.primary, sub.prefixLength, sub.gateway);
+      const v6 = router.vpcIpv6Cidrs().length > 0 ? eni.ipv6Addresses[0]?.value : undefined;
+      configurePrimaryInterface(nsPath, ifname, ipv4.primary, sub.prefixLength, sub.gateway, v6);
     }
     if (eni.interfaceType === 'trunk') {
       const now = state.now();
@@ -107,7 +118,7 @@ export function followEc2State(deps: FollowerDeps): Follower {
       else router.unplug(eniId);
     } else if (!eni?.attachment) router.unplug(eniId);
     else if (!plugged) plug(eni);
-    else router.update(eniId, eniIpv4(eni), eni.sourceDestCheck);
+    else router.update(eniId, eniIpv4(eni), eni.sourceDestCheck, eniIpv6(eni));
   };
 
   const handle = (ev: SimEvent): void => {

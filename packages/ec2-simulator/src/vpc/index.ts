@@ -17,6 +17,7 @@ export type {
   VirtualVpcDescription,
 } from './describe.js';
 export { isVpcError, VPC_ERROR_CODES, VpcError, type VpcErrorCode } from './errors.js';
+export { type EniIpv6, eui64LinkLocal, VPC_IPV6_ADDRESSES } from './ipv6-plan.js';
 export { isRunId, type RunNames, runIdOfNetns, runNames, VPC_NETNS_PREFIX, VPC_STATE_DIR } from './names.js';
 export { DROP_REASONS, type DropReason, ENI_MTU, type EniIpv4, VPC_ADDRESSES } from './plan.js';
 export type { AddressOwner, RouterEni, RouterView } from './router.js';

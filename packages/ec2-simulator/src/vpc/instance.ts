@@ -1,4 +1,5 @@
-import { netnsAdd, openSync } from '@vpc-cni-kit/netlink';
+import { netnsAdd, openSync, sysctlWrite } from '@vpc-cni-kit/netlink';
+import { VPC_IPV6_ADDRESSES } from './ipv6-plan.js';
 import { nextEthName } from './plan.js';
 
 /** Creates an instance namespace (`ip netns add`) with `lo` up; returns its file path. */
@@ -25,7 +26,8 @@ export function nextInstanceIfname(netnsPath: string): string {
 
 /**
  * What EC2's DHCP gives a node on its primary interface: the link up, the primary address with the subnet
- * mask, and the default route via the subnet gateway.
+ * mask, and the default route via the subnet gateway; with an IPv6 address (`ipv6`), what DHCPv6 and the
+ * router's advertisements give: the address as a /128 and the IPv6 default route via `fe80:ec2::1`.
  */
 export function configurePrimaryInterface(
   netnsPath: string,
@@ -33,12 +35,19 @@ export function configurePrimaryInterface(
   address: string,
   prefixLength: number,
   gateway: string,
+  ipv6?: string,
 ): void {
+  // The link-local address is usable at once (the router's neighbour entry for it is static).
+  if (ipv6 !== undefined) sysctlWrite(`net/ipv6/conf/${ifname}/accept_dad`, 0, { netns: netnsPath });
   const h = openSync({ netns: netnsPath });
   try {
     h.linkSet(ifname, { up: true });
     h.addrAdd({ dev: ifname, address: `${address}/${prefixLength}` });
     h.routeAdd({ dst: 'default', gateway, dev: ifname });
+    if (ipv6 !== undefined) {
+      h.addrAdd({ dev: ifname, address: `${ipv6}/128`, nodad: true });
+      h.routeAdd({ dst: '::/0', gateway: VPC_IPV6_ADDRESSES.gateway, dev: ifname });
+    }
   } finally {
     h.close();
   }

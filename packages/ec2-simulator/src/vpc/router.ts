@@ -4,6 +4,19 @@ import type { SecurityGroupRule } from '../model.js';
 import { VpcError } from './errors.js';
 import { nftApply, nftCounters } from './exec.js';
 import {
+  type EniIpv6,
+  eui64LinkLocal,
+  NFT6_TABLE,
+  NO_IPV6,
+  nft6Base,
+  nft6EniRemove,
+  nft6EniUpsert,
+  nft6Ownership,
+  ownedIpv6Destinations,
+  UNOWNED6_COUNTER,
+  VPC_IPV6_ADDRESSES,
+} from './ipv6-plan.js';
+import {
   DROP_REASONS,
   type DropReason,
   ENI_MTU,
@@ -47,6 +60,8 @@ export interface RouterEni {
   readonly ifname: string;
   /** Addresses it owns now. */
   ipv4: EniIpv4;
+  /** IPv6 addresses and prefixes it owns now (routed only when the VPC has an IPv6 block). */
+  ipv6: EniIpv6;
   /** Source/destination check on. */
   sourceDestCheck: boolean;
   /** The primary address maps to a public address (the instance's primary ENI). */
@@ -85,6 +100,8 @@ export interface PlugRequest {
   readonly mac: string;
   /** Owned addresses. */
   readonly ipv4: EniIpv4;
+  /** Owned IPv6 addresses and prefixes (default none). */
+  readonly ipv6?: EniIpv6;
   /** Source/destination check on. */
   readonly sourceDestCheck: boolean;
   /** The instance's primary ENI (its primary address is public). */
@@ -152,6 +169,8 @@ export class VpcRouter {
   readonly #routerNetns: string;
   readonly #internetNetns: string;
   readonly #vpcCidrs: string[];
+  /** The VPC's IPv6 blocks; empty: IPv6 is off in the router. */
+  readonly #vpcIpv6Cidrs: readonly string[];
   readonly #gateways: readonly string[];
   readonly #enis = new Map<string, RouterEni>();
   readonly #linkOwners = new Map<string, string>();
@@ -167,29 +186,44 @@ export class VpcRouter {
     routerNetns: string,
     internetNetns: string,
     vpcCidrs: readonly string[],
+    vpcIpv6Cidrs: readonly string[],
     gateways: readonly string[],
   ) {
     this.#rtr = rtr;
     this.#routerNetns = routerNetns;
     this.#internetNetns = internetNetns;
     this.#vpcCidrs = [...vpcCidrs];
+    this.#vpcIpv6Cidrs = [...vpcIpv6Cidrs];
     this.#gateways = gateways;
   }
 
   /**
    * Configures an (empty, already created) router namespace and internet namespace: forwarding, proxy ARP,
-   * gateways, the uplink, unreachable routes for the VPC CIDRs and the nft base table.
+   * gateways, the uplink, unreachable routes for the VPC CIDRs and the nft base table. With IPv6 blocks
+   * (`vpcIpv6Cidrs`), the same in IPv6: an IPv6 uplink, the internet's IPv6 host, and the `ip6` checks.
    */
   static create(opts: {
     routerNetns: string;
     internetNetns: string;
     vpcCidrs: readonly string[];
+    vpcIpv6Cidrs?: readonly string[];
     subnets: readonly SubnetAddressing[];
   }): VpcRouter {
     const op = 'router.create';
     const gateways = [...new Set(opts.subnets.map((s) => s.gateway))];
+    const v6 = opts.vpcIpv6Cidrs ?? [];
     return dataplane(op, () => {
       const ns = { netns: opts.routerNetns };
+      const ipv6Sysctls = [
+        ['net/ipv6/conf/all/disable_ipv6', 0],
+        ['net/ipv6/conf/default/disable_ipv6', 0],
+        ['net/ipv6/conf/all/forwarding', 1],
+        // Addresses and link-locals usable at once (nothing else is on these links).
+        ['net/ipv6/conf/default/accept_dad', 0],
+      ] as const;
+      if (v6.length > 0) {
+        for (const [k, val] of ipv6Sysctls) sysctlWrite(k, val, { netns: opts.internetNetns });
+      }
       for (const [k, v] of [
         ['net/ipv4/ip_forward', 1],
         ['net/ipv4/conf/all/rp_filter', 0],
@@ -197,8 +231,12 @@ export class VpcRouter {
         ['net/ipv4/conf/all/send_redirects', 0],
         ['net/ipv4/conf/default/send_redirects', 0],
         ['net/ipv4/conf/all/proxy_arp', 1],
-        ['net/ipv6/conf/all/disable_ipv6', 1],
-        ['net/ipv6/conf/default/disable_ipv6', 1],
+        ...(v6.length > 0
+          ? ipv6Sysctls
+          : ([
+              ['net/ipv6/conf/all/disable_ipv6', 1],
+              ['net/ipv6/conf/default/disable_ipv6', 1],
+            ] as const)),
       ] as const) {
         sysctlWrite(k, v, ns);
       }
@@ -225,20 +263,38 @@ export class VpcRouter {
         inet.addrAdd({ dev: 'lo', address: `${VPC_ADDRESSES.ec2}/32` });
         inet.addrAdd({ dev: 'lo', address: `${VPC_ADDRESSES.internetHost}/32` });
         for (const cidr of opts.vpcCidrs) inet.routeAdd({ dst: cidr, gateway: VPC_ADDRESSES.routerUplink });
+        if (v6.length > 0) {
+          const a = VPC_IPV6_ADDRESSES;
+          const l6 = a.uplinkPrefixLength;
+          rtr.addrAdd({ dev: ROUTER_UPLINK, address: `${a.routerUplink}/${l6}`, nodad: true });
+          inet.addrAdd({ dev: 'eth0', address: `${a.internetUplink}/${l6}`, nodad: true });
+          inet.addrAdd({ dev: 'lo', address: `${a.internetHost}/128`, nodad: true });
+          rtr.routeAdd({ dst: '::/0', gateway: a.internetUplink });
+          for (const cidr of v6) {
+            rtr.routeAdd({ dst: cidr, type: 'unreachable' });
+            inet.routeAdd({ dst: cidr, gateway: a.routerUplink });
+          }
+        }
       } catch (e) {
         rtr.close();
         throw e;
       } finally {
         inet.close();
       }
-      const router = new VpcRouter(rtr, opts.routerNetns, opts.internetNetns, opts.vpcCidrs, gateways);
+      const router = new VpcRouter(rtr, opts.routerNetns, opts.internetNetns, opts.vpcCidrs, v6, gateways);
       nftApply(op, opts.routerNetns, [
         ...nftBase(opts.vpcCidrs),
         ...router.#ownership(),
         ...router.#security(),
+        ...(v6.length > 0 ? [...nft6Base(v6), ...router.#ownership6()] : []),
       ]);
       return router;
     });
+  }
+
+  /** The VPC's IPv6 blocks (empty: IPv6 is off). */
+  vpcIpv6Cidrs(): string[] {
+    return [...this.#vpcIpv6Cidrs];
   }
 
   /** The VPC's IPv4 blocks the router routes now. */
@@ -324,6 +380,7 @@ export class VpcRouter {
         key: link,
         ifname: req.ifname,
         ipv4: { primary: req.ipv4.primary, secondaries: [], prefixes: [] },
+        ipv6: NO_IPV6,
         sourceDestCheck: req.sourceDestCheck,
         isPublic: req.isPublic,
         mark: ++this.#marks,
@@ -339,10 +396,23 @@ export class VpcRouter {
         this.#linkOwners.set(link, req.eniId);
         this.#routes(eni, req.ipv4);
         eni.ipv4 = req.ipv4;
+        if (this.#ipv6On) {
+          // The ENI's IPv6 gateway, as on AWS; the ENI's own link-local (from its MAC) is the next hop.
+          this.#rtr.addrAdd({ dev: link, address: `${VPC_IPV6_ADDRESSES.gateway}/64`, nodad: true });
+          this.#rtr.neighReplace({ dev: link, address: eui64LinkLocal(req.mac), lladdr: req.mac });
+          this.#routes6(eni, req.ipv6 ?? NO_IPV6);
+          eni.ipv6 = req.ipv6 ?? NO_IPV6;
+        }
         nftApply('router.plug', this.#routerNetns, [
           ...nftEniUpsert(link, ownedDestinations(eni.ipv4), eni.sourceDestCheck, true, eni.mark),
           ...this.#ownership(),
           ...this.#security(),
+          ...(this.#ipv6On
+            ? [
+                ...nft6EniUpsert(link, ownedIpv6Destinations(eni.ipv6), eni.sourceDestCheck, true),
+                ...this.#ownership6(),
+              ]
+            : []),
         ]);
       } catch (e) {
         this.#enis.delete(req.eniId);
@@ -375,6 +445,7 @@ export class VpcRouter {
         key: `b${mark}`,
         ifname: trunk.ifname,
         ipv4: { primary: req.ipv4.primary, secondaries: [], prefixes: [] },
+        ipv6: NO_IPV6,
         sourceDestCheck: req.sourceDestCheck,
         isPublic: false,
         mark,
@@ -410,17 +481,25 @@ export class VpcRouter {
     });
   }
 
-  /** Brings routes and checks of a plugged ENI in step with its addresses (no-op when unchanged). */
-  update(eniId: string, ipv4: EniIpv4, sourceDestCheck: boolean): void {
+  /**
+   * Brings routes and checks of a plugged ENI in step with its addresses (no-op when unchanged). `ipv6`
+   * (default: unchanged) only matters when the VPC has an IPv6 block; branches carry no IPv6 here.
+   */
+  update(eniId: string, ipv4: EniIpv4, sourceDestCheck: boolean, ipv6?: EniIpv6): void {
     this.#open('router.update');
     const eni = this.#enis.get(eniId);
     if (!eni) return;
+    const next6 = this.#ipv6On && eni.trunkEniId === undefined ? (ipv6 ?? eni.ipv6) : eni.ipv6;
+    const same6 = ownedIpv6Destinations(eni.ipv6).join(',') === ownedIpv6Destinations(next6).join(',');
     const before = ownedDestinations(eni.ipv4).join(',');
-    if (before === ownedDestinations(ipv4).join(',') && sourceDestCheck === eni.sourceDestCheck) return;
+    if (before === ownedDestinations(ipv4).join(',') && sourceDestCheck === eni.sourceDestCheck && same6)
+      return;
     dataplane('router.update', () => {
       this.#routes(eni, ipv4);
       eni.ipv4 = ipv4;
       eni.sourceDestCheck = sourceDestCheck;
+      if (!same6) this.#routes6(eni, next6);
+      eni.ipv6 = next6;
       const owned = ownedDestinations(ipv4);
       nftApply('router.update', this.#routerNetns, [
         ...(eni.trunkEniId === undefined
@@ -428,6 +507,12 @@ export class VpcRouter {
           : nftBranchUpsert(eni.link, eni.key, eni.mac, owned, sourceDestCheck, false, eni.mark)),
         ...this.#ownership(),
         ...this.#security(),
+        ...(this.#ipv6On && eni.trunkEniId === undefined
+          ? [
+              ...nft6EniUpsert(eni.link, ownedIpv6Destinations(next6), sourceDestCheck, false),
+              ...this.#ownership6(),
+            ]
+          : []),
       ]);
     });
   }
@@ -476,6 +561,7 @@ export class VpcRouter {
         ...branches.flatMap((b) => nftBranchRemove(eni.link, b.key, b.mac, true)),
         ...this.#ownership(),
         ...this.#security(),
+        ...(this.#ipv6On ? [...nft6EniRemove(eni.link), ...this.#ownership6()] : []),
       ]);
     });
   }
@@ -485,9 +571,12 @@ export class VpcRouter {
     this.#open('router.view');
     const counters = nftCounters('router.view', this.#routerNetns, NFT_TABLE);
     const sgCounters = nftCounters('router.view', this.#routerNetns, NFT_SG_TABLE);
+    const counters6 = this.#ipv6On
+      ? nftCounters('router.view', this.#routerNetns, NFT6_TABLE, 'ip6')
+      : new Map<string, number>();
     const drops = Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>;
     const byEni: Record<string, number> = {};
-    for (const [name, packets] of counters) {
+    for (const [name, packets] of [...counters, ...counters6]) {
       if (name.startsWith('sdc_')) {
         const eniId = this.#linkOwners.get(name.slice(4));
         drops['source-dest-check'] += packets;
@@ -497,6 +586,7 @@ export class VpcRouter {
     for (const [reason, name] of Object.entries(REASON_COUNTERS)) {
       drops[reason as DropReason] = counters.get(name) ?? 0;
     }
+    drops['unassigned-destination'] += counters6.get(UNOWNED6_COUNTER) ?? 0;
     const sgByEni: Record<string, { ingress: number; egress: number }> = {};
     for (const eniId of this.#sgSeen) {
       const ingress = sgCounters.get(ingressCounter(eniId)) ?? 0;
@@ -508,6 +598,13 @@ export class VpcRouter {
     for (const e of this.#enis.values()) {
       for (const d of ownedDestinations(e.ipv4)) {
         addresses[d.endsWith('/32') ? d.slice(0, -3) : d] = {
+          eniId: e.eniId,
+          instanceId: e.instanceId,
+          link: e.link,
+        };
+      }
+      for (const d of this.#ipv6On ? ownedIpv6Destinations(e.ipv6) : []) {
+        addresses[d.endsWith('/128') ? d.slice(0, -4) : d] = {
           eniId: e.eniId,
           instanceId: e.instanceId,
           link: e.link,
@@ -570,6 +667,26 @@ export class VpcRouter {
     ignoring(['ESRCH', 'ENOENT', 'EINVAL'], () =>
       this.#rtr.neighDel({ dev: eni.link, address: eni.ipv4.primary, lladdr: eni.mac }),
     );
+  }
+
+  get #ipv6On(): boolean {
+    return this.#vpcIpv6Cidrs.length > 0;
+  }
+
+  #ownership6(): string[] {
+    return nft6Ownership([...this.#enis.values()].flatMap((e) => ownedIpv6Destinations(e.ipv6)));
+  }
+
+  /** Routes every IPv6 destination of the ENI via its link-local next hop, and deletes vanished ones. */
+  #routes6(eni: RouterEni, next: EniIpv6): void {
+    const have = new Set(ownedIpv6Destinations(eni.ipv6));
+    const want = new Set(ownedIpv6Destinations(next));
+    for (const d of have) {
+      if (!want.has(d)) ignoring(['ESRCH'], () => this.#rtr.routeDel({ dst: d, dev: eni.link }));
+    }
+    for (const d of want) {
+      if (!have.has(d)) this.#rtr.routeReplace({ dst: d, gateway: eui64LinkLocal(eni.mac), dev: eni.link });
+    }
   }
 
   #public(): string[] {

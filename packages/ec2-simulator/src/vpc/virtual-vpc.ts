@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { isNetlinkError, netnsAdd, netnsDel, netnsPath } from '@vpc-cni-kit/netlink';
 import { type Clock, type RandomSource, systemClock } from '../clock.js';
-import { parseIpv4Cidr } from '../ip.js';
+import { parseIpv4Cidr, parseIpv6Cidr } from '../ip.js';
 import { parseScenario } from '../scenario.js';
 import { type Ec2Simulator, type Ec2SimulatorOptions, startEc2Simulator } from '../simulator.js';
 import { type AdminServer, startAdminServer } from './admin.js';
@@ -11,6 +11,7 @@ import { describeRun } from './describe.js';
 import { isVpcError, VpcError } from './errors.js';
 import { type Follower, followEc2State } from './follower.js';
 import { createInstanceNetns } from './instance.js';
+import { VPC_IPV6_ADDRESSES } from './ipv6-plan.js';
 import { checkRunId, newRunId, type RunNames, runNames, VPC_STATE_DIR } from './names.js';
 import { subnetAddressing, VPC_ADDRESSES } from './plan.js';
 import { type RouterView, VpcRouter } from './router.js';
@@ -97,6 +98,17 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
         );
     }
   }
+  for (const v of scenario.vpcs) {
+    const c = v.ipv6CidrBlock === undefined ? undefined : parseIpv6Cidr(v.ipv6CidrBlock);
+    const r = parseIpv6Cidr(VPC_IPV6_ADDRESSES.reserved)!;
+    const end = (x: { base: bigint; length: number }) => x.base + (1n << BigInt(128 - x.length));
+    if (c !== undefined && c.base < end(r) && r.base < end(c))
+      throw new VpcError(
+        'VPC_INVALID_OPTIONS',
+        'start',
+        `VPC IPv6 block ${v.ipv6CidrBlock} overlaps ${VPC_IPV6_ADDRESSES.reserved}, used by the virtual VPC`,
+      );
+  }
   const random: RandomSource = options.random ?? (() => randomBytes(4).readUInt32BE() / 2 ** 32);
   const runId = options.runId === undefined ? newRunId(random) : checkRunId('start', options.runId);
   const stateDir = options.stateDir ?? VPC_STATE_DIR;
@@ -172,6 +184,7 @@ export async function startVirtualVpc(options: VirtualVpcOptions): Promise<Virtu
       routerNetns: routerPath,
       internetNetns: internetPath,
       vpcCidrs: s.state.vpcs().flatMap((v) => v.cidrBlocks),
+      vpcIpv6Cidrs: s.state.vpcs().flatMap((v) => (v.ipv6CidrBlock ? [v.ipv6CidrBlock] : [])),
       subnets,
     });
     const r = router;

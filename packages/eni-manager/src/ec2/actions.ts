@@ -1,4 +1,6 @@
 import type {
+  AssignIpv6AddressesCommandInput,
+  AssignIpv6AddressesCommandOutput,
   AssignPrivateIpAddressesCommandInput,
   AssignPrivateIpAddressesCommandOutput,
   AssociateTrunkInterfaceCommandInput,
@@ -33,6 +35,8 @@ import type {
 
 /** The EC2 actions this package calls, each with its SDK input and output types. */
 export interface Ec2Actions {
+  /** `ec2:AssignIpv6Addresses` */
+  AssignIpv6Addresses: [AssignIpv6AddressesCommandInput, AssignIpv6AddressesCommandOutput];
   /** `ec2:AssignPrivateIpAddresses` */
   AssignPrivateIpAddresses: [AssignPrivateIpAddressesCommandInput, AssignPrivateIpAddressesCommandOutput];
   /** `ec2:AssociateTrunkInterface` (a branch ENI onto a trunk, under a VLAN id) */
@@ -82,6 +86,7 @@ export type Ec2Action = keyof Ec2Actions;
 
 /** Actions that change EC2 state (what the "mutating calls per new ENI" benchmark counts). */
 export const mutatingActions: ReadonlySet<string> = new Set([
+  'AssignIpv6Addresses',
   'AssignPrivateIpAddresses',
   'AssociateTrunkInterface',
   'AttachNetworkInterface',
@@ -102,6 +107,7 @@ export const mutatingActions: ReadonlySet<string> = new Set([
  * its `ClientToken` makes a retry return the same ENI.
  */
 export const nonIdempotentActions: ReadonlySet<string> = new Set([
+  'AssignIpv6Addresses',
   'AssignPrivateIpAddresses',
   'AttachNetworkInterface',
 ]);

@@ -41,6 +41,10 @@ export interface Ec2Eni {
   readonly secondaryIpv4: readonly string[];
   /** Delegated IPv4 prefixes. */
   readonly ipv4Prefixes: readonly string[];
+  /** IPv6 addresses. */
+  readonly ipv6Addresses: readonly string[];
+  /** Delegated IPv6 /80 prefixes. */
+  readonly ipv6Prefixes: readonly string[];
   /** Security group ids. */
   readonly securityGroupIds: readonly string[];
   /** Tags as a map. */
@@ -80,6 +84,10 @@ export function toEc2Eni(ni: NetworkInterface, action: string): Ec2Eni {
       .filter((a) => a.Primary !== true && a.PrivateIpAddress !== undefined && a.PrivateIpAddress !== primary)
       .map((a) => a.PrivateIpAddress!),
     ipv4Prefixes: (ni.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix === undefined ? [] : [p.Ipv4Prefix])),
+    ipv6Addresses: (ni.Ipv6Addresses ?? []).flatMap((a) =>
+      a.Ipv6Address === undefined ? [] : [a.Ipv6Address],
+    ),
+    ipv6Prefixes: (ni.Ipv6Prefixes ?? []).flatMap((p) => (p.Ipv6Prefix === undefined ? [] : [p.Ipv6Prefix])),
     securityGroupIds: (ni.Groups ?? []).flatMap((g) => (g.GroupId === undefined ? [] : [g.GroupId])),
     tags,
     attachment:

@@ -1,4 +1,5 @@
 import {
+  AssignIpv6AddressesCommand,
   AssignPrivateIpAddressesCommand,
   AssociateTrunkInterfaceCommand,
   AttachNetworkInterfaceCommand,
@@ -23,6 +24,7 @@ import type { Ec2Action, Ec2Actions } from './actions.js';
 
 /** The SDK's command class for every action in {@link Ec2Actions}. */
 export const ec2Commands = {
+  AssignIpv6Addresses: AssignIpv6AddressesCommand,
   AssignPrivateIpAddresses: AssignPrivateIpAddressesCommand,
   AssociateTrunkInterface: AssociateTrunkInterfaceCommand,
   AttachNetworkInterface: AttachNetworkInterfaceCommand,

@@ -52,7 +52,10 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
     const base = `network/interfaces/macs/${mac}/`;
     const fields = new Set((await imds.lines(base)).map((f) => f.replace(/\/$/, '')));
     if (fields.size === 0) return undefined;
-    const [eniId, device, card, subnetId, subnetCidr, vpcId, vpcCidrs, groups, v4, v4p, v6, v6p] =
+    // IPv6 blocks only where the listing names them (most nodes have none: no 404 round trips).
+    const optionalList = (field: string) =>
+      fields.has(field) ? list(`${base}${field}`, ipv6Cidr, 'an IPv6 CIDR') : Promise.resolve([]);
+    const [eniId, device, card, subnetId, subnetCidr, vpcId, vpcCidrs, groups, v4, v4p, v6, v6p, sub6, vpc6] =
       await Promise.all([
         text(`${base}interface-id`, (v) => awsId('eni', v), 'an ENI id'),
         imds.get(`${base}device-number`),
@@ -66,6 +69,8 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
         list(`${base}ipv4-prefix`, ipv4Cidr, 'an IPv4 prefix'),
         list(`${base}ipv6s`, ipv6, 'an IPv6 address'),
         list(`${base}ipv6-prefix`, ipv6Cidr, 'an IPv6 prefix'),
+        optionalList('subnet-ipv6-cidr-blocks'),
+        optionalList('vpc-ipv6-cidr-blocks'),
       ]);
     return {
       mac,
@@ -82,6 +87,8 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
       ipv4Prefixes: v4p,
       ipv6Addresses: v6,
       ipv6Prefixes: v6p,
+      subnetIpv6Cidrs: sub6,
+      vpcIpv6Cidrs: vpc6,
     };
   }
 
@@ -94,7 +101,7 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
   }
 
   async function discoverNode(): Promise<NodeInfo> {
-    const [instanceId, instanceType, availabilityZone, region, localIpv4, primaryMac, enis] =
+    const [instanceId, instanceType, availabilityZone, region, localIpv4, localIpv6, primaryMac, enis] =
       await Promise.all([
         text('instance-id', (v) => awsId('i', v), 'an instance id'),
         text(
@@ -109,6 +116,7 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
         ),
         imds.getOptional('placement/region'),
         text('local-ipv4', ipv4, 'an IPv4 address'),
+        imds.getOptional('ipv6'),
         text('mac', macShape, 'a MAC address'),
         listEnis(),
       ]);
@@ -133,6 +141,7 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
       availabilityZone,
       region: regionName,
       localIpv4,
+      localIpv6: localIpv6 === undefined ? undefined : checked('ipv6', localIpv6, ipv6, 'an IPv6 address'),
       primaryMac,
       primaryEni,
       enis,

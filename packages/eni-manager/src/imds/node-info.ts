@@ -26,6 +26,10 @@ export interface ImdsEni {
   readonly ipv6Addresses: readonly string[];
   /** `ipv6-prefix`: delegated /80 prefixes. */
   readonly ipv6Prefixes: readonly string[];
+  /** `subnet-ipv6-cidr-blocks` (empty when the subnet has no IPv6 CIDR). */
+  readonly subnetIpv6Cidrs: readonly string[];
+  /** `vpc-ipv6-cidr-blocks` (empty when the VPC has no IPv6 block). */
+  readonly vpcIpv6Cidrs: readonly string[];
 }
 
 /** What a node learns about itself from IMDS at start-up. */
@@ -40,6 +44,8 @@ export interface NodeInfo {
   readonly region: string;
   /** `local-ipv4`: the primary address of the primary ENI. */
   readonly localIpv4: string;
+  /** `ipv6`: the primary ENI's IPv6 address, when it has one. */
+  readonly localIpv6: string | undefined;
   /** `mac`: the primary ENI's MAC. */
   readonly primaryMac: string;
   /** The primary ENI (the one with {@link NodeInfo.primaryMac}). */

@@ -31,9 +31,14 @@ export const OTHER_INSTANCE = 'i-0a000000000000002';
 
 export const scenario = {
   region: 'us-west-2',
-  vpcs: [{ id: VPC, cidrBlocks: ['10.0.0.0/16', '10.1.0.0/16'] }],
+  vpcs: [{ id: VPC, cidrBlocks: ['10.0.0.0/16', '10.1.0.0/16'], ipv6CidrBlock: '2001:db8:c00::/56' }],
   subnets: [
-    { id: PRIMARY_SUBNET, cidrBlock: '10.0.0.0/24', availabilityZone: 'us-west-2a' },
+    {
+      id: PRIMARY_SUBNET,
+      cidrBlock: '10.0.0.0/24',
+      ipv6CidrBlock: '2001:db8:c00:1::/64',
+      availabilityZone: 'us-west-2a',
+    },
     {
       id: FRAG_SUBNET,
       cidrBlock: '10.0.1.0/26',
@@ -56,7 +61,13 @@ export const scenario = {
   ],
   securityGroups: [{ id: SG, name: 'nodes' }],
   instances: [
-    { id: INSTANCE, instanceType: 'm5.large', subnetId: PRIMARY_SUBNET, securityGroupIds: [SG] },
+    {
+      id: INSTANCE,
+      instanceType: 'm5.large',
+      subnetId: PRIMARY_SUBNET,
+      securityGroupIds: [SG],
+      ipv6AddressCount: 1,
+    },
     { id: OTHER_INSTANCE, instanceType: 't3.small', subnetId: PRIMARY_SUBNET, securityGroupIds: [SG] },
   ],
 };

@@ -7,6 +7,8 @@
  *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
  *   --custom-networking  VPC 10.20.0.0/16 + 100.64.0.0/16, nodes in 10.20.x of two zones, an ENIConfig per zone:
  *                    pods get 100.64.x addresses from ENIs in the zone's pod subnet, with the pods' group
+ *   --ipv6           an IPv6 cluster: dual-stack VPC, aws-node in IPv6 mode (pods get /128s from each node's /80),
+ *                    egress-cni for IPv4 destinations; the matrix pings the IPv6 and the IPv4-only internet hosts
  *   --down RUN_ID    tear down a kept setup
  *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
  *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
@@ -33,11 +35,12 @@ interface Args {
   hold: string | undefined;
   image: boolean;
   customNetworking: boolean;
+  ipv6: boolean;
 }
 
 const USAGE = [
   'usage: npm run demo -- [--keep] [--json] [--image] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
-  '                        [--custom-networking]',
+  '                        [--custom-networking | --ipv6]',
   '       npm run demo -- --down RUN_ID',
   '       npm run demo -- --help | --version',
 ].join('\n');
@@ -56,6 +59,7 @@ const DEMO_OPTIONS = {
   hold: { type: 'string' },
   image: { type: 'boolean' },
   'custom-networking': { type: 'boolean' },
+  ipv6: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -84,7 +88,12 @@ function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
     hold: values.hold,
     image: values.image === true,
     customNetworking: values['custom-networking'] === true,
+    ipv6: values.ipv6 === true,
   };
+  if (a.ipv6 && a.customNetworking)
+    throw new UsageError(
+      '--ipv6 and --custom-networking do not go together (no custom networking in IPv6 mode)',
+    );
   if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
   if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
   return a;
@@ -117,7 +126,7 @@ async function bringUp(
     launcher = containerdLauncher(containerd, report.image);
   }
   print(
-    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}…`,
+    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}${args.ipv6 ? ' (IPv6: a dual-stack VPC, aws-node in IPv6 mode, /128 pods from a /80 per node)' : ''}…`,
   );
   const cluster = await Cluster.start({
     nodes: args.nodes,
@@ -126,6 +135,7 @@ async function bringUp(
     bandwidth: true,
     env: { ANNOTATE_POD_IP: 'true', ...(args.customNetworking ? customNetworkingEnv : {}) },
     ...(args.customNetworking ? { network: customNetworkingLayout } : {}),
+    ...(args.ipv6 ? { ipv6: true } : {}),
     ...(launcher ? { launcher } : {}),
   }).catch(async (e: unknown) => {
     await stopContainerd(containerd);
@@ -185,6 +195,7 @@ async function bringUp(
       address: p.address,
     })),
     internetHost: described.internet.host,
+    ...(described.internet.hostIpv6 ? { internetHostIpv6: described.internet.hostIpv6 } : {}),
     kubernetes: { server: `https://${cluster.kube.address}:443`, kubeconfigFromHost: cluster.kube.sim.url },
     connectivityOk: matrix.ok,
     down: `${selfCommand()} --down ${cluster.vpc.runId}`,
@@ -294,6 +305,8 @@ async function main(): Promise<number> {
       '--pods',
       String(args.pods),
       ...(args.image ? ['--image'] : []),
+      ...(args.customNetworking ? ['--custom-networking'] : []),
+      ...(args.ipv6 ? ['--ipv6'] : []),
     ],
     {
       detached: true,

@@ -8,7 +8,13 @@ interface EnisDoc {
     AssignedIPs: number;
     ENIs: Record<
       string,
-      { ID: string; DeviceNumber: number; IsPrimary: boolean; AvailableIPv4Cidrs: Record<string, unknown> }
+      {
+        ID: string;
+        DeviceNumber: number;
+        IsPrimary: boolean;
+        AvailableIPv4Cidrs: Record<string, unknown>;
+        IPv6Cidrs?: Record<string, unknown>;
+      }
     >;
   };
 }
@@ -31,7 +37,8 @@ export async function podTable(cluster: Cluster): Promise<string> {
     let device = '?';
     for (const card of Object.values(doc)) {
       for (const eni of Object.values(card.ENIs)) {
-        if (Object.keys(eni.AvailableIPv4Cidrs).some((c) => inCidr(pod.address, c))) {
+        const cidrs = [...Object.keys(eni.AvailableIPv4Cidrs), ...Object.keys(eni.IPv6Cidrs ?? {})];
+        if (cidrs.some((c) => inCidr(pod.address, c))) {
           eniId = eni.ID;
           device = String(eni.DeviceNumber);
         }
@@ -49,13 +56,17 @@ export async function podTable(cluster: Cluster): Promise<string> {
   return formatTable(rows);
 }
 
-/** Every pod pings every other pod and the internet host: a ✓/✗ grid. */
+/**
+ * Every pod pings every other pod and the internet host (in a dual-stack VPC both: the IPv4-only one, which IPv6
+ * pods reach through egress-cni, and the IPv6-only one): a ✓/✗ grid.
+ */
 export async function connectivityMatrix(cluster: Cluster): Promise<{ text: string; ok: boolean }> {
-  const internet = cluster.vpc.describe().internet.host;
+  const { internet } = cluster.vpc.describe();
   const pods: ClusterPod[] = [...cluster.pods];
   const targets = [
     ...pods.map((p) => ({ label: p.name, address: p.address })),
-    { label: 'internet', address: internet },
+    { label: internet.hostIpv6 ? 'internet-v4' : 'internet', address: internet.host },
+    ...(internet.hostIpv6 ? [{ label: 'internet-v6', address: internet.hostIpv6 }] : []),
   ];
   const rows = [['FROM \\ TO', ...targets.map((t) => t.label)]];
   let ok = true;
