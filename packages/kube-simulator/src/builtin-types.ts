@@ -517,6 +517,16 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     validate: validateLease,
   }),
   builtin({
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    kind: 'MutatingWebhookConfiguration',
+    plural: 'mutatingwebhookconfigurations',
+    namespaced: false,
+    fields: ['webhooks'],
+    categories: ['api-extensions'],
+    lists: { webhooks: { mergeKey: 'name' } },
+  }),
+  builtin({
     group: 'apiextensions.k8s.io',
     version: 'v1',
     kind: 'CustomResourceDefinition',

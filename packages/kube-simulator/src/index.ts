@@ -4,6 +4,14 @@
  *
  * @packageDocumentation
  */
+export {
+  type AdmissionDeps,
+  type AdmissionInput,
+  admitCreate,
+  MUTATING_WEBHOOK_STORAGE_KEY,
+  type WebhookServiceRef,
+  type WebhookServiceResolver,
+} from './admission.js';
 export { asRecord, BUILTIN_TYPES } from './builtin-types.js';
 export { type CliIo, runCli, USAGE } from './cli-main.js';
 export { type CrdVersion, crdProblems, crdVersions, establishedStatus } from './crd-registry.js';

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AdmissionInput } from './admission.js';
+import { asRecord } from './builtin-types.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import type { FieldValidation, ObjectApi, WriteOptions } from './object-api.js';
 import { PATCH_CONTENT_TYPES } from './patch.js';
 import { authorize, forbidden, type RbacSource, type RequestAttributes, type UserInfo } from './rbac.js';
-import type { ResourceType } from './resource-type.js';
+import { groupVersion, type KubeObject, type ResourceType } from './resource-type.js';
 import {
   type FieldRequirement,
   type LabelSelector,
@@ -36,6 +38,8 @@ export interface RouterDeps {
   readonly maxBodyBytes: number;
   /** When set, every request is answered 503 (a fault). */
   readonly unavailable: () => boolean;
+  /** Mutating admission of creates (the object as sent → the object to store); none: stored as sent. */
+  readonly admitCreate?: (input: AdmissionInput) => Promise<KubeObject>;
   /** Called for every request (method, path, status) once answered. */
   readonly onRequest?: (method: string, path: string, status: number) => void;
 }
@@ -154,6 +158,19 @@ const VERB_BY_METHOD: Record<string, { one: string; many: string }> = {
   DELETE: { one: 'delete', many: 'deletecollection' },
 };
 
+/** Whether a create body is well-formed enough to be shown to admission webhooks (else the create refuses it). */
+function admissible(t: ResourceType, obj: Record<string, unknown>, namespace: string): boolean {
+  const meta = obj.metadata === undefined ? {} : asRecord(obj.metadata);
+  return (
+    (obj.apiVersion === undefined || obj.apiVersion === groupVersion(t)) &&
+    (obj.kind === undefined || obj.kind === t.kind) &&
+    meta !== undefined &&
+    (!t.namespaced ||
+      (namespace !== '' &&
+        (meta.namespace === undefined || meta.namespace === '' || meta.namespace === namespace)))
+  );
+}
+
 /** Decodes one `%`-escaped path segment; a malformed escape is the client's error (400), not the server's. */
 function decodePathSegment(segment: string): string {
   try {
@@ -241,7 +258,7 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
       name: resource.name ?? (method === 'POST' ? '' : ''),
     };
     if (!authorize(deps.rbac, user!, attrs)) throw forbidden(user!, attrs);
-    await serveResource(req, res, t, resource, namespace, verb, q);
+    await serveResource(req, res, t, resource, namespace, verb, q, user!);
   };
 
   function authenticate(req: IncomingMessage): UserInfo | 'invalid' | undefined {
@@ -327,6 +344,7 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
     namespace: string,
     verb: string,
     q: URLSearchParams,
+    user: UserInfo,
   ): Promise<void> {
     const api = deps.api;
     const ns = t.namespaced ? namespace : '';
@@ -379,7 +397,24 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
         return openWatch(req, res, t, r, q);
       case 'create': {
         const o = writeOptions(q);
-        const result = api.create(t, namespace, await jsonBody(), o);
+        const sent = await jsonBody();
+        const obj = asRecord(sent);
+        const admitted =
+          deps.admitCreate && obj && admissible(t, obj, namespace)
+            ? await deps.admitCreate({
+                type: t,
+                namespace,
+                object: {
+                  ...obj,
+                  apiVersion: groupVersion(t),
+                  kind: t.kind,
+                  metadata: { ...(asRecord(obj.metadata) ?? {}), ...(t.namespaced ? { namespace } : {}) },
+                },
+                user,
+                dryRun: o.dryRun ?? false,
+              })
+            : sent;
+        const result = api.create(t, namespace, admitted, o);
         return send(res, 201, result.object, result.warnings);
       }
       case 'update': {

@@ -1,6 +1,8 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { admitCreate, MUTATING_WEBHOOK_STORAGE_KEY, type WebhookServiceResolver } from './admission.js';
+import { asRecord } from './builtin-types.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { ObjectApi } from './object-api.js';
 import type { KubeObject } from './resource-type.js';
@@ -44,6 +46,11 @@ export interface KubeSimOptions {
   readonly now?: () => number;
   /** Timers for watch bookmarks and timeouts. */
   readonly timers?: WatchTimers;
+  /**
+   * Where admission webhooks given as `clientConfig.service` are reached (the simulator has no cluster network);
+   * unresolved Services are unreachable. `clientConfig.url` webhooks are called at their URL.
+   */
+  readonly resolveWebhookService?: WebhookServiceResolver;
 }
 
 /** One answered request. */
@@ -192,6 +199,18 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     serverAddress: () => `${host}:${port}`,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     unavailable: () => unavailable,
+    admitCreate: (input) =>
+      admitCreate(
+        {
+          configurations: () => store.list(MUTATING_WEBHOOK_STORAGE_KEY),
+          namespaceLabels: (name) => {
+            const ns = store.get('/namespaces', '', name);
+            return ns ? ((asRecord(ns.metadata?.labels) ?? {}) as Record<string, string>) : undefined;
+          },
+          resolveService: options.resolveWebhookService,
+        },
+        input,
+      ),
     onRequest: (method, url, status) => {
       requests.push({ method, url, status });
       if (requests.length > MAX_REQUEST_LOG) requests.splice(0, requests.length - MAX_REQUEST_LOG);
