@@ -9,7 +9,14 @@
  */
 
 export { type ProgramIo, runProgram } from './cli/main.js';
-export { type CommandLine, parseDuration, readCommandLine, type Settings, USAGE } from './cli/options.js';
+export {
+  type CommandLine,
+  DEFAULT_WEBHOOK_CERT_DIR,
+  parseDuration,
+  readCommandLine,
+  type Settings,
+  USAGE,
+} from './cli/options.js';
 export {
   CONTROLLER_RATE_LIMITS,
   type ControllerOptions,
@@ -45,3 +52,14 @@ export { VPC_RESOURCES_GROUP } from './kube/caches.js';
 export { EVENT_COMPONENT, EVENT_REASONS } from './kube/events.js';
 export { LEADER_ELECTION_ID, type LeaderElectionOptions, microTime } from './kube/leader.js';
 export { VERSION } from './version.js';
+export {
+  POD_ENI_QUANTITY,
+  POD_MUTATION_PATH,
+  POD_MUTATION_WEBHOOK_NAME,
+  type PodToAdmit,
+  type PolicyLookup,
+  podEniPatch,
+  type ReviewAnswer,
+  reviewPod,
+} from './webhook/pod-mutation.js';
+export { serveWebhook, type WebhookServerOptions, WebhookStartError } from './webhook/server.js';

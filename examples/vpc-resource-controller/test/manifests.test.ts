@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { debianKubectl, eventually, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
+import { DEFAULT_WEBHOOK_CERT_DIR, POD_MUTATION_PATH, POD_MUTATION_WEBHOOK_NAME } from '../src/index.js';
 import { startWorld, type World } from './support/world.js';
 
 const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
@@ -36,15 +37,17 @@ async function render(): Promise<{ objects: Obj[] }> {
 }
 
 describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', () => {
-  it('render a Deployment of two electing replicas, its ServiceAccount, RBAC and the SecurityGroupPolicy CRD', async () => {
+  it('render a Deployment of two electing replicas, its ServiceAccount, RBAC, the SecurityGroupPolicy CRD and the pod webhook', async () => {
     const { objects } = await render();
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
       'ClusterRole/vpc-resource-controller',
       'ClusterRoleBinding/vpc-resource-controller',
       'CustomResourceDefinition/securitygrouppolicies.vpcresources.k8s.aws',
       'Deployment/vpc-resource-controller',
+      'MutatingWebhookConfiguration/vpc-resource-controller',
       'Role/vpc-resource-controller-leader-election',
       'RoleBinding/vpc-resource-controller-leader-election',
+      'Service/vpc-resource-controller-webhook',
       'ServiceAccount/vpc-resource-controller',
     ]);
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
@@ -64,7 +67,36 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
       readinessProbe: { httpGet: { path: string; port: string } };
       ports: { name: string; containerPort: number }[];
     };
-    expect(probes.ports).toEqual([{ name: 'healthz', containerPort: 61779 }]);
+    expect(probes.ports).toEqual([
+      { name: 'healthz', containerPort: 61779 },
+      { name: 'webhook-server', containerPort: 9443 },
+    ]);
+    // The webhook: served on the port the Service targets, with the certificate Secret mounted where the
+    // program reads it by default, and the configuration pointing at that Service and the program's path.
+    expect(c.args).toContain('--webhook-bind-address=:9443');
+    const mounts = (c as unknown as { volumeMounts: { name: string; mountPath: string }[] }).volumeMounts;
+    expect(mounts).toEqual([
+      { name: 'webhook-cert', mountPath: `${DEFAULT_WEBHOOK_CERT_DIR}`, readOnly: true },
+    ]);
+    expect((pod as unknown as { volumes: unknown[] }).volumes).toEqual([
+      {
+        name: 'webhook-cert',
+        secret: { secretName: 'vpc-resource-controller-webhook-cert', defaultMode: 0o444 },
+      },
+    ]);
+    const service = objects.find((o) => o.kind === 'Service')!;
+    expect(service.metadata.namespace).toBe('kube-system');
+    expect(service.spec?.['ports']).toEqual([{ name: 'webhook', port: 443, targetPort: 'webhook-server' }]);
+    const mwc = objects.find((o) => o.kind === 'MutatingWebhookConfiguration')! as unknown as {
+      webhooks: { name: string; failurePolicy: string; clientConfig: { service: Record<string, unknown> } }[];
+    };
+    expect(mwc.webhooks.map((w) => [w.name, w.failurePolicy, w.clientConfig.service])).toEqual([
+      [
+        POD_MUTATION_WEBHOOK_NAME,
+        'Ignore',
+        { name: service.metadata.name, namespace: 'kube-system', path: POD_MUTATION_PATH, port: 443 },
+      ],
+    ]);
     expect(probes.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'healthz' });
     expect(probes.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'healthz' });
     // The command names the program at the image's path (/app is this package).
@@ -74,9 +106,9 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
 
   it('applied with kubectl, the ServiceAccount token is enough to run the controller (least privilege that works)', async () => {
     world = await startWorld();
-    // kube-simulator stores no Deployments (it runs nothing): apply everything else.
+    // kube-simulator stores no Deployments (it runs nothing) nor Services: apply everything else.
     const text = (await render()).objects
-      .filter((o) => o.kind !== 'Deployment')
+      .filter((o) => o.kind !== 'Deployment' && o.kind !== 'Service')
       .map((o) => stringify(o))
       .join('---\n');
     const admin = world.kubeconfigPath;

@@ -23,6 +23,33 @@ describe('the command line', () => {
     expect(at('[::1]:8081')).toEqual({ host: '::1', port: 8081 });
   });
 
+  it('serves the webhook only when asked, with the certificate files where the Secret is mounted by default', () => {
+    const run = (args: string[]) => readCommandLine([...base, ...args], env);
+    expect(run([])).toMatchObject({ kind: 'run', settings: { webhook: undefined } });
+    expect(run(['--webhook-bind-address', ':9443'])).toMatchObject({
+      kind: 'run',
+      settings: {
+        webhook: {
+          host: '',
+          port: 9443,
+          certFile: '/tmp/k8s-webhook-server/serving-certs/tls.crt',
+          keyFile: '/tmp/k8s-webhook-server/serving-certs/tls.key',
+        },
+      },
+    });
+    expect(
+      run(['--webhook-bind-address', '127.0.0.1:0', '--webhook-cert-file', '/c', '--webhook-key-file', '/k']),
+    ).toMatchObject({ settings: { webhook: { host: '127.0.0.1', port: 0, certFile: '/c', keyFile: '/k' } } });
+    expect(run(['--webhook-bind-address', '9443'])).toEqual({
+      kind: 'invalid',
+      problem: 'bad --webhook-bind-address "9443": HOST:PORT or :PORT',
+    });
+    expect(run(['--webhook-cert-file', '/c'])).toEqual({
+      kind: 'invalid',
+      problem: '--webhook-cert-file and --webhook-key-file need --webhook-bind-address',
+    });
+  });
+
   it('has the reference defaults: 60 s cooldown, no election, 8 at once; region from the environment', () => {
     const line = readCommandLine(base, env);
     expect(line).toMatchObject({

@@ -3,6 +3,9 @@ import { type RunningController, startController } from '../controller/controlle
 import { jsonLogger } from '../controller/logger.js';
 import { describeKubeError, kubeApis } from '../kube/apis.js';
 import { VERSION } from '../version.js';
+import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
+import { apiPolicyLookup } from '../webhook/policy-lookup.js';
+import { serveWebhook, WebhookStartError } from '../webhook/server.js';
 import { serveHealthProbes } from './health.js';
 import { readCommandLine, USAGE } from './options.js';
 
@@ -118,7 +121,30 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       );
     }
   }
+  let webhook: Awaited<ReturnType<typeof serveWebhook>> | undefined;
+  if (s.webhook !== undefined) {
+    try {
+      webhook = await serveWebhook({ ...s.webhook, lookup: apiPolicyLookup(api), log });
+      log.log('info', 'serving the pod mutating webhook', {
+        address: webhook.address.address,
+        port: webhook.address.port,
+        path: POD_MUTATION_PATH,
+      });
+    } catch (e) {
+      probes?.server.close();
+      await controller.stop();
+      const code = e instanceof WebhookStartError ? e.code : 'LISTEN_FAILED';
+      return fail(
+        `cannot serve the webhook: ${e instanceof Error ? e.message : String(e)}`,
+        code === 'CERT_UNREADABLE'
+          ? 'mount the serving certificate Secret, or pass --webhook-cert-file and --webhook-key-file'
+          : 'pick a free port with --webhook-bind-address',
+      );
+    }
+  }
   const stop = async () => {
+    webhook?.server.close();
+    webhook?.server.closeAllConnections();
     probes?.server.close();
     await controller.stop();
   };
@@ -133,6 +159,9 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     void controller.lost.then(async (reason) => {
       if (done) return;
       done = true;
+      webhook?.server.close();
+      webhook?.server.closeAllConnections();
+      probes?.server.close();
       await controller.stop();
       io.stderr(
         `vpc-resource-controller: lost the leader lease: ${reason} (hint: another replica acts now; this one exits to restart clean)\n`,

@@ -8,6 +8,10 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../controller/logger.js';
 import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
+import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
+
+/** Where the serving certificate Secret is mounted (the reference's controller-runtime default). */
+export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 
 /** The usage text (`--help`). */
 export const USAGE = `usage: vpc-resource-controller --cluster-name NAME [options]
@@ -31,6 +35,14 @@ options:
   --renew-deadline DURATION      (default 10s)
   --retry-period DURATION        (default 2s)
   --health-probe-bind-address A  serve /healthz and /readyz on HOST:PORT or :PORT (default: off)
+  --webhook-bind-address A       serve the pod mutating webhook (POST ${POD_MUTATION_PATH}) over HTTPS on
+                                 HOST:PORT or :PORT (default: off; the manifests use :9443): pods a
+                                 SecurityGroupPolicy selects get vpc.amazonaws.com/pod-eni: "1" in the limits
+                                 and requests of their first container
+  --webhook-cert-file PATH       PEM certificate the webhook serves; its names must include
+                                 <service>.<namespace>.svc (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.crt,
+                                 where the manifests mount the Secret vpc-resource-controller-webhook-cert)
+  --webhook-key-file PATH        its PEM private key (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.key)
   --log-level LEVEL              debug, info, warn or error (default info)
   -h, --help                     this text
   -v, --version                  the version
@@ -65,6 +77,10 @@ export interface Settings {
   readonly logLevel: LogLevel;
   /** Where to serve `/healthz` and `/readyz` (undefined: nowhere). */
   readonly healthProbes: { readonly host: string; readonly port: number } | undefined;
+  /** The pod mutating webhook (undefined: not served). */
+  readonly webhook:
+    | { readonly host: string; readonly port: number; readonly certFile: string; readonly keyFile: string }
+    | undefined;
 }
 
 /** Parses a duration: seconds, or `<n>ms`, `<n>s`, `<n>m`. Undefined when malformed or negative. */
@@ -110,6 +126,9 @@ export function readCommandLine(
         'retry-period': { type: 'string' },
         'log-level': { type: 'string' },
         'health-probe-bind-address': { type: 'string' },
+        'webhook-bind-address': { type: 'string' },
+        'webhook-cert-file': { type: 'string' },
+        'webhook-key-file': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -155,15 +174,32 @@ export function readCommandLine(
   if (!LEVELS.has(logLevel))
     return invalid(`bad --log-level ${JSON.stringify(logLevel)}: debug, info, warn or error`);
 
-  let healthProbes: Settings['healthProbes'];
-  const probeText = str('health-probe-bind-address');
-  if (probeText !== undefined) {
-    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/.exec(probeText);
+  /** A `HOST:PORT` or `:PORT` flag: undefined when absent, a string when malformed. */
+  const bindAddress = (flag: string): { host: string; port: number } | string | undefined => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/.exec(text);
     const port = m ? Number(m[2]) : -1;
-    if (m === null || port > 65_535)
-      return invalid(`bad --health-probe-bind-address ${JSON.stringify(probeText)}: HOST:PORT or :PORT`);
-    healthProbes = { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port };
-  }
+    if (m === null || port > 65_535) return `bad --${flag} ${JSON.stringify(text)}: HOST:PORT or :PORT`;
+    return { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port };
+  };
+  const healthProbes = bindAddress('health-probe-bind-address');
+  if (typeof healthProbes === 'string') return invalid(healthProbes);
+  const webhookAddress = bindAddress('webhook-bind-address');
+  if (typeof webhookAddress === 'string') return invalid(webhookAddress);
+  const webhook: Settings['webhook'] =
+    webhookAddress === undefined
+      ? undefined
+      : {
+          ...webhookAddress,
+          certFile: str('webhook-cert-file') ?? `${DEFAULT_WEBHOOK_CERT_DIR}/tls.crt`,
+          keyFile: str('webhook-key-file') ?? `${DEFAULT_WEBHOOK_CERT_DIR}/tls.key`,
+        };
+  if (
+    webhook === undefined &&
+    (str('webhook-cert-file') !== undefined || str('webhook-key-file') !== undefined)
+  )
+    return invalid('--webhook-cert-file and --webhook-key-file need --webhook-bind-address');
 
   let leaderElection: LeaderElectionOptions | undefined;
   if (values['leader-elect']) {
@@ -193,6 +229,7 @@ export function readCommandLine(
       leaderElection,
       logLevel: logLevel as LogLevel,
       healthProbes,
+      webhook,
     },
   };
 }

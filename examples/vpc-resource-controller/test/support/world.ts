@@ -7,7 +7,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Ec2Simulator, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
-import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
+import {
+  type KubeSimulator,
+  startKubeSimulator,
+  type WebhookServiceResolver,
+} from '@vpc-cni-kit/kube-simulator';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { parseAllDocuments } from 'yaml';
 import { jsonLogger, type RunningController, startController } from '../../src/index.js';
@@ -66,7 +70,16 @@ const DEFAULT_NODES: WorldNode[] = [
   { name: 'node-2', instanceId: 'i-0a000000000000002', instanceType: 'm5.large', sgp: true },
 ];
 
-export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<World> {
+/** Options of {@link startWorld}. */
+export interface WorldOptions {
+  /** How kube-simulator reaches admission webhook Services. */
+  readonly resolveWebhookService?: WebhookServiceResolver;
+}
+
+export async function startWorld(
+  nodes: WorldNode[] = DEFAULT_NODES,
+  options: WorldOptions = {},
+): Promise<World> {
   const scratch = scratchDir('vpc-rc');
   const ec2 = await startEc2Simulator({
     rateLimits: false,
@@ -85,7 +98,9 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
       })),
     },
   });
-  const kube = await startKubeSimulator();
+  const kube = await startKubeSimulator(
+    options.resolveWebhookService ? { resolveWebhookService: options.resolveWebhookService } : {},
+  );
   const kubeconfigPath = join(scratch.path, 'kubeconfig');
   writeFileSync(kubeconfigPath, kube.kubeconfig());
   for (const file of [

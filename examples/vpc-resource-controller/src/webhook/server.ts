@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../controller/logger.js';
+import { POD_MUTATION_PATH, type PolicyLookup, reviewPod } from './pod-mutation.js';
+
+/** Options of {@link serveWebhook}. */
+export interface WebhookServerOptions {
+  /** PEM certificate file (the Secret's `tls.crt`; its names must include `<service>.<namespace>.svc`). */
+  readonly certFile: string;
+  /** PEM private key file (the Secret's `tls.key`). */
+  readonly keyFile: string;
+  /** Listen address ('' = every address). */
+  readonly host: string;
+  /** Port (0 picks one). */
+  readonly port: number;
+  /** How a pod's security groups are found. */
+  readonly lookup: PolicyLookup;
+  /** Where mutations and refusals are reported. */
+  readonly log: Logger;
+}
+
+/** Why the webhook server could not start. */
+export class WebhookStartError extends Error {
+  /** Discriminator. */
+  readonly kind = 'WebhookStartError' as const;
+  /**
+   * @param code - `CERT_UNREADABLE` (a file cannot be read or is not PEM) or `LISTEN_FAILED`
+   * @param message - one line with the cause
+   */
+  constructor(
+    readonly code: 'CERT_UNREADABLE' | 'LISTEN_FAILED',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WebhookStartError';
+  }
+}
+
+/** Admission reviews are small; the API server's own request limit bounds them. */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+function reply(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  res
+    .writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) })
+    .end(body);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_BODY_BYTES) throw new Error('the request body is larger than 3 MiB');
+    chunks.push(c);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new Error('the request body is not JSON');
+  }
+}
+
+/**
+ * Serves the pod mutating webhook over HTTPS with the certificate and key read from files (as the reference
+ * mounts its serving certificate Secret): `POST /mutate-v1-pod` answers AdmissionReviews; a malformed body is
+ * 400 with the reason, another path 404, another method 405. Rejects with {@link WebhookStartError}.
+ */
+export async function serveWebhook(
+  o: WebhookServerOptions,
+): Promise<{ server: Server; address: AddressInfo }> {
+  let cert: Buffer;
+  let key: Buffer;
+  try {
+    cert = readFileSync(o.certFile);
+    key = readFileSync(o.keyFile);
+  } catch (e) {
+    throw new WebhookStartError(
+      'CERT_UNREADABLE',
+      `cannot read ${(e as NodeJS.ErrnoException).path ?? 'a file'}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+    );
+  }
+  let server: Server;
+  try {
+    server = createServer({ cert, key }, (req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path !== POD_MUTATION_PATH) return reply(res, 404, 'not found\n');
+      if (req.method !== 'POST') return reply(res, 405, 'method not allowed\n');
+      readJson(req)
+        .then((body) => reviewPod(body, o.lookup))
+        .then(
+          (answer) => {
+            if (answer.status === 400) {
+              o.log.log('warn', 'malformed admission review refused', { problem: answer.body });
+              return reply(res, 400, `${answer.body}\n`);
+            }
+            const r = answer.body.response as { allowed: boolean; status?: { message?: string } };
+            if (answer.mutated) o.log.log('debug', 'pod gets the pod-eni resource', {});
+            else if (!r.allowed) o.log.log('warn', 'pod refused', { problem: r.status?.message });
+            reply(res, 200, JSON.stringify(answer.body), 'application/json');
+          },
+          (e: unknown) => {
+            o.log.log('warn', 'malformed admission review refused', {
+              problem: String((e as Error).message ?? e),
+            });
+            reply(res, 400, `${(e as Error).message ?? String(e)}\n`);
+          },
+        );
+    });
+  } catch (e) {
+    throw new WebhookStartError(
+      'CERT_UNREADABLE',
+      `the certificate or key is not usable PEM: ${(e as Error).message.split('\n')[0]}`,
+    );
+  }
+  return new Promise((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new WebhookStartError(
+          'LISTEN_FAILED',
+          `cannot listen on ${o.host || '*'}:${o.port}: ${e.code ?? e.message}`,
+        ),
+      ),
+    );
+    server.listen(o.port, o.host === '' ? undefined : o.host, () => {
+      server.removeAllListeners('error');
+      resolve({ server, address: server.address() as AddressInfo });
+    });
+  });
+}

@@ -1,0 +1,300 @@
+/**
+ * The pod mutating webhook: `reviewPod` on its own, then end to end — kube-simulator calling the built program's
+ * webhook over HTTPS (through the Service of manifests/webhook.yaml and its caBundle), pods created by Debian's
+ * kubectl 1.20 without any limit, and the controller annotating what the webhook marked.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { selfSignedCertificate, type TlsMaterial } from '@vpc-cni-kit/kube-simulator';
+import { debianKubectl, eventually, runKubectl } from '@vpc-cni-kit/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { type PolicyLookup, reviewPod } from '../src/index.js';
+import { DB_CLIENT_SG, startWorld, type World } from './support/world.js';
+
+const WEBHOOK_HOST = 'vpc-resource-controller-webhook.kube-system.svc';
+const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
+
+let world: World | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+function review(object: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'u-1',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      namespace: 'default',
+      operation: 'CREATE',
+      object,
+      ...extra,
+    },
+  };
+}
+
+const pod = (spec: Record<string, unknown>, labels: Record<string, string> = { app: 'db-client' }) => ({
+  metadata: { name: 'p', labels },
+  spec: { containers: [{ name: 'c', image: 'busybox' }], ...spec },
+});
+
+const selects: PolicyLookup = async (p) => (p.labels['app'] === 'db-client' ? [DB_CLIENT_SG] : []);
+
+function patchOf(answer: Awaited<ReturnType<typeof reviewPod>>): unknown {
+  if (answer.status !== 200) throw new Error('not a 200');
+  const r = answer.body['response'] as { patch?: string; patchType?: string };
+  return r.patch === undefined ? undefined : JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8'));
+}
+
+describe('reviewPod (the reference mpod.vpc.k8s.aws mutation)', () => {
+  it('adds pod-eni "1" to the first container, creating resources, or limits and requests, as needed', async () => {
+    expect(patchOf(await reviewPod(review(pod({})), selects))).toEqual([
+      {
+        op: 'add',
+        path: '/spec/containers/0/resources',
+        value: {
+          limits: { 'vpc.amazonaws.com/pod-eni': '1' },
+          requests: { 'vpc.amazonaws.com/pod-eni': '1' },
+        },
+      },
+    ]);
+    const withLimits = pod({
+      containers: [
+        { name: 'a', image: 'x', resources: { limits: { memory: '1Gi' } } },
+        { name: 'b', image: 'y' },
+      ],
+    });
+    expect(patchOf(await reviewPod(review(withLimits), selects))).toEqual([
+      { op: 'add', path: '/spec/containers/0/resources/limits/vpc.amazonaws.com~1pod-eni', value: '1' },
+      {
+        op: 'add',
+        path: '/spec/containers/0/resources/requests',
+        value: { 'vpc.amazonaws.com/pod-eni': '1' },
+      },
+    ]);
+  });
+
+  it('admits unchanged: a pod no policy selects, hostNetwork, Windows and Fargate pods', async () => {
+    const asked: string[] = [];
+    const lookup: PolicyLookup = async (p) => {
+      asked.push(p.namespace);
+      return selects(p);
+    };
+    for (const obj of [
+      pod({}, { app: 'web' }),
+      pod({ hostNetwork: true }),
+      pod({ nodeSelector: { 'kubernetes.io/os': 'windows' } }),
+      pod({}, { app: 'db-client', 'eks.amazonaws.com/fargate-profile': 'fp' }),
+    ]) {
+      const a = await reviewPod(review(obj), lookup);
+      expect(a.status).toBe(200);
+      expect(patchOf(a)).toBeUndefined();
+      expect(
+        (a as unknown as { body: { response: { allowed: boolean; uid: string } } }).body.response,
+      ).toMatchObject({
+        allowed: true,
+        uid: 'u-1',
+      });
+    }
+    // Only the first was looked up; the namespace came from the request.
+    expect(asked).toEqual(['default']);
+  });
+
+  it('a failed policy lookup denies the pod; a malformed review is 400 with the reason', async () => {
+    const failing: PolicyLookup = async () => {
+      throw new Error('HTTP 503: unavailable');
+    };
+    const denied = await reviewPod(review(pod({})), failing);
+    expect(denied.status).toBe(200);
+    expect((denied as unknown as { body: { response: unknown } }).body.response).toMatchObject({
+      allowed: false,
+      status: { code: 403, message: expect.stringContaining('HTTP 503: unavailable') },
+    });
+    for (const [body, why] of [
+      [null, 'AdmissionReview'],
+      [{ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: {} }, 'AdmissionReview'],
+      [{ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, 'request.uid'],
+      [review('not a pod'), 'Pod'],
+      [review(pod({}), { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }), 'Pod'],
+      [review({ metadata: {}, spec: { containers: [] } }), 'no containers'],
+    ] as const) {
+      const a = await reviewPod(body, selects);
+      expect(a.status).toBe(400);
+      expect(a.body).toContain(why);
+    }
+  });
+});
+
+/** The MutatingWebhookConfiguration of manifests/webhook.yaml with this CA and failure policy. */
+function webhookConfiguration(ca: string, failurePolicy: 'Ignore' | 'Fail'): Record<string, unknown> {
+  const docs = parseAllDocuments(readFileSync(join(manifests, 'webhook.yaml'), 'utf8')).map(
+    (d) => d.toJS() as Record<string, unknown>,
+  );
+  const mwc = docs.find((d) => d['kind'] === 'MutatingWebhookConfiguration')!;
+  const hooks = mwc['webhooks'] as Record<string, unknown>[];
+  hooks[0]!['failurePolicy'] = failurePolicy;
+  (hooks[0]!['clientConfig'] as Record<string, unknown>)['caBundle'] = Buffer.from(ca).toString('base64');
+  return mwc;
+}
+
+function podYaml(name: string, labels: Record<string, string>, node = 'node-1'): string {
+  const l = Object.entries(labels)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+  return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: default\n  labels: {${l}}\nspec:\n  nodeName: ${node}\n  containers:\n  - {name: c, image: busybox}\n`;
+}
+
+type StoredPod = {
+  metadata?: { annotations?: Record<string, string> };
+  spec?: {
+    containers?: { resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }[];
+  };
+};
+
+async function startWebhookWorld(): Promise<{
+  world: World;
+  tls: TlsMaterial;
+  kubectl: (args: readonly string[], stdin?: string) => ReturnType<typeof runKubectl>;
+  run: ReturnType<World['spawnBin']>;
+  port: () => number;
+}> {
+  let port = 0;
+  const w = await startWorld(undefined, {
+    resolveWebhookService: (ref) =>
+      ref.namespace === 'kube-system' &&
+      ref.name === 'vpc-resource-controller-webhook' &&
+      ref.port === 443 &&
+      port
+        ? { host: '127.0.0.1', port }
+        : undefined,
+  });
+  world = w;
+  const tls = await selfSignedCertificate([WEBHOOK_HOST]);
+  const certFile = join(w.scratchPath, 'tls.crt');
+  const keyFile = join(w.scratchPath, 'tls.key');
+  writeFileSync(certFile, tls.cert);
+  writeFileSync(keyFile, tls.key, { mode: 0o600 });
+  const run = w.spawnBin([
+    '--webhook-bind-address',
+    '127.0.0.1:0',
+    '--webhook-cert-file',
+    certFile,
+    '--webhook-key-file',
+    keyFile,
+    '--branch-eni-cooldown',
+    '1s',
+  ]);
+  const line = await eventually(
+    'the webhook serves',
+    () => run.log.find((l) => l.includes('"serving the pod mutating webhook"')),
+    20_000,
+  );
+  port = (JSON.parse(line) as { port: number }).port;
+  const kubectl = (args: readonly string[], stdin?: string) =>
+    runKubectl(debianKubectl(), w.kubeconfigPath, `${w.kubeconfigPath}.cache`, args, stdin);
+  return { world: w, tls, kubectl, run, port: () => port };
+}
+
+describe('the webhook end to end (kube-simulator → the program over HTTPS)', () => {
+  it('a pod created by kubectl without any limit that a policy selects is stored with pod-eni, then annotated; others unchanged', async () => {
+    const { world: w, tls, kubectl, run, port } = await startWebhookWorld();
+    w.kube.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'mutatingwebhookconfigurations',
+      webhookConfiguration(tls.cert, 'Fail') as never,
+    );
+    w.policy();
+    const created = await kubectl(['create', '-f', '-'], podYaml('client-1', { app: 'db-client' }));
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toBe('pod/client-1 created\n');
+    const stored = w.kube.objects.get('v1', 'pods', 'client-1', 'default') as StoredPod;
+    expect(stored.spec?.containers?.[0]?.resources).toEqual({
+      limits: { 'vpc.amazonaws.com/pod-eni': '1' },
+      requests: { 'vpc.amazonaws.com/pod-eni': '1' },
+    });
+    await eventually('the branch annotation', () => w.annotation('client-1'), 20_000);
+    expect(w.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
+
+    expect((await kubectl(['create', '-f', '-'], podYaml('web-1', { app: 'web' }))).stdout).toBe(
+      'pod/web-1 created\n',
+    );
+    const plain = w.kube.objects.get('v1', 'pods', 'web-1', 'default') as StoredPod;
+    expect(plain.spec?.containers?.[0]?.resources).toBeUndefined();
+
+    // A malformed review sent straight to the webhook is a 400 with the reason, and the program lives on.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: port(),
+          path: '/mutate-v1-pod',
+          method: 'POST',
+          ca: tls.cert,
+          servername: WEBHOOK_HOST,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end('{"not": "a review"');
+    });
+    expect(answer).toEqual({ status: 400, body: 'the request body is not JSON\n' });
+    expect(run.child.exitCode).toBeNull();
+    expect(w.kube.requests.filter((r) => r.status >= 500)).toEqual([]);
+  });
+
+  it('with the webhook down: failurePolicy Fail refuses the create with the API server message, Ignore creates it without pod-eni', async () => {
+    const { world: w, tls, kubectl, run } = await startWebhookWorld();
+    w.policy();
+    run.child.kill('SIGTERM');
+    await new Promise((r) => run.child.once('exit', r));
+    w.kube.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'mutatingwebhookconfigurations',
+      webhookConfiguration(tls.cert, 'Fail') as never,
+    );
+    const refused = await kubectl(['create', '-f', '-'], podYaml('client-2', { app: 'db-client' }));
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(
+      /^Error from server \(InternalError\): error when creating "STDIN": Internal error occurred: failed calling webhook "mpod\.vpc\.k8s\.aws": failed to call webhook: Post "https:\/\/vpc-resource-controller-webhook\.kube-system\.svc:443\/mutate-v1-pod\?timeout=10s": /,
+    );
+    expect(w.kube.objects.get('v1', 'pods', 'client-2', 'default')).toBeUndefined();
+
+    w.kube.objects.delete(
+      'admissionregistration.k8s.io/v1',
+      'mutatingwebhookconfigurations',
+      'vpc-resource-controller',
+    );
+    w.kube.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'mutatingwebhookconfigurations',
+      webhookConfiguration(tls.cert, 'Ignore') as never,
+    );
+    expect((await kubectl(['create', '-f', '-'], podYaml('client-3', { app: 'db-client' }))).stdout).toBe(
+      'pod/client-3 created\n',
+    );
+    const stored = w.kube.objects.get('v1', 'pods', 'client-3', 'default') as StoredPod;
+    expect(stored.spec?.containers?.[0]?.resources).toBeUndefined();
+  });
+
+  it('a certificate it cannot read stops the program at start with one line and a hint (exit 1)', async () => {
+    world = await startWorld();
+    const missing = join(world.scratchPath, 'absent.crt');
+    const run = world.spawnBin(['--webhook-bind-address', '127.0.0.1:0', '--webhook-cert-file', missing]);
+    const code = await new Promise<number | null>((r) => run.child.once('exit', r));
+    expect(code).toBe(1);
+    expect(run.stderr.join('')).toBe(
+      `vpc-resource-controller: cannot serve the webhook: cannot read ${missing}: ENOENT (hint: mount the serving certificate Secret, or pass --webhook-cert-file and --webhook-key-file)\n`,
+    );
+  });
+});
