@@ -61,7 +61,7 @@ function token(key: string): string {
 }
 
 /** The JSONPatch setting the pod-eni quantity in the first container's limits and requests. */
-export function podEniPatch(firstContainer: Json): Json[] {
+export function podEniPatch(firstContainer: Record<string, unknown>): Record<string, unknown>[] {
   const base = '/spec/containers/0/resources';
   const resources = record(firstContainer.resources);
   if (resources === undefined)
