@@ -6,14 +6,14 @@
 //   node benchmarks/vpc-resource-controller/burst.mjs          # a first argument sets the rounds (default 3), a second the burst (50)
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { parseAllDocuments } from 'yaml';
 import { summarize } from '../lib/timing.mjs';
+import { createControllerCrds } from './crds.mjs';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const BURST = Number(process.argv[3] ?? 50);
@@ -48,15 +48,7 @@ async function round(concurrency, latencyMs) {
   const kube = await startKubeSimulator();
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, kube.kubeconfig());
-  for (const file of [
-    'examples/vpc-resource-controller/manifests/crds.yaml',
-    'deploy/kustomize/base/crds.yaml',
-  ])
-    for (const doc of parseAllDocuments(readFileSync(join(repo, file), 'utf8'))) {
-      const obj = doc.toJS();
-      if (obj?.kind === 'CustomResourceDefinition')
-        kube.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', obj);
-    }
+  createControllerCrds(kube);
   for (const n of NODES) {
     kube.objects.create('v1', 'nodes', {
       metadata: { name: n.name },

@@ -15,6 +15,7 @@ import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { parseAllDocuments } from 'yaml';
 import { summarize } from '../lib/timing.mjs';
+import { createControllerCrds } from './crds.mjs';
 
 const N = Number(process.argv[2] ?? 200);
 const WARMUP = 20;
@@ -40,15 +41,7 @@ const kube = await startKubeSimulator({
 });
 const kubeconfig = join(dir, 'kubeconfig');
 writeFileSync(kubeconfig, kube.kubeconfig());
-for (const file of [
-  'examples/vpc-resource-controller/manifests/crds.yaml',
-  'deploy/kustomize/base/crds.yaml',
-])
-  for (const doc of parseAllDocuments(readFileSync(join(repo, file), 'utf8'))) {
-    const obj = doc.toJS();
-    if (obj?.kind === 'CustomResourceDefinition')
-      kube.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', obj);
-  }
+createControllerCrds(kube);
 const tls = await selfSignedCertificate([`${SERVICE.name}.${SERVICE.namespace}.svc`]);
 writeFileSync(join(dir, 'tls.crt'), tls.cert);
 writeFileSync(join(dir, 'tls.key'), tls.key, { mode: 0o600 });
