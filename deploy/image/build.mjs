@@ -69,21 +69,27 @@ const IMAGES = {
   },
 };
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
+function fail(message) {
+  process.stderr.write(`image: ${message}\n`);
+  process.exit(1);
+}
+
+const USAGE =
+  'usage: node deploy/image/build.mjs [--image aws-node|vpc-resource-controller] [--out DIR] [--tag TAG]';
+const options = new Map();
+for (let i = 2; i < process.argv.length; i += 2) {
+  const [flag, value] = [process.argv[i], process.argv[i + 1]];
+  if (!['--image', '--out', '--tag'].includes(flag)) fail(`unknown argument '${flag}'\n${USAGE}`);
+  if (value === undefined || value.startsWith('--')) fail(`${flag} needs a value\n${USAGE}`);
+  options.set(flag, value);
+}
+const arg = (name, dflt) => options.get(name) ?? dflt;
 const out = arg('--out', join(repo, 'node_modules/.cache/vck-image'));
 const tag = arg('--tag', 'dev');
 const name = arg('--image', 'aws-node');
 
 /** Debian packages of the base layer, beyond the `essential` set. */
 const PACKAGES = ['iptables', 'nftables', 'iproute2', 'libstdc++6', 'ca-certificates'];
-
-function fail(message) {
-  process.stderr.write(`image: ${message}\n`);
-  process.exit(1);
-}
 
 function run(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
