@@ -18,3 +18,22 @@ export function packageBuild(entry: Record<string, string>, extra: Partial<Optio
     ...extra,
   };
 }
+
+/**
+ * A program of an example's `dist/bin`: one CommonJS file for Node 20 starting with a `node` shebang, no
+ * declarations, nothing cleaned (it shares `dist` with {@link packageBuild}); `options` add the entry and
+ * whatever else the program needs (bundling, splitting, defines).
+ */
+export function programBuild(options: Options): Options {
+  return {
+    outDir: 'dist/bin',
+    format: ['cjs'],
+    platform: 'node',
+    target: 'node20',
+    dts: false,
+    clean: false,
+    splitting: false,
+    banner: { js: '#!/usr/bin/env node' },
+    ...options,
+  };
+}

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { defineConfig, type Options } from 'tsup';
-import { packageBuild } from '../../tsup.base.js';
+import { defineConfig } from 'tsup';
+import { packageBuild, programBuild } from '../../tsup.base.js';
 import { literalSchemaKeysPlugin } from './build/literal-schema-keys.js';
 import { bundlePluginProgram } from './build/plugin-program.js';
 import { buildSingleExecutable } from './build/single-executable.js';
@@ -22,19 +22,6 @@ const egressSeaProgram = await bundlePluginProgram({
   koffi: 'beside-executable',
 });
 
-/** What every program in dist/bin shares: one CommonJS file for Node 20 starting with a `node` shebang. */
-const program = (options: Options): Options => ({
-  outDir: 'dist/bin',
-  format: ['cjs'],
-  platform: 'node',
-  target: 'node20',
-  dts: false,
-  clean: false,
-  splitting: false,
-  banner: { js: '#!/usr/bin/env node' },
-  ...options,
-});
-
 /** The vpc-cni-kit packages and the AWS SDK bundled from their ES modules, so tree-shaking applies. */
 const BUNDLED = [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//];
 
@@ -45,7 +32,7 @@ export default defineConfig([
   // dist/bin/aws-node-chunks (docs/adr/0003-bundled-daemon.md: VmRSS at 110 pods 151 -> 86 MiB). gRPC,
   // prom-client and koffi (native) stay external, installed as the package's dependencies. `shims` supplies
   // `import.meta.url` (named by netlink's ESM build) to the CommonJS output.
-  program({
+  programBuild({
     entry: { 'aws-node': 'src/bin/aws-node.ts' },
     sourcemap: true,
     splitting: true,
@@ -63,7 +50,7 @@ export default defineConfig([
   }),
   // The init step: bundled like the daemon (so the container image needs only the daemon's three external
   // dependencies), koffi external.
-  program({
+  programBuild({
     entry: { 'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts' },
     sourcemap: true,
     noExternal: BUNDLED,
@@ -76,7 +63,7 @@ export default defineConfig([
   }),
   // The health probe (grpc-health-probe's command line): one small file, the plugin's HTTP/2 client and nothing
   // else, so a kubelet probe costs about a Node start.
-  program({
+  programBuild({
     entry: { 'grpc-health-probe': 'src/bin/grpc-health-probe.ts' },
     minify: true,
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
@@ -85,7 +72,7 @@ export default defineConfig([
   // koffi's native module, which only the daemon-down DEL and CHECK paths load, from `node_modules` beside the
   // binary where aws-vpc-cni-init puts it) is embedded as a string in a small launcher that compiles it with a
   // V8 code cache (src/plugin/launcher.ts).
-  program({
+  programBuild({
     entry: { 'aws-cni': 'src/plugin/launcher.ts' },
     minify: true,
     define: pluginProgram.defines,
@@ -100,7 +87,7 @@ export default defineConfig([
   // egress-cni (the reference's chained plugin for IPv4 egress of IPv6 pods and IPv6 egress of IPv4 pods):
   // the same launcher around its own program, and its own single executable. Unlike aws-cni it loads koffi on
   // every enabled ADD and DEL (it plumbs the egress veth itself), from `node_modules` beside the executable.
-  program({
+  programBuild({
     entry: { 'egress-cni': 'src/plugin/launcher.ts' },
     minify: true,
     define: egressProgram.defines,

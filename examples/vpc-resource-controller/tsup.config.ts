@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
-import { packageBuild } from '../../tsup.base.js';
+import { packageBuild, programBuild } from '../../tsup.base.js';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -13,24 +13,17 @@ export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
   // The controller: one CommonJS program for Node 20 with everything it needs bundled (ADR 0014), so the
   // container image needs only this file; `shims` supplies `import.meta.url` to the CommonJS output.
-  {
+  programBuild({
     entry: { 'vpc-resource-controller': 'src/bin/vpc-resource-controller.ts' },
-    outDir: 'dist/bin',
-    format: ['cjs'],
-    platform: 'node',
-    target: 'node20',
-    dts: false,
-    clean: false,
     // Split as aws-node's daemon is (ADR 0003): the tree-shaken SDK loads on the first EC2 call, from a chunk.
     splitting: true,
     sourcemap: true,
     noExternal: BUNDLED,
-    banner: { js: '#!/usr/bin/env node' },
     esbuildOptions(options) {
       options.mainFields = ['module', 'main'];
       options.chunkNames = 'vpc-resource-controller-chunks/[name]-[hash]';
     },
     shims: true,
     define: { __VPC_RC_VERSION__: JSON.stringify(version) },
-  },
+  }),
 ]);

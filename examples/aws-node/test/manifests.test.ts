@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { debianKubectl, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { loadConfig } from '../src/config/config.js';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
@@ -143,6 +143,72 @@ describe('kustomize manifests, rendered by Debian kubectl 1.20', () => {
       ENABLE_PREFIX_DELEGATION: 'true',
     });
     expect(loadConfig(env)).toMatchObject({ prefixDelegation: true, warmPrefixTarget: 1 });
+  });
+
+  it('security-groups-for-pods overlay: ENABLE_POD_ENI on aws-node plus the controller, applied by kubectl', async () => {
+    const base = render('base');
+    const objects = render('overlays/security-groups-for-pods');
+    const names = (list: K8sObject[]) => list.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    // Exactly the base's objects and the controller's (examples/vpc-resource-controller/manifests).
+    const controllerObjects = render('../../examples/vpc-resource-controller/manifests');
+    expect(names(objects)).toEqual([...names(base), ...names(controllerObjects)].sort());
+    expect(names(controllerObjects)).toContain('Deployment/vpc-resource-controller');
+    // aws-node: the base's environment plus the feature, in strict mode; the init container turns early demux off.
+    const [baseInit] = daemonSet(base).pod.initContainers as [Container];
+    const [baseDaemon] = daemonSet(base).pod.containers as [Container];
+    const { pod } = daemonSet(objects);
+    const [init] = pod.initContainers as [Container];
+    const [daemon] = pod.containers as [Container];
+    expect(literalEnv(daemon)).toEqual({
+      ...literalEnv(baseDaemon),
+      ENABLE_POD_ENI: 'true',
+      POD_SECURITY_GROUP_ENFORCING_MODE: 'strict',
+    });
+    expect(literalEnv(init)).toEqual({ ...literalEnv(baseInit), DISABLE_TCP_EARLY_DEMUX: 'true' });
+    // The daemon accepts it with what the kubelet adds: the API server's address and MY_NODE_NAME (fieldRef).
+    const env = {
+      ...literalEnv(daemon),
+      KUBERNETES_SERVICE_HOST: '10.100.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      MY_NODE_NAME: 'ip-10-0-0-9.us-west-2.compute.internal',
+    };
+    expect(loadConfig(env).podEni).toMatchObject({ enabled: true, mode: 'strict' });
+    // The controller runs its image (deploy/image/build.mjs --image vpc-resource-controller).
+    const deployment = objects.find((o) => o.kind === 'Deployment') as K8sObject;
+    const [controller] = (deployment.spec as { template: { spec: { containers: Container[] } } }).template
+      .spec.containers as [Container];
+    expect(controller.image).toBe('localhost/vpc-cni-kit/vpc-resource-controller:dev');
+    expect(controller.command).toEqual(['node', '/app/dist/bin/vpc-resource-controller.cjs']);
+
+    const dir = scratchDir('vck-manifests-');
+    const sim = await startKubeSimulator({ tls: true });
+    try {
+      const admin = join(dir.path, 'admin.kubeconfig');
+      writeFileSync(admin, sim.kubeconfig());
+      // kube-simulator stores no Deployments (it runs nothing; the controller's image runs under containerd in
+      // tools/cluster-harness/test/controller-image.privileged.test.ts): kubectl applies everything else.
+      const stored = objects.filter((o) => o.kind !== 'Deployment');
+      const applied = await runKubectl(
+        debianKubectl(),
+        admin,
+        `${admin}.cache`,
+        ['apply', '-f', '-'],
+        stored.map((o) => stringify(o)).join('---\n'),
+      );
+      expect(applied.stderr).toBe('');
+      const lines = applied.stdout.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(stored.length);
+      for (const line of lines) expect(line).toMatch(/ created$/);
+      const ds = sim.objects.get('apps/v1', 'daemonsets', 'aws-node', 'kube-system') as {
+        spec: { template: { spec: { containers: Container[] } } };
+      };
+      expect(literalEnv(ds.spec.template.spec.containers[0] as Container)['ENABLE_POD_ENI']).toBe('true');
+      const crd = 'securitygrouppolicies.vpcresources.k8s.aws';
+      expect(sim.objects.get('apiextensions.k8s.io/v1', 'customresourcedefinitions', crd)).toBeDefined();
+    } finally {
+      await sim.close();
+      dir.remove();
+    }
   });
 
   it('applies to kube-simulator with kubectl; the ServiceAccount gets what the daemon uses and no more', async () => {

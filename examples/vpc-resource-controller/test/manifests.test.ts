@@ -106,9 +106,9 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
 
   it('applied with kubectl, the ServiceAccount token is enough to run the controller (least privilege that works)', async () => {
     world = await startWorld();
-    // kube-simulator stores no Deployments (it runs nothing) nor Services: apply everything else.
+    // kube-simulator stores no Deployments (it runs nothing): apply everything else.
     const text = (await render()).objects
-      .filter((o) => o.kind !== 'Deployment' && o.kind !== 'Service')
+      .filter((o) => o.kind !== 'Deployment')
       .map((o) => stringify(o))
       .join('---\n');
     const admin = world.kubeconfigPath;

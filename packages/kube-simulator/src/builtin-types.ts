@@ -517,6 +517,18 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     validate: validateLease,
   }),
   builtin({
+    group: '',
+    version: 'v1',
+    kind: 'Service',
+    plural: 'services',
+    namespaced: true,
+    fields: ['spec', 'status'],
+    shortNames: ['svc'],
+    categories: ['all'],
+    status: true,
+    lists: { 'spec.ports': { mergeKey: 'port' } },
+  }),
+  builtin({
     group: 'admissionregistration.k8s.io',
     version: 'v1',
     kind: 'MutatingWebhookConfiguration',

@@ -18,6 +18,7 @@ export {
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
 export { inNetns, type Ran } from './exec.js';
+export { buildImage, type ImageBuild, type ImageName } from './image.js';
 export {
   awsNodeRbacManifest,
   ClusterKubeApi,

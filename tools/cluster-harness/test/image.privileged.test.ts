@@ -7,38 +7,22 @@
  * connectivity, their plugin being the single executable the init container installed.
  *
  * Part of `npm test` where the image tools are installed (scripts/system-packages.txt has them; the first image
- * build downloads Debian packages, about 2.5 min here, later builds reuse the base layer and take under a
- * minute). `VCK_IMAGE_TEST=0` leaves it out; without mmdebstrap, umoci, skopeo or containerd it skips and says so.
+ * build downloads Debian packages; later builds reuse the cached base layers and take seconds). `VCK_IMAGE_TEST=0` leaves it out; without mmdebstrap, umoci, skopeo or containerd it skips and says so
+ * (./support/image-suite.ts).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { buildLibcniRunner, describePrivileged, scratchDir } from '@vpc-cni-kit/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildLibcniRunner, scratchDir } from '@vpc-cni-kit/testkit';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod } from '../src/cluster.js';
 import { type Containerd, containerdLauncher, startContainerd } from '../src/containerd.js';
+import { buildImage } from '../src/image.js';
+import { imageSuite } from './support/image-suite.js';
 
-const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const IMAGE = 'localhost/vpc-cni-kit/aws-node:dev';
-const IMAGE_TOOLS = ['mmdebstrap', 'umoci', 'skopeo', 'containerd', 'runc'];
-const missingTools = IMAGE_TOOLS.filter(
-  (tool) => !['/usr/bin', '/usr/sbin', '/bin', '/sbin'].some((dir) => existsSync(join(dir, tool))),
-);
-const skipReason =
-  process.env['VCK_IMAGE_TEST'] === '0'
-    ? 'VCK_IMAGE_TEST=0'
-    : missingTools.length > 0
-      ? `missing ${missingTools.join(', ')} (scripts/system-packages.txt)`
-      : undefined;
 
-const suite =
-  skipReason === undefined
-    ? describePrivileged
-    : (name: string, body: () => void) => describe.skip(`${name} (${skipReason})`, body);
-
-suite('the aws-node image under containerd', () => {
+imageSuite('the aws-node image under containerd', () => {
   const scratch = scratchDir('vck-image-');
   let containerd: Containerd | undefined;
   let cluster: Cluster | undefined;
@@ -46,13 +30,7 @@ suite('the aws-node image under containerd', () => {
   let archive = '';
 
   beforeAll(async () => {
-    const report = JSON.parse(
-      execFileSync(process.execPath, [join(repo, 'deploy/image/build.mjs')], {
-        encoding: 'utf8',
-        timeout: 600_000,
-      }),
-    ) as { dockerArchive: string };
-    archive = report.dockerArchive;
+    archive = buildImage('aws-node').dockerArchive;
     containerd = await startContainerd(join(scratch.path, 'containerd'));
     expect(await containerd.importImage(archive)).toContain(IMAGE);
     cluster = await Cluster.start({

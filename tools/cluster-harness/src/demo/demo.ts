@@ -13,7 +13,7 @@
  *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
  *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +22,7 @@ import { awsNodeBinDir, awsNodeVersion } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
 import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
 import { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from '../custom-networking.js';
+import { buildImage } from '../image.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
 
 const STATE_DIR = '/run/vck-demo';
@@ -115,11 +116,7 @@ async function bringUp(
   let launcher: ReturnType<typeof containerdLauncher> | undefined;
   if (args.image) {
     print('building the aws-node image (deploy/image/build.mjs; the first build downloads Debian packages)…');
-    const report = JSON.parse(
-      execFileSync(process.execPath, [join(__dirname, '../../../deploy/image/build.mjs')], {
-        encoding: 'utf8',
-      }),
-    ) as { image: string; dockerArchive: string; sizes: Record<string, string> };
+    const report = buildImage('aws-node');
     print(`image ${report.image}: ${JSON.stringify(report.sizes)}; starting containerd and importing it…`);
     containerd = await startContainerd(join('/tmp', `vck-demo-containerd-${process.pid}`));
     await containerd.importImage(report.dockerArchive);
