@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { request } from 'node:https';
+import { type Agent, request } from 'node:https';
+import { isIP } from 'node:net';
 import { asRecord } from './builtin-types.js';
 import { jsonPatch } from './patch.js';
 import type { UserInfo } from './rbac.js';
@@ -49,6 +50,8 @@ export interface AdmissionDeps {
   readonly namespaceLabels: (name: string) => Record<string, string> | undefined;
   /** Service → address; a Service it does not resolve is unreachable (the call fails). */
   readonly resolveService?: WebhookServiceResolver | undefined;
+  /** The HTTPS agent calls go through (a keep-alive one reuses connections, as the API server does). */
+  readonly agent?: Agent | undefined;
 }
 
 interface Webhook {
@@ -136,6 +139,7 @@ function post(
   caBundle: string | undefined,
   body: string,
   timeoutMs: number,
+  agent: Agent | undefined,
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const fail = (why: string) => reject(new Error(`Post "${target.display}": ${why}`));
@@ -144,9 +148,10 @@ function post(
       {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-        servername: target.servername,
+        // TLS has no server name for an IP address (RFC 6066): the certificate's IP SAN is checked instead.
+        ...(isIP(target.servername) ? {} : { servername: target.servername }),
         ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString('utf8') } : {}),
-        timeout: timeoutMs,
+        ...(agent ? { agent } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -280,6 +285,7 @@ export async function admitCreate(deps: AdmissionDeps, input: AdmissionInput): P
         typeof cc.caBundle === 'string' ? cc.caBundle : undefined,
         JSON.stringify(review),
         timeoutSeconds * 1000,
+        deps.agent,
       );
     } catch (e) {
       if (ignore) continue;

@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { admitCreate, MUTATING_WEBHOOK_STORAGE_KEY, type WebhookServiceResolver } from './admission.js';
 import { asRecord } from './builtin-types.js';
@@ -190,6 +190,8 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
   const requests: RequestRecord[] = [];
   const host = options.host ?? '127.0.0.1';
   let port = options.port ?? 0;
+  // Webhook calls reuse their connections, as the API server's do (closed with the simulator).
+  const webhookAgent = new HttpsAgent({ keepAlive: true, maxSockets: 32 });
   const router = createRouter({
     api,
     types,
@@ -208,6 +210,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
             return ns ? ((asRecord(ns.metadata?.labels) ?? {}) as Record<string, string>) : undefined;
           },
           resolveService: options.resolveWebhookService,
+          agent: webhookAgent,
         },
         input,
       ),
@@ -320,6 +323,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     async close() {
       if (closed) return;
       closed = true;
+      webhookAgent.destroy();
       if (server.listening) await stopListening();
     },
   };
