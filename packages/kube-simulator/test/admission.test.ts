@@ -20,6 +20,7 @@ const reviews: Record<string, unknown>[] = [];
 let webhook: Server;
 let webhookPort = 0;
 let webhookTls: TlsMaterial;
+let connections = 0;
 let otherCa: TlsMaterial;
 let sim: KubeSimulator;
 const dir = scratchDir('vck-kubesim-admission-');
@@ -63,6 +64,7 @@ beforeAll(async () => {
       else answer();
     });
   });
+  webhook.on('secureConnection', () => connections++);
   await new Promise<void>((r) => webhook.listen(0, '127.0.0.1', r));
   webhookPort = (webhook.address() as AddressInfo).port;
   sim = await startKubeSimulator({
@@ -257,5 +259,35 @@ describe('mutating admission webhooks (admissionregistration.k8s.io/v1)', () => 
     expect(r.code).toBe(500);
     expect(String(r.body.message)).toContain('?timeout=1s": context deadline exceeded');
     expect(Date.now() - started).toBeLessThan(1900);
+  });
+
+  it('dryRun=All reaches webhooks without side effects and stores nothing; others refuse it; calls reuse a connection', async () => {
+    configure([hook()]);
+    reviews.length = 0;
+    const before = connections;
+    for (const name of ['dry-1', 'dry-2', 'dry-3']) {
+      const dry = await core().createNamespacedPod({
+        namespace: 'default',
+        dryRun: 'All',
+        body: {
+          metadata: { name, labels: { mutate: 'yes' } },
+          spec: { containers: [{ name: 'c', image: 'busybox' }] },
+        },
+      });
+      expect(dry.metadata?.labels?.mutated).toBe('by-webhook');
+      expect(sim.objects.get('v1', 'pods', name, 'default')).toBeUndefined();
+    }
+    expect(reviews.map((r) => (r.request as { dryRun: boolean }).dryRun)).toEqual([true, true, true]);
+    expect(connections - before).toBeLessThanOrEqual(1);
+    configure([hook({ sideEffects: 'Some' })]);
+    const r = await refusal(
+      core().createNamespacedPod({
+        namespace: 'default',
+        dryRun: 'All',
+        body: { metadata: { name: 'dry-x' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      }),
+    );
+    expect(r.code).toBe(400);
+    expect(r.body.message).toBe('admission webhook "labels.test.io" does not support dry run');
   });
 });
