@@ -4,6 +4,7 @@ import { startKubeSimulator } from './simulator.js';
 
 /** Usage text of `kube-sim`. */
 export const USAGE = `usage: kube-sim serve --kubeconfig FILE [--host 127.0.0.1] [--port 0] [--tls | --plain-http]
+                      [--webhook-service NS/NAME=HOST:PORT ...]
 
 Serves a Kubernetes API server subset until SIGTERM/SIGINT and writes an admin kubeconfig to FILE.
   --kubeconfig FILE  where to write the kubeconfig (kubectl --kubeconfig FILE …)
@@ -11,6 +12,9 @@ Serves a Kubernetes API server subset until SIGTERM/SIGINT and writes an admin k
   --port N           listen port (default 0: any free port)
   --tls              serve https with a fresh self-signed certificate (the default; needs openssl)
   --plain-http       serve http instead (kubectl then sends no token: only for raw HTTP clients)
+  --webhook-service NS/NAME=HOST:PORT
+                     where an admission webhook's clientConfig.service NS/NAME (any port) is reached;
+                     repeatable (TLS server name NAME.NS.svc; an unmapped Service is unreachable)
   --help             this text
   --version          the simulator's version`;
 
@@ -39,6 +43,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     'plain-http'?: boolean;
     help?: boolean;
     version?: boolean;
+    'webhook-service'?: string[];
   };
   let positionals: string[];
   try {
@@ -52,6 +57,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         port: { type: 'string' },
         tls: { type: 'boolean' },
         'plain-http': { type: 'boolean' },
+        'webhook-service': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -87,12 +93,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.err(`kube-sim: --port ${values.port} is not a port number (0-65535)`);
     return 2;
   }
+  const services = new Map<string, { host: string; port: number }>();
+  for (const text of values['webhook-service'] ?? []) {
+    const m = /^([a-z0-9.-]+)\/([a-z0-9.-]+)=(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+    if (m === null || Number(m[4]) > 65535) {
+      io.err(`kube-sim: --webhook-service ${JSON.stringify(text)} is not NS/NAME=HOST:PORT`);
+      return 2;
+    }
+    services.set(`${m[1]}/${m[2]}`, { host: m[3]!.replace(/^\[|\]$/g, ''), port: Number(m[4]) });
+  }
   let sim: Awaited<ReturnType<typeof startKubeSimulator>> | undefined;
   try {
     sim = await startKubeSimulator({
       host: values.host ?? '127.0.0.1',
       port,
       tls: values['plain-http'] !== true,
+      resolveWebhookService: (ref) => services.get(`${ref.namespace}/${ref.name}`),
     });
     await writeFile(values.kubeconfig, sim.kubeconfig(), { mode: 0o600 });
   } catch (e) {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { build } from 'tsup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,12 +40,56 @@ describe('kube-sim CLI', () => {
       ['run', '--kubeconfig', 'x'],
       ['serve', '--kubeconfig', 'x', '--port', '70000'],
       ['serve', '--kubeconfig', 'x', '--tls', '--plain-http'],
+      ['serve', '--kubeconfig', 'x', '--webhook-service', 'hooks=127.0.0.1:9443'],
+      ['serve', '--kubeconfig', 'x', '--webhook-service', 'webhooks/hooks=127.0.0.1:99999'],
     ]) {
       const c = io();
       expect(await runCli(argv, c.value), argv.join(' ')).toBe(2);
       expect(c.err).toHaveLength(1);
       expect(c.err[0]).toMatch(/^kube-sim: /);
     }
+  });
+
+  it('--webhook-service maps an admission webhook Service to an address', async () => {
+    const file = join(dir.path, 'kc-webhook.yaml');
+    const c = io();
+    const done = runCli(
+      ['serve', '--kubeconfig', file, '--webhook-service', 'webhooks/mapped=127.0.0.1:1'],
+      c.value,
+    );
+    while (c.out.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const kc = new KubeConfig();
+    kc.loadFromFile(file);
+    const hook = (name: string) => ({
+      name: `${name}.test.io`,
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      clientConfig: { service: { namespace: 'webhooks', name, path: '/m' } },
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+    });
+    const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+    const core = kc.makeApiClient(CoreV1Api);
+    const message = async (name: string) => {
+      await admission.createMutatingWebhookConfiguration({
+        body: { metadata: { name }, webhooks: [hook(name)] },
+      });
+      try {
+        await core.createNamespacedConfigMap({
+          namespace: 'default',
+          body: { metadata: { name: `cm-${name}` } },
+        });
+        return 'created';
+      } catch (e) {
+        return String((JSON.parse((e as { body: string }).body) as { message: string }).message);
+      } finally {
+        await admission.deleteMutatingWebhookConfiguration({ name });
+      }
+    };
+    // Mapped: dialled at the address given (nothing listens there); not mapped: unreachable.
+    expect(await message('mapped')).toContain('connect: connection refused');
+    expect(await message('unmapped')).toContain('has no endpoint the simulator can reach');
+    c.stop();
+    expect(await done).toBe(0);
   });
 
   it('serves until stopped and writes a kubeconfig', async () => {
