@@ -68,6 +68,25 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads the security-groups-for-pods settings (strict and 802.1Q by default, as the reference)', () => {
+    expect(loadConfig({}).podEni).toEqual({
+      enabled: false,
+      mode: 'strict',
+      disableTcpEarlyDemux: false,
+      linkKind: 'vlan',
+    });
+    expect(
+      loadConfig({
+        ENABLE_POD_ENI: 'true',
+        KUBERNETES_SERVICE_HOST: '10.96.0.1',
+        MY_NODE_NAME: 'ip-10-0-0-5.us-west-2.compute.internal',
+        POD_SECURITY_GROUP_ENFORCING_MODE: 'standard',
+        DISABLE_TCP_EARLY_DEMUX: 'true',
+        AWS_NODE_BRANCH_LINK_KIND: 'macvlan',
+      }).podEni,
+    ).toEqual({ enabled: true, mode: 'standard', disableTcpEarlyDemux: true, linkKind: 'macvlan' });
+  });
+
   it('ignores MAX_ENI ≤ 0 as the reference does', () => {
     expect(loadConfig({ MAX_ENI: '0' }).maxEni).toBeUndefined();
     expect(loadConfig({ MAX_ENI: '-1' }).maxEni).toBeUndefined();
@@ -94,7 +113,17 @@ describe('loadConfig', () => {
     [{ AWS_VPC_K8S_CNI_CONNMARK: '0' }, 'AWS_VPC_K8S_CNI_CONNMARK: must be a mark'],
     [{ ADDITIONAL_ENI_TAGS: '[1]' }, 'ADDITIONAL_ENI_TAGS: must be a JSON object'],
     [{ IP_COOLDOWN_PERIOD: '1.5' }, 'IP_COOLDOWN_PERIOD: must be an integer'],
-    [{ ENABLE_POD_ENI: 'true' }, 'ENABLE_POD_ENI: security groups for pods (branch ENIs) is not supported'],
+    [{ ENABLE_POD_ENI: 'true' }, 'ENABLE_POD_ENI: needs the Kubernetes API'],
+    [
+      { ENABLE_POD_ENI: 'true', KUBERNETES_SERVICE_HOST: '10.96.0.1', ENABLE_IMDS_ONLY_MODE: 'true' },
+      'ENABLE_POD_ENI: cannot find the trunk ENI without EC2',
+    ],
+    [
+      { POD_SECURITY_GROUP_ENFORCING_MODE: 'loose' },
+      'POD_SECURITY_GROUP_ENFORCING_MODE: must be one of strict, standard',
+    ],
+    [{ DISABLE_TCP_EARLY_DEMUX: 'maybe' }, 'DISABLE_TCP_EARLY_DEMUX: must be a boolean'],
+    [{ AWS_NODE_BRANCH_LINK_KIND: '8021q' }, 'AWS_NODE_BRANCH_LINK_KIND: must be one of vlan, macvlan'],
     [{ INTROSPECTION_BIND_ADDRESS: 'here' }, 'INTROSPECTION_BIND_ADDRESS: must be host:port'],
     [{ AWS_EC2_ENDPOINT: 'ec2.local' }, 'AWS_EC2_ENDPOINT: must be an http(s) URL'],
     [{ AWS_NODE_METRICS_BIND_ADDRESS: ':99999' }, 'AWS_NODE_METRICS_BIND_ADDRESS: port must be 0–65535'],

@@ -32,6 +32,31 @@ describe('rpc codec', () => {
     });
   });
 
+  it("encodes the branch-ENI fields with the reference's numbers (rpc.proto: 7, 8, 9, 10; DelNetworkReply 4)", () => {
+    // PodVlanId 5 (field 7 varint: 38 05), PodENIMAC (field 8: 42 len), PodENISubnetGW (field 9: 4a len),
+    // ParentIfIndex 7 (field 10 varint: 50 07)
+    const mac = Buffer.from('0a:00:00:00:00:b5').toString('hex');
+    const gw = Buffer.from('10.0.0.1').toString('hex');
+    const reply = encode('AddNetworkReply', {
+      Success: true,
+      PodVlanId: 5,
+      PodENIMAC: '0a:00:00:00:00:b5',
+      PodENISubnetGW: '10.0.0.1',
+      ParentIfIndex: 7,
+    });
+    expect(Buffer.from(reply).toString('hex')).toBe(`0801${'38'}05${'42'}11${mac}${'4a'}08${gw}${'50'}07`);
+    expect(decode('AddNetworkReply', reply)).toMatchObject({
+      PodVlanId: 5,
+      PodENIMAC: '0a:00:00:00:00:b5',
+      PodENISubnetGW: '10.0.0.1',
+      ParentIfIndex: 7,
+    });
+    const del = encode('DelNetworkReply', { Success: true, PodVlanId: 4094 });
+    // 4094 = fe 1f as a varint
+    expect(Buffer.from(del).toString('hex')).toBe('0801' + '20' + 'fe1f');
+    expect(decode('DelNetworkReply', del).PodVlanId).toBe(4094);
+  });
+
   it('fills proto3 defaults and skips unknown fields', () => {
     expect(decode('DelNetworkRequest', new Uint8Array())).toMatchObject({
       Reason: '',

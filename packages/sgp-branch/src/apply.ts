@@ -10,7 +10,7 @@ import {
 } from '@vpc-cni-kit/routing-table';
 import { isSgpError, SgpError } from './errors.js';
 import type { BranchLinkPort } from './link-port.js';
-import type { BranchNetworkPlan, BranchNodePlan } from './plan.js';
+import type { BranchNetworkPlan, BranchNodePlan, BranchTeardownPlan } from './plan.js';
 
 async function kernel<T>(
   op: string,
@@ -61,11 +61,12 @@ export async function applyBranchNetwork(
  * Removes what {@link applyBranchNetwork} made, as the reference's mode-agnostic teardown does: the branch link
  * (its table routes go with it), every prio-10 rule into table `vlanId+100` of the family, then the plan's routes
  * and rules. Anything already gone is fine, so it is idempotent and safe after a partial setup. The host veth
- * goes with the pod's namespace (or pass `deleteVeth`).
+ * goes with the pod's namespace (or pass `deleteVeth`). Takes a {@link BranchNetworkPlan} or, when only a CNI
+ * prevResult is left, `planBranchTeardown`'s plan.
  */
 export async function teardownBranchNetwork(
   host: RoutingPort,
-  plan: BranchNetworkPlan,
+  plan: BranchTeardownPlan,
   options: { readonly deleteVeth?: boolean } = {},
 ): Promise<void> {
   const op = 'teardownBranchNetwork';

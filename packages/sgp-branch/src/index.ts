@@ -33,9 +33,12 @@ export {
   type BranchNetworkPlan,
   type BranchNodeOptions,
   type BranchNodePlan,
+  type BranchTeardownInput,
+  type BranchTeardownPlan,
   type EnforcingMode,
   planBranchNetwork,
   planBranchNode,
+  planBranchTeardown,
 } from './plan.js';
 export type { BranchControllerPort, BranchEniRecord, CreatedBranchEni, PodRef } from './port.js';
 export {

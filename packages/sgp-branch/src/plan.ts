@@ -1,3 +1,4 @@
+import { formatIp, parseIp } from '@vpc-cni-kit/ip-address';
 import {
   type BranchPodPlan,
   emptyPlan,
@@ -126,6 +127,76 @@ export function planBranchNetwork(input: BranchNetworkInput): BranchNetworkPlan 
     table: pod.table,
     linkSysctls: pod.sysctls,
     routing: { ...emptyPlan(family), routes: pod.routes, rules: pod.rules },
+  };
+}
+
+/**
+ * What {@link teardownBranchNetwork} needs: a {@link BranchNetworkPlan} has it all, and {@link planBranchTeardown}
+ * rebuilds it from what a CNI prevResult records (no branch MAC, trunk or subnet needed).
+ */
+export interface BranchTeardownPlan {
+  /** 4 or 6. */
+  readonly family: 4 | 6;
+  /** The host veth. */
+  readonly hostVeth: string;
+  /** The branch link, by name. */
+  readonly link: Pick<BranchLinkSpec, 'name'>;
+  /** Table `vlanId + 100`. */
+  readonly table: number;
+  /** Routes and rules to remove besides the prio-10 rules into {@link BranchTeardownPlan.table}. */
+  readonly routing: RoutingPlan;
+}
+
+/** Input of {@link planBranchTeardown}: what the pod's CNI result records. */
+export interface BranchTeardownInput {
+  /** VLAN id (the result's dummy interface carries it). */
+  readonly vlanId: number;
+  /** The pod address. */
+  readonly podIp: string;
+  /** The host veth. */
+  readonly hostVeth: string;
+}
+
+/**
+ * Plans the reference's mode-agnostic branch teardown (`TeardownBranchENIPodNetwork`) from what a CNI prevResult
+ * records: the branch link `vlan.eth.<id>` (its table routes go with it), every prio-10 rule into table
+ * `vlanId+100` and the pod route in that table (strict mode), and the IP-based objects of standard mode (the main route to the pod, the
+ * to-pod rule at 512, the from-pod rule at 1536). Removing what a pod in the other mode never had is a no-op.
+ * Throws {@link SgpError} `INVALID_ARGUMENT` on bad input.
+ */
+export function planBranchTeardown(input: BranchTeardownInput): BranchTeardownPlan {
+  const op = 'planBranchTeardown';
+  const ip = parseIp(typeof input?.podIp === 'string' ? input.podIp : '');
+  if (ip === undefined) throw invalidArgument(op, `not an IP address: ${JSON.stringify(input?.podIp)}`);
+  const bits = ip.family === 4 ? 32 : 128;
+  const subnet = `${formatIp(ip)}/${bits}`;
+  // A host-sized subnet and a placeholder MAC and trunk: the teardown never looks at them.
+  const plan = planBranchNetwork({
+    branch: {
+      eniId: 'eni-0',
+      mac: '02:00:00:00:00:00',
+      vlanId: input.vlanId,
+      ...(ip.family === 4
+        ? { ipv4: formatIp(ip), subnetCidr: subnet }
+        : { ipv6: formatIp(ip), subnetV6Cidr: subnet }),
+    },
+    trunkInterface: 'trunk0',
+    hostVeth: input.hostVeth,
+    mode: 'standard',
+    family: ip.family,
+  });
+  // The table's gateway routes go with the link; strict mode's pod route in the table (via the host veth)
+  // would otherwise stay until the veth goes with the pod's namespace.
+  const podRoute = plan.routing.routes.find((r) => r.dst === subnet);
+  const routes = plan.routing.routes.filter((r) => r.table !== plan.table);
+  if (podRoute !== undefined) routes.push({ ...podRoute, table: plan.table });
+  const routing = { ...plan.routing, routes };
+  return {
+    family: plan.family,
+    hostVeth: plan.hostVeth,
+    link: { name: plan.link.name },
+    table: plan.table,
+    routing,
   };
 }
 

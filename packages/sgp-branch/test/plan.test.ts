@@ -6,6 +6,7 @@ import {
   isSgpError,
   planBranchNetwork,
   planBranchNode,
+  planBranchTeardown,
 } from '../src/index.js';
 
 const branch: BranchEni = {
@@ -160,5 +161,39 @@ describe('planBranchNode', () => {
     expect(planBranchNode({ disableTcpEarlyDemux: false }).snatSkipOutInterface).toBe(BRANCH_LINK_PATTERN);
     const snat = planSnat({ nodeIp: '10.0.0.10', primaryInterface: 'eth0', vpcCidrs: ['10.0.0.0/16'] });
     expect(renderIptables(snat)).toContain(`! -o ${BRANCH_LINK_PATTERN} `);
+  });
+});
+
+describe('planBranchTeardown', () => {
+  it('rebuilds the mode-agnostic teardown from what a prevResult records', () => {
+    const plan = planBranchTeardown({ vlanId: 3, podIp: '10.0.1.9', hostVeth: 'vlan0d7763386da' });
+    expect(plan.link).toEqual({ name: 'vlan.eth.3' });
+    expect(plan.table).toBe(103);
+    expect(plan.family).toBe(4);
+    // Standard mode's IP-based objects, plus strict mode's pod route in the branch table.
+    expect(plan.routing.rules).toEqual([
+      { kind: 'rule', family: 4, priority: 512, table: 254, to: '10.0.1.9/32' },
+      { kind: 'rule', family: 4, priority: 1536, table: 103, from: '10.0.1.9/32' },
+    ]);
+    expect(plan.routing.routes.map((r) => [r.table, r.dst, r.dev])).toEqual([
+      [254, '10.0.1.9/32', 'vlan0d7763386da'],
+      [103, '10.0.1.9/32', 'vlan0d7763386da'],
+    ]);
+  });
+
+  it('refuses what it cannot plan', () => {
+    for (const bad of [
+      { vlanId: 0, podIp: '10.0.1.9', hostVeth: 'vlanx' },
+      { vlanId: 3, podIp: 'nope', hostVeth: 'vlanx' },
+      { vlanId: 3, podIp: '10.0.1.9', hostVeth: '' },
+    ]) {
+      let caught: unknown;
+      try {
+        planBranchTeardown(bad);
+      } catch (e) {
+        caught = e;
+      }
+      expect(isSgpError(caught, 'INVALID_ARGUMENT')).toBe(true);
+    }
   });
 });

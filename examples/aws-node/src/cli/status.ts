@@ -41,6 +41,37 @@ export interface FailureEntry {
   pod?: string;
 }
 
+/** One entry of `/v1/branch-pods` (the daemon's `BranchPodRecord`). */
+export interface BranchPodEntry {
+  namespace: string;
+  name: string;
+  address: string;
+  vlanId: number;
+  branchEniId: string;
+  trunkEniId: string;
+  trunkInterface: string;
+  hostVeth: string;
+  mode: string;
+}
+
+/** The "Branch pods" table (security groups for pods): each pod's VLAN, branch ENI and trunk. */
+export function renderBranchPods(pods: readonly BranchPodEntry[]): string {
+  if (pods.length === 0) return 'Branch pods\n(none)';
+  const rows = [['POD', 'ADDRESS', 'VLAN', 'BRANCH ENI', 'TRUNK', 'MODE', 'HOST VETH']];
+  const sorted = [...pods].sort((a, b) => a.vlanId - b.vlanId);
+  for (const p of sorted)
+    rows.push([
+      `${p.namespace}/${p.name}`,
+      p.address,
+      String(p.vlanId),
+      p.branchEniId,
+      `${p.trunkEniId} (${p.trunkInterface})`,
+      p.mode,
+      p.hostVeth,
+    ]);
+  return `Branch pods\n${formatTable(rows)}`;
+}
+
 /** The "Recent failures" table: newest first, as the daemon lists them. */
 export function renderFailures(failures: readonly FailureEntry[]): string {
   if (failures.length === 0) return 'Recent failures\n(none)';
@@ -57,6 +88,7 @@ export function renderStatus(
   enis: EnisDocument,
   settings: Record<string, unknown>,
   failures: readonly FailureEntry[] = [],
+  branchPods?: readonly BranchPodEntry[],
 ): string {
   const eniRows = [['CARD', 'ENI', 'PRIMARY', 'DEVICE', 'CIDRS', 'ASSIGNED', 'RANGES']];
   const podRows = [['POD', 'ADDRESS', 'ENI', 'CIDR', 'SINCE']];
@@ -120,6 +152,7 @@ export function renderStatus(
     `ENIs\n${formatTable(eniRows)}`,
     `Pods\n${formatTable(podRows)}`,
     `Pool\n${pool}`,
+    ...(branchPods !== undefined ? [renderBranchPods(branchPods)] : []),
     renderFailures(failures),
   ].join('\n\n');
 }
@@ -189,12 +222,14 @@ export async function runStatus(
   let enis: EnisDocument;
   let settings: Record<string, unknown>;
   let failures: unknown;
+  let branchPods: unknown;
   try {
-    [enis, settings, failures] = (await Promise.all([
+    [enis, settings, failures, branchPods] = (await Promise.all([
       getJson(address, '/v1/enis', 3000),
       getJson(address, '/v1/ipamd-env-settings', 3000),
       getJson(address, '/v1/failures', 3000),
-    ])) as [EnisDocument, Record<string, unknown>, unknown];
+      getJson(address, '/v1/branch-pods', 3000),
+    ])) as [EnisDocument, Record<string, unknown>, unknown, unknown];
   } catch (e) {
     out.stderr(
       `aws-node status: cannot read the daemon's introspection at ${address} (${e instanceof Error ? e.message : String(e)}): ` +
@@ -204,13 +239,20 @@ export async function runStatus(
   }
   // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
   if (!Array.isArray(failures)) failures = [];
+  // Branch pods are shown only where security groups for pods is on (an older daemon answers its commands).
+  const branches =
+    settings?.['ENABLE_POD_ENI'] === true && Array.isArray(branchPods)
+      ? (branchPods as BranchPodEntry[])
+      : undefined;
   if (values.json) {
-    out.stdout(`${JSON.stringify({ enis, settings, failures })}\n`);
+    out.stdout(
+      `${JSON.stringify({ enis, settings, failures, ...(branches ? { branchPods: branches } : {}) })}\n`,
+    );
     return 0;
   }
   let tables: string;
   try {
-    tables = renderStatus(enis, settings ?? {}, failures as FailureEntry[]);
+    tables = renderStatus(enis, settings ?? {}, failures as FailureEntry[], branches);
   } catch (e) {
     // Something else on that port, or a document of another shape: say so, not a stack trace.
     out.stderr(

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
+import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -76,11 +77,30 @@ export interface AwsNodeConfig {
   version: string;
   /** The Kubernetes API and this daemon's identity in it (see kube-settings.ts). */
   kube: KubeSettings;
+  /** Security groups for pods (branch ENIs on a trunk); see {@link PodEniSettings}. */
+  podEni: PodEniSettings;
+}
+
+/**
+ * Security groups for pods: `ENABLE_POD_ENI`, `POD_SECURITY_GROUP_ENFORCING_MODE`, `DISABLE_TCP_EARLY_DEMUX`
+ * (the reference's), and `AWS_NODE_BRANCH_LINK_KIND` (this daemon's own).
+ */
+export interface PodEniSettings {
+  /** `ENABLE_POD_ENI`: reserve the trunk's ENI slot, ask for a trunk (CNINode), plumb branch pods. */
+  enabled: boolean;
+  /** `POD_SECURITY_GROUP_ENFORCING_MODE` (default `strict`, as the reference). */
+  mode: EnforcingMode;
+  /** `DISABLE_TCP_EARLY_DEMUX`: `net.ipv4.tcp_early_demux=0` so kubelet TCP probes reach strict-mode pods. */
+  disableTcpEarlyDemux: boolean;
+  /**
+   * `AWS_NODE_BRANCH_LINK_KIND` (ours): the link a branch rides on the trunk. `vlan` (default) is the 802.1Q
+   * sub-interface EC2 needs; `macvlan` is for the virtual VPC, whose kernel has no 802.1Q (ADR 0006).
+   */
+  linkKind: BranchLinkKind;
 }
 
 /** Variables the reference documents that this daemon does not implement yet; setting them is an error. */
 export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
-  ENABLE_POD_ENI: 'security groups for pods (branch ENIs)',
   ENABLE_IPv6: 'IPv6 mode',
   ENABLE_MULTI_NIC: 'multiple network cards',
 };
@@ -197,6 +217,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     logLevel: r.string('AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
     version: r.string('VPC_CNI_VERSION', ''),
     kube: readKubeSettings(r),
+    podEni: {
+      enabled: r.bool('ENABLE_POD_ENI', false),
+      mode: r.oneOf<EnforcingMode>('POD_SECURITY_GROUP_ENFORCING_MODE', 'strict', ['strict', 'standard']),
+      disableTcpEarlyDemux: r.bool('DISABLE_TCP_EARLY_DEMUX', false),
+      linkKind: r.oneOf<BranchLinkKind>('AWS_NODE_BRANCH_LINK_KIND', 'vlan', ['vlan', 'macvlan']),
+    },
   };
   for (const [name, address] of [
     ['INTROSPECTION_BIND_ADDRESS', config.introspection.bindAddress],
@@ -217,6 +243,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     r.problem(
       'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG',
       'needs the Kubernetes API to read ENIConfigs (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT)',
+    );
+  }
+  if (config.podEni.enabled && config.kube.apiServer === undefined) {
+    r.problem(
+      'ENABLE_POD_ENI',
+      "needs the Kubernetes API to read pods' vpc.amazonaws.com/pod-eni annotation (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT)",
+    );
+  }
+  if (config.podEni.enabled && config.imdsOnlyMode) {
+    r.problem(
+      'ENABLE_POD_ENI',
+      'cannot find the trunk ENI without EC2 (ENABLE_IMDS_ONLY_MODE=true makes no EC2 call): unset one of them',
     );
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);

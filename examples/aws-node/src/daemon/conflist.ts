@@ -19,7 +19,7 @@ export function renderConflist(config: AwsNodeConfig, options: { bandwidth?: boo
     type: 'aws-cni',
     vethPrefix: config.vethPrefix,
     mtu: String(config.podMtu),
-    podSGEnforcingMode: 'strict',
+    podSGEnforcingMode: config.podEni.mode,
     pluginLogFile: config.pluginLogFile,
     pluginLogLevel: config.pluginLogLevel,
     capabilities: { 'io.kubernetes.cri.pod-annotations': true },

@@ -14,10 +14,13 @@ import {
 } from '@vpc-cni-kit/eni-manager';
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
+import { planBranchNode } from '@vpc-cni-kit/sgp-branch';
 import type { AwsNodeConfig } from '../config/config.js';
-import { createKubeSide, reportPodsTo } from '../kube/daemon-kube.js';
+import { createKubeSide, readPodView, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
+import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
+import { BranchPods } from './branch-pods.js';
 import { renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
@@ -45,8 +48,13 @@ export interface RunningDaemon {
   introspection: HttpEndpoint | undefined;
   metricsEndpoint: HttpEndpoint | undefined;
   conflistPath: string;
-  /** The Kubernetes side (CNINode, Events, pod annotations); never on the pod path. */
+  /**
+   * The Kubernetes side (CNINode, Events, pod annotations); on the pod path only with security groups for pods
+   * (a GET of the pod per ADD, ADR 0016).
+   */
   kube: KubeSide;
+  /** Security groups for pods (`ENABLE_POD_ENI`): the branch pods plumbed; `undefined` when off. */
+  branchPods: BranchPods | undefined;
   /** Milliseconds from start to healthy (serving and conflist written). */
   startupMs: number;
   /** Graceful stop: no new EC2 mutations, in-flight work finishes, sockets closed. */
@@ -113,6 +121,12 @@ async function start(
   const kube = await createKubeSide(config.kube, log);
   // Started below (before the conflist with custom networking): a failed start stops its reconnect loop.
   onFailure(() => kube.stop());
+  if (config.podEni.enabled && kube.status().state === 'off') {
+    throw new StartError(
+      'KubeRequired',
+      "ENABLE_POD_ENI=true needs the Kubernetes API (each pod's vpc.amazonaws.com/pod-eni annotation): run in a cluster or set KUBERNETES_SERVICE_HOST/PORT",
+    );
+  }
   if (config.customNetworking && kube.status().state === 'off') {
     throw new StartError(
       'KubeRequired',
@@ -172,6 +186,12 @@ async function start(
     throw new StartError(
       'PrefixDelegationUnsupported',
       `ENABLE_PREFIX_DELEGATION=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) is neither Nitro nor bare metal: EC2 delegates prefixes only there; unset it on this node`,
+    );
+  }
+  if (config.podEni.enabled && !(limits.hypervisor === 'nitro' || limits.bareMetal)) {
+    throw new StartError(
+      'InstanceNotTrunkable',
+      `ENABLE_POD_ENI=true, but ${node.instanceType} (hypervisor ${limits.hypervisor}) cannot carry a trunk ENI: security groups for pods need a Nitro or bare-metal type; unset ENABLE_POD_ENI on this node`,
     );
   }
   const maxEnis = Math.min(limits.maxEnis, config.maxEni ?? limits.maxEnis);
@@ -289,6 +309,11 @@ async function start(
       get unmanagedEnis() {
         return nodeEnis.unmanagedCount();
       },
+      // Security groups for pods: the trunk's slot stays free until the trunk is attached (then it counts
+      // among the unmanaged ENIs).
+      get trunkReserve() {
+        return config.podEni.enabled && nodeEnis.trunk() === undefined ? 1 : 0;
+      },
     },
     ...(custom ? { eniTarget: () => custom.nextEniTarget() } : {}),
     now: () => Date.now(),
@@ -374,9 +399,17 @@ async function start(
         log.warn('cannot bring a pod veth up', { veth: pod.hostVeth, error: String(e) }),
       );
   }
+  // Security groups for pods: the node-wide settings (tcp_early_demux, the local rule in strict mode), and the
+  // standard-mode branch pods already on the node, whose 512/1536 rules the reconcile below would otherwise own.
+  const branchPodsOnNode = config.podEni.enabled ? await host.standardBranchPods() : [];
+  if (config.podEni.enabled) {
+    await host.applyBranchNode(
+      planBranchNode({ disableTcpEarlyDemux: config.podEni.disableTcpEarlyDemux, mode: config.podEni.mode }),
+    );
+  }
   const nodePlan = planNodeRouting({
     enis: [],
-    pods: restoredPods,
+    pods: [...restoredPods, ...branchPodsOnNode],
     ...(config.nodePortSupport || !config.externalSnat ? { fwmark: config.connmark } : {}),
     externalServiceCidrs: config.externalServiceCidrs,
     vethPrefix: config.vethPrefix,
@@ -387,6 +420,45 @@ async function start(
       error: e instanceof Error ? e.message : String(e),
     });
   });
+
+  // Security groups for pods: the trunk (classified by every reconcile; looked for at once, at most every
+  // second, when a branch pod arrives before the reconcile has seen it) and the branch pods.
+  let trunkLookedAt = Number.NEGATIVE_INFINITY;
+  const findTrunk = async () => {
+    const known = nodeEnis.trunk();
+    if (known !== undefined || performance.now() - trunkLookedAt < 1000) return known;
+    trunkLookedAt = performance.now();
+    await pool.exclusive(async () => nodeEnis.select(await metadata.listEnis()));
+    return nodeEnis.trunk();
+  };
+  const branchPods = config.podEni.enabled
+    ? new BranchPods({
+        mode: config.podEni.mode,
+        linkKind: config.podEni.linkKind,
+        readPod: (namespace, name) => readPodView(kube, namespace, name),
+        trunk: findTrunk,
+        hostLinks: () => host.links(),
+        plumber: host.branchPlumber,
+        now: () => Date.now(),
+      })
+    : undefined;
+  // The reference's tryEnableSecurityGroupsForPods: ask for a trunk (CNINode feature SecurityGroupsForPods)
+  // once there is a free ENI slot for it; re-checked after every reconcile.
+  const requestTrunk = () => {
+    if (!config.podEni.enabled) return;
+    const attached = datastore.stats().enis.length + nodeEnis.unmanagedCount();
+    if (nodeEnis.trunk() !== undefined || attached < maxEnis)
+      kube.setFeature({ name: 'SecurityGroupsForPods' });
+    else
+      log.warn(
+        'security groups for pods: no free ENI slot for the trunk yet; the pool keeps one free once it can',
+        {
+          attached,
+          maxEnis,
+        },
+      );
+  };
+  requestTrunk();
 
   // 6. Serve.
   let terminating = false;
@@ -431,6 +503,15 @@ async function start(
           wakePool: () => pool.wake(),
           now: () => performance.now(),
           checkNetns: netnsGuard(),
+          ...(branchPods !== undefined
+            ? {
+                branchPods,
+                onBranchFailure: (f) => {
+                  const row = BRANCH_FAILURES[f.cause];
+                  kube.podEvent(f.pod, row.eventReason, `${row.message}: ${f.message}`);
+                },
+              }
+            : {}),
           onAddFailure: (f) =>
             failures.record({
               source: 'add-network',
@@ -451,6 +532,15 @@ async function start(
           unmanagedEnis: () => nodeEnis.unmanaged(),
           warmPool: () => ({ lastDecision: pool.last(), prefixFallback: pool.prefixFallback() }),
           failures: () => failures.list(),
+          ...(branchPods !== undefined
+            ? {
+                branchPods: async () => {
+                  // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
+                  branchPods.prune(await host.linkNames());
+                  return branchPods.list();
+                },
+              }
+            : {}),
         }),
         config.introspection.bindAddress,
       )
@@ -461,7 +551,7 @@ async function start(
     : undefined;
   onFailure(() => metricsEndpoint?.close());
   onFailure(() => pool.stop());
-  if (custom) {
+  if (custom || branchPods) {
     // Custom networking reads ENIConfigs before every new ENI: connect now, and give the API a few seconds
     // before pre-scaling (a slow API only delays the first ENI; the pool loop retries).
     kube.start();
@@ -502,7 +592,10 @@ async function start(
           }),
         ),
       )
-      .then((report) => metrics.reconciled(report))
+      .then((report) => {
+        metrics.reconciled(report);
+        requestTrunk();
+      })
       .catch((e: unknown) => {
         const code = isEniManagerError(e) ? e.code : 'Internal';
         const reason = e instanceof Error ? e.message : String(e);
@@ -559,7 +652,7 @@ async function start(
     config.hostCniConfDirPath,
     renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false }),
   );
-  if (!custom) kube.start();
+  if (!custom && !branchPods) kube.start();
   const startupMs = performance.now() - started;
   metrics.started(startupMs / 1000);
   log.info('aws-node ready', {
@@ -578,6 +671,7 @@ async function start(
     metricsEndpoint,
     conflistPath,
     kube,
+    branchPods,
     startupMs,
     async stop() {
       terminating = true;

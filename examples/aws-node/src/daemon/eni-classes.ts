@@ -112,8 +112,14 @@ export class NodeEnis {
   private readonly unmanagedById = new Map<string, UnmanagedEni>();
   private readonly managedIds = new Set<string>();
   private readonly subnetTagCache = new Map<string, Record<string, string>>();
+  private trunkEni: { readonly eniId: string; readonly mac: string } | undefined;
 
   constructor(private readonly deps: NodeEnisDeps) {}
+
+  /** The attached trunk ENI (security groups for pods) and its MAC, once EC2 has listed it as `trunk`. */
+  trunk(): { readonly eniId: string; readonly mac: string } | undefined {
+    return this.trunkEni;
+  }
 
   /** The attached ENIs left alone, by id order. */
   unmanaged(): UnmanagedEni[] {
@@ -156,6 +162,7 @@ export class NodeEnis {
     const attached = new Set(imds.map((e) => e.eniId));
     for (const id of [...this.unmanagedById.keys()]) if (!attached.has(id)) this.unmanagedById.delete(id);
     for (const id of [...this.managedIds]) if (!attached.has(id)) this.managedIds.delete(id);
+    if (this.trunkEni !== undefined && !attached.has(this.trunkEni.eniId)) this.trunkEni = undefined;
     for (const e of imds) {
       const truth = seen === undefined ? 'not-read' : seen.get(e.eniId);
       const cls = classifyNodeEni(e, truth, subnets.get(e.subnetId), deps.policy);
@@ -168,6 +175,7 @@ export class NodeEnis {
         if (!this.unmanagedById.has(e.eniId))
           deps.log.info('leaving an ENI alone', { eni: e.eniId, reason: cls.reason });
         this.managedIds.delete(e.eniId);
+        if (cls.reason === 'trunk') this.trunkEni = { eniId: e.eniId, mac: e.mac.toLowerCase() };
         this.unmanagedById.set(e.eniId, {
           eniId: e.eniId,
           reason: cls.reason,

@@ -14,6 +14,14 @@ import {
   teardownPodNetwork,
   teardownRouting,
 } from '@vpc-cni-kit/routing-table';
+import {
+  applyBranchNode,
+  type BranchNodePlan,
+  netlinkBranchLinkPort,
+  setupBranchPod,
+  teardownBranchNetwork,
+} from '@vpc-cni-kit/sgp-branch';
+import type { BranchPlumber } from './branch-pods.js';
 import type { PodPlumber } from './ipam-backend.js';
 
 /** The host (the daemon's own network namespace) as the daemon changes it, over one netlink handle. */
@@ -30,6 +38,18 @@ export interface Host {
   setupEni(eni: ImdsEni, mtu: number): Promise<RoutingPlan>;
   teardownEni(plan: RoutingPlan): Promise<void>;
   reconcile(plan: RoutingPlan): Promise<number>;
+  /** Branch-pod plumbing (security groups for pods), on the same handles as {@link Host.plumber}. */
+  branchPlumber: BranchPlumber;
+  /** Applies the node-wide branch settings (`tcp_early_demux`, the `local` rule's priority). */
+  applyBranchNode(plan: BranchNodePlan): Promise<void>;
+  /** The host links with their index and MAC. */
+  links(): Promise<{ name: string; index: number; mac: string }[]>;
+  /**
+   * The host side of standard-mode branch pods already on the node (a from-pod rule at 1536 into a table
+   * `vlanId+100` whose `vlan.eth.<vlanId>` link exists, and the main route to the pod): kept by the start-up
+   * routing reconcile, whose scope owns every rule at 512 and 1536.
+   */
+  standardBranchPods(): Promise<{ podIp: string; hostVeth: string; table: number }[]>;
   close(): void;
 }
 
@@ -165,6 +185,41 @@ export async function openHost(options: HostOptions = {}): Promise<Host> {
       return plan;
     },
     teardownEni: (plan) => teardownRouting(port, plan),
+    branchPlumber: {
+      async setup(plan, pod) {
+        const made = await perVeth(plan.hostVeth, () =>
+          setupBranchPod(
+            { ...plumbing, links: netlinkBranchLinkPort(podHandle), random, uniqueMac: false },
+            pod,
+            plan,
+          ),
+        );
+        return { hostMac: made.veth.mac };
+      },
+      teardown: (plan) => perVeth(plan.hostVeth, () => teardownBranchNetwork(podPort, plan)),
+    },
+    applyBranchNode: (plan) => applyBranchNode(port, plan),
+    async links() {
+      return (await handle.linkList()).map((l) => ({
+        name: l.name,
+        index: l.index,
+        mac: (l.address ?? '').toLowerCase(),
+      }));
+    },
+    async standardBranchPods() {
+      const names = new Set((await handle.linkList()).map((l) => l.name));
+      const rules = await port.list('rule', 4);
+      const routes = await port.list('route', 4);
+      const out: { podIp: string; hostVeth: string; table: number }[] = [];
+      for (const r of rules) {
+        if (r.priority !== 1536 || r.from === undefined || r.table <= 100 || r.table > 4194) continue;
+        if (!names.has(`vlan.eth.${r.table - 100}`)) continue;
+        const route = routes.find((x) => x.table === 254 && x.dst === r.from && x.dev !== undefined);
+        if (route?.dev !== undefined)
+          out.push({ podIp: r.from.replace(/\/32$/, ''), hostVeth: route.dev, table: r.table });
+      }
+      return out;
+    },
     async reconcile(plan) {
       return (await reconcileRouting(port, plan)).changes;
     },

@@ -59,6 +59,7 @@ const COMMANDS = [
   '/v1/networkutils-env-settings',
   '/v1/ipamd-env-settings',
   '/v1/warm-pool',
+  '/v1/branch-pods',
 ];
 
 function maskOf(len: number): string {
@@ -138,6 +139,8 @@ export interface IntrospectionSources {
   readonly unmanagedEnis?: () => unknown;
   /** The pool loop's last decision and prefix fallback (`/v1/warm-pool`). */
   readonly warmPool?: () => unknown;
+  /** Security groups for pods: the branch pods plumbed (`/v1/branch-pods`); absent when `ENABLE_POD_ENI` is off. */
+  readonly branchPods?: () => Promise<unknown>;
   /** The daemon's most recent failures, newest first (`/v1/failures`). */
   readonly failures?: () => readonly FailureRecord[];
 }
@@ -170,6 +173,15 @@ export function introspectionServer(
         return json(res, 200, sources.warmPool?.() ?? {});
       case '/v1/failures':
         return json(res, 200, sources.failures?.() ?? []);
+      case '/v1/branch-pods': {
+        const list = sources.branchPods;
+        if (list === undefined) return json(res, 200, []);
+        list().then(
+          (pods) => json(res, 200, pods),
+          (e: unknown) => json(res, 500, { error: e instanceof Error ? e.message : String(e) }),
+        );
+        return;
+      }
       case '/v1/networkutils-env-settings':
         return json(res, 200, {
           AWS_VPC_K8S_CNI_CONNMARK: config.connmark,
@@ -188,6 +200,8 @@ export function introspectionServer(
           AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: config.customNetworking,
           AWS_MANAGE_ENIS_NON_SCHEDULABLE: false,
           ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
+          ENABLE_POD_ENI: config.podEni.enabled,
+          POD_SECURITY_GROUP_ENFORCING_MODE: config.podEni.mode,
         });
       default:
         return json(res, 200, { AvailableCommands: COMMANDS });

@@ -4,7 +4,14 @@ import {
   isDatastoreError,
   type PendingChange,
 } from '@vpc-cni-kit/datastore';
-import { isRoutingError, validateIfName, validateVethPrefix } from '@vpc-cni-kit/routing-table';
+import {
+  branchHostVethName,
+  isRoutingError,
+  validateIfName,
+  validateVethPrefix,
+} from '@vpc-cni-kit/routing-table';
+import type { SgpError } from '@vpc-cni-kit/sgp-branch';
+import { BRANCH_FAILURES, type BranchCause } from '../rpc/branch-failures.js';
 import { GrpcStatus } from '../rpc/grpc-client.js';
 import { type CniBackend, RpcStatusError } from '../rpc/grpc-server.js';
 import {
@@ -15,6 +22,7 @@ import {
   type DelNetworkReply,
   type DelNetworkRequest,
 } from '../rpc/messages.js';
+import { type BranchPods, isBranchCause, type ResolvedBranch } from './branch-pods.js';
 import type { Logger } from './logger.js';
 import type { NetnsCheck } from './netns-guard.js';
 
@@ -50,9 +58,13 @@ export interface PoolCondition {
 
 /** Observations the backend reports (metrics). */
 export interface BackendObserver {
-  addNetwork(durationMs: number, outcome: 'success' | AddFailure): void;
-  delNetwork(reason: string): void;
+  /** An AddNetwork ended; `branch` for a branch-ENI pod (no pool address: the warm pool does not count it). */
+  addNetwork(durationMs: number, outcome: 'success' | AddFailure, branch?: boolean): void;
+  /** A DelNetwork was asked; `branch` for a branch-ENI pod this daemon plumbed. */
+  delNetwork(reason: string, branch?: boolean): void;
   noAvailableAddress(): void;
+  /** A branch pod (security groups for pods) failed at `fn` (`awscni_pod_eni_error_count`). */
+  podEniError?(fn: string): void;
 }
 
 /** Everything the backend depends on. */
@@ -84,6 +96,17 @@ export interface IpamBackendDeps {
   checkNetns: NetnsCheck;
   /** Told of every failed AddNetwork, with its failure code and cause (the daemon's recent-failures ring). */
   onAddFailure?: (failure: { code: AddFailure; message: string; pod: string }) => void;
+  /**
+   * Security groups for pods (`ENABLE_POD_ENI`): pods with a branch ENI get its address and a branch link
+   * instead of a pool address. Absent: every pod gets a pool address.
+   */
+  branchPods?: BranchPods;
+  /** Told of every branch cause that failed a pod (the daemon writes it as an Event on the pod). */
+  onBranchFailure?: (failure: {
+    cause: BranchCause;
+    message: string;
+    pod: { namespace: string; name: string };
+  }) => void;
 }
 
 /** The lowest and highest pod MTU a request may ask for (as `POD_MTU`). */
@@ -112,9 +135,21 @@ function addRequestProblem(req: AddNetworkRequest, deps: IpamBackendDeps): strin
   return deps.checkNetns(req.Netns);
 }
 
-function checkVersion(deps: IpamBackendDeps, clientVersion: string): void {
+function checkVersion(
+  deps: IpamBackendDeps,
+  clientVersion: string,
+  pod?: { namespace: string; name: string },
+): void {
   // The reference compares strictly; its plugin and daemon both send "" in practice, so "" is accepted too.
   if (clientVersion !== '' && clientVersion !== deps.version) {
+    if (pod !== undefined && deps.branchPods !== undefined && pod.name !== '') {
+      deps.observer.podEniError?.('validateVersion');
+      deps.onBranchFailure?.({
+        cause: 'VERSION_MISMATCH',
+        message: `aws-cni ${JSON.stringify(clientVersion)} != aws-node ${JSON.stringify(deps.version)}`,
+        pod,
+      });
+    }
     throw new RpcStatusError(
       GrpcStatus.FAILED_PRECONDITION,
       `wrong client version "${clientVersion}" (!= "${deps.version}")`,
@@ -128,19 +163,91 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
 
   async function addNetwork(req: AddNetworkRequest): Promise<Partial<AddNetworkReply>> {
     const started = deps.now();
+    let branch = false;
     const fail = (code: AddFailure, message: string): Partial<AddNetworkReply> => {
-      deps.observer.addNetwork(deps.now() - started, code);
+      deps.observer.addNetwork(deps.now() - started, code, branch);
       const pod = `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`;
       deps.onAddFailure?.({ code, message, pod });
       log.warn('AddNetwork failed', { failure: code, message, containerID: req.ContainerID, pod });
       return { Success: false, FailureCode: code, FailureMessage: message };
     };
-    checkVersion(deps, req.ClientVersion);
+    const podRef = { namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME };
+    checkVersion(deps, req.ClientVersion, podRef);
     const problem = addRequestProblem(req, deps);
     if (problem !== undefined) return fail(AddFailureCode.InvalidRequest, problem);
     if (deps.shuttingDown()) return fail(AddFailureCode.ShuttingDown, 'the daemon is terminating');
 
     const key = { networkName: req.NetworkName, containerID: req.ContainerID, ifName: req.IfName };
+    if (deps.branchPods !== undefined) {
+      let resolved: ResolvedBranch | undefined;
+      try {
+        resolved = await deps.branchPods.resolve(podRef.namespace, podRef.name);
+      } catch (e) {
+        if (!isBranchCause(e))
+          return fail(AddFailureCode.Internal, e instanceof Error ? e.message : String(e));
+        return failBranch(e);
+      }
+      if (resolved !== undefined) {
+        branch = true;
+        return addBranch(resolved);
+      }
+    }
+
+    function failBranch(e: SgpError): Partial<AddNetworkReply> {
+      const cause = e.code as BranchCause;
+      deps.observer.podEniError?.(`AddNetwork.${e.code}`);
+      deps.onBranchFailure?.({ cause, message: e.message, pod: podRef });
+      return fail(BRANCH_FAILURES[cause].failure ?? AddFailureCode.Internal, e.message);
+    }
+
+    async function addBranch(resolved: ResolvedBranch): Promise<Partial<AddNetworkReply>> {
+      const branchPods = deps.branchPods!;
+      const reply: Partial<AddNetworkReply> = {
+        Success: true,
+        // The reference's shape for a branch pod: no device, route table id device + 1 = 0.
+        IPAllocationMetadata: [{ IPv4Addr: resolved.podIp, IPv6Addr: '', DeviceNumber: -1, RouteTableId: 0 }],
+        UseExternalSNAT: deps.externalSnat,
+        VPCv4CIDRs: [...deps.vpcCidrs()],
+        PodVlanId: resolved.branch.vlanId,
+        PodENIMAC: resolved.branch.mac,
+        PodENISubnetGW: resolved.gateway,
+        ParentIfIndex: resolved.trunk.index,
+      };
+      if (req.PodPlumbing) {
+        try {
+          const hostVeth = branchHostVethName(
+            branchPods.mode,
+            req.VethPrefix || deps.vethPrefix,
+            podRef.namespace,
+            podRef.name,
+          );
+          const plan = branchPods.plan(resolved, hostVeth);
+          const done = await branchPods.plumb(
+            key,
+            { ...podRef, netnsPath: req.Netns, mtu: req.Mtu > 0 ? req.Mtu : deps.podMtu },
+            resolved,
+            plan,
+          );
+          Object.assign(reply, { PodPlumbed: true, HostVethName: hostVeth, HostVethMac: done.hostMac });
+        } catch (e) {
+          deps.observer.podEniError?.('setupBranchPod');
+          if (isBranchCause(e)) return failBranch(e);
+          return fail(AddFailureCode.PlumbingFailed, e instanceof Error ? e.message : String(e));
+        }
+      }
+      const durationMs = deps.now() - started;
+      deps.observer.addNetwork(durationMs, 'success', true);
+      log.info('AddNetwork (branch ENI)', {
+        containerID: req.ContainerID,
+        pod: `${podRef.namespace}/${podRef.name}`,
+        address: resolved.podIp,
+        branchEni: resolved.branch.eniId,
+        vlanId: resolved.branch.vlanId,
+        trunk: resolved.trunk.name,
+        durationMs: Math.round(durationMs * 1000) / 1000,
+      });
+      return reply;
+    }
     // The address is taken in memory at once; its checkpoint is written in the background (group commit)
     // while the pod is plumbed. Success is replied only once that checkpoint is durable.
     let pending: PendingChange<AssignResult>;
@@ -268,22 +375,46 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
 
   async function delNetwork(req: DelNetworkRequest): Promise<Partial<DelNetworkReply>> {
     checkVersion(deps, req.ClientVersion);
-    deps.observer.delNetwork(req.Reason || 'PodDeleted');
     if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '') {
       throw new RpcStatusError(
         GrpcStatus.INVALID_ARGUMENT,
         'ContainerID, IfName and NetworkName are required',
       );
     }
+    const key = { networkName: req.NetworkName, containerID: req.ContainerID, ifName: req.IfName };
+    if (deps.branchPods !== undefined) {
+      // A branch pod this daemon plumbed: its address is the branch ENI's (the controller's), not the pool's.
+      let branch: Awaited<ReturnType<BranchPods['release']>>;
+      try {
+        branch = await deps.branchPods.release(key);
+      } catch (e) {
+        deps.observer.delNetwork(req.Reason || 'PodDeleted', true);
+        deps.observer.podEniError?.('teardownBranchPod');
+        throw new RpcStatusError(GrpcStatus.INTERNAL, e instanceof Error ? e.message : String(e));
+      }
+      if (branch !== undefined) {
+        deps.observer.delNetwork(req.Reason || 'PodDeleted', true);
+        log.info('DelNetwork (branch ENI)', {
+          containerID: req.ContainerID,
+          reason: req.Reason,
+          address: branch.address,
+          vlanId: branch.vlanId,
+        });
+        return {
+          Success: true,
+          IPAllocationMetadata: [
+            { IPv4Addr: branch.address, IPv6Addr: '', DeviceNumber: -1, RouteTableId: 0 },
+          ],
+          PodVlanId: branch.vlanId,
+        };
+      }
+    }
+    deps.observer.delNetwork(req.Reason || 'PodDeleted');
     let released: ReturnType<Datastore['unassign']>;
     try {
       // Wait for the durable release before tearing anything down: a failed write puts the address back
       // with the pod, whose plumbing is then still intact (the runtime retries the DEL).
-      released = await datastore.unassignPending({
-        networkName: req.NetworkName,
-        containerID: req.ContainerID,
-        ifName: req.IfName,
-      }).durable;
+      released = await datastore.unassignPending(key).durable;
     } catch (e) {
       // An unknown pod is already deleted: DEL is idempotent.
       if (isDatastoreError(e) && e.code === 'UnknownPod') return { Success: true, IPAllocationMetadata: [] };

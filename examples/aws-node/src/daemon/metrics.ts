@@ -225,17 +225,17 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     registers: [this.registry],
   });
 
+  /** Security groups for pods: branch-pod failures by where they happened (the reference's `fn` label). */
+  readonly podEniErrors = new Counter({
+    name: 'awscni_pod_eni_error_count',
+    help: 'Security-groups-for-pods (branch ENI) errors, by function',
+    labelNames: ['fn'],
+    registers: [this.registry],
+  });
+
   constructor() {
     // The reference pre-initializes both results, so a rate is defined before the first failure.
     for (const result of ['success', 'error']) this.connmarkReconciles.inc({ result }, 0);
-    // Exported for the reference's dashboards and alerts, and never incremented: security groups for pods
-    // (branch ENIs), whose errors it counts, are not implemented.
-    new Counter({
-      name: 'awscni_pod_eni_error_count',
-      help: 'Security-groups-for-pods (branch ENI) errors; none: branch ENIs are not implemented',
-      labelNames: ['fn'],
-      registers: [this.registry],
-    });
     // Process metrics: RSS, heap, event-loop lag, GC pauses, open handles (prom-client's `process_*` and
     // `nodejs_*` series).
     collectDefaultMetrics({ register: this.registry });
@@ -286,6 +286,11 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     this.ipamdErr.inc({ fn: kind });
     if (isEniErrorCode(code)) this.awsUtilsErrors.inc({ fn: poolActionOf(kind), error: code });
   }
+  /** A branch-pod failure at `fn` (`awscni_pod_eni_error_count`). */
+  podEniError(fn: string): void {
+    this.podEniErrors.inc({ fn });
+  }
+
   /** An ipamd error outside the pool loop (`awscni_ipamd_error_count{fn}`), e.g. `nodeInit`. */
   ipamdError(fn: string): void {
     this.ipamdErr.inc({ fn });

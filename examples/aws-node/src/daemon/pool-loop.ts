@@ -129,18 +129,20 @@ export class PoolLoop {
    */
   observing(inner: BackendObserver): BackendObserver {
     return {
-      addNetwork: (durationMs, outcome) => {
-        if (outcome === 'success') this.seen.arrivals += 1;
-        inner.addNetwork(durationMs, outcome);
+      // Branch-ENI pods take no pool address: the demand the adaptive policy sees leaves them out.
+      addNetwork: (durationMs, outcome, branch) => {
+        if (outcome === 'success' && !branch) this.seen.arrivals += 1;
+        inner.addNetwork(durationMs, outcome, branch);
       },
-      delNetwork: (reason) => {
-        this.seen.departures += 1;
-        inner.delNetwork(reason);
+      delNetwork: (reason, branch) => {
+        if (!branch) this.seen.departures += 1;
+        inner.delNetwork(reason, branch);
       },
       noAvailableAddress: () => {
         this.seen.misses += 1;
         inner.noAvailableAddress();
       },
+      podEniError: (fn) => inner.podEniError?.(fn),
     };
   }
 

@@ -3,7 +3,9 @@
  * - `RestoreUnconfirmed`: a checkpointed pod that still exists holds an address neither IMDS nor EC2 lets the
  *   daemon place yet; starting would hand that address to another pod.
  * - `ListenFailed`: a socket or HTTP endpoint could not be opened.
- * - `KubeRequired`: custom networking is on but there is no Kubernetes API to read ENIConfigs from.
+ * - `KubeRequired`: custom networking or security groups for pods is on but there is no Kubernetes API to read
+ *   ENIConfigs or pod annotations from.
+ * - `InstanceNotTrunkable`: `ENABLE_POD_ENI=true` on an instance type that cannot carry a trunk ENI.
  * - `PrefixDelegationUnsupported`: `ENABLE_PREFIX_DELEGATION=true` on an instance type that is neither Nitro nor
  *   bare metal (EC2 delegates prefixes only there).
  * - `UnknownInstanceType`: IMDS-only mode on an instance type the shipped limits table does not list.
@@ -13,7 +15,8 @@ export type StartErrorCode =
   | 'ListenFailed'
   | 'KubeRequired'
   | 'PrefixDelegationUnsupported'
-  | 'UnknownInstanceType';
+  | 'UnknownInstanceType'
+  | 'InstanceNotTrunkable';
 
 /** The daemon refused to start; everything it had opened is closed again. */
 export class StartError extends Error {

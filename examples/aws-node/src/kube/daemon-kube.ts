@@ -1,9 +1,12 @@
+import { SgpError } from '@vpc-cni-kit/sgp-branch';
 import type { KubeSettings } from '../config/kube-settings.js';
+import type { PodView } from '../daemon/branch-pods.js';
 import type { Logger } from '../log/logger.js';
 import type { CniBackend } from '../rpc/grpc-server.js';
 import type { CniNodeFeature } from './cni-node.js';
 import { httpsKubeApi } from './https-kube-api.js';
 import { resolveInCluster } from './in-cluster.js';
+import { isKubeCallError, type KubeObject } from './kube-api.js';
 import { KubeSide } from './kube-side.js';
 
 /** Per-request timeout of Kubernetes API calls (the reference's client uses 5 s for its start-up checks). */
@@ -67,5 +70,29 @@ export function reportPodsTo(kube: KubeSide, backend: CniBackend): CniBackend {
         kube.podDeleted({ namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME }, ip);
       return reply;
     },
+  };
+}
+
+/**
+ * Reads a pod for security groups for pods (one GET per ADD, ADR 0016): its annotations and its containers'
+ * limits. Throws `SgpError` `POD_NOT_FOUND` when the API does not know the pod or cannot be asked (the daemon
+ * cannot tell whether the pod needs a branch ENI, so it gives it no address at all, as the reference).
+ */
+export async function readPodView(kube: KubeSide, namespace: string, name: string): Promise<PodView> {
+  let pod: KubeObject;
+  try {
+    pod = await kube.call((api) => api.getPod(namespace, name));
+  } catch (e) {
+    const detail = isKubeCallError(e, 'NotFound')
+      ? `pod ${namespace}/${name} not found`
+      : `cannot read pod ${namespace}/${name}: ${e instanceof Error ? e.message : String(e)}`;
+    throw new SgpError({ code: 'POD_NOT_FOUND', op: 'readPod', detail, cause: e });
+  }
+  const containers = (pod.spec as { containers?: unknown } | undefined)?.containers;
+  return {
+    annotations: { ...(pod.metadata?.annotations ?? {}) },
+    containerLimits: Array.isArray(containers)
+      ? containers.map((c) => (c as { resources?: { limits?: Record<string, string> } })?.resources?.limits)
+      : [],
   };
 }

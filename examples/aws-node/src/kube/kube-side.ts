@@ -8,7 +8,7 @@ import type { KubeSettings } from '../config/kube-settings.js';
 import type { Logger } from '../log/logger.js';
 import { type CniNodeFeature, ensureCniNode } from './cni-node.js';
 import { type EniConfigProblemCode, eniConfigProblemEvent } from './eni-config.js';
-import { missingIamPermissionsEvent } from './iam-event.js';
+import { awsNodeWarningEvent, missingIamPermissionsEvent } from './iam-event.js';
 import type { InClusterTarget, NotInCluster } from './in-cluster.js';
 import { isKubeCallError, type KubeApi, KubeCallError, type KubeObject } from './kube-api.js';
 import { clearPodIpAnnotation, setPodIpAnnotation } from './pod-ip-annotation.js';
@@ -54,6 +54,8 @@ type Job =
       readonly at: number;
       /** Builds another Event than MissingIAMPermissions (about the aws-node pod). */
       readonly build?: (pod: { namespace: string; name: string; uid?: string }) => KubeObject;
+      /** The namespace the Event goes to (default: the aws-node pod's). */
+      readonly namespace?: string;
     };
 
 /** The state the introspection endpoint and tests read. */
@@ -84,6 +86,7 @@ export class KubeSide {
   #annotations = new Map<string, Job & { kind: 'annotate' }>();
   #events: (Job & { kind: 'event' })[] = [];
   #lastEvent = new Map<string, number>();
+  #serial = 0;
   #podUid: string | undefined;
   #nodeUid: string | undefined;
   #wake: (() => void) | undefined;
@@ -150,6 +153,39 @@ export class KubeSide {
       action: code,
       at,
       build: (pod) => eniConfigProblemEvent({ code, message, pod, nodeName, nowMs: at }),
+    });
+    this.#kick();
+  }
+
+  /**
+   * A Warning Event about a workload pod (security groups for pods: why its branch ENI could not be set up),
+   * reported by `aws-node` from this node. At most one per pod, reason and minute.
+   */
+  podEvent(pod: { namespace: string; name: string }, reason: string, note: string): void {
+    if (this.#state === 'off' || pod.name === '') return;
+    const at = this.deps.now();
+    const key = `pod ${pod.namespace}/${pod.name} ${reason}`;
+    const last = this.#lastEvent.get(key);
+    if (last !== undefined && at - last < IAM_EVENT_INTERVAL_MS) return;
+    this.#lastEvent.set(key, at);
+    if (this.#lastEvent.size > MAX_PENDING_ANNOTATIONS) this.#lastEvent.clear();
+    if (this.#events.length >= MAX_PENDING_EVENTS) this.#events.shift();
+    const nodeName = this.deps.settings.nodeName;
+    this.#events.push({
+      kind: 'event',
+      action: reason,
+      at,
+      namespace: pod.namespace,
+      build: () =>
+        awsNodeWarningEvent({
+          reason,
+          action: reason,
+          note,
+          pod,
+          nodeName,
+          nowMs: at,
+          serial: this.#serial++,
+        }),
     });
     this.#kick();
   }
@@ -336,7 +372,7 @@ export class KubeSide {
           ...(this.#podUid ? { uid: this.#podUid } : {}),
         };
         if (job.build !== undefined) {
-          await api.createEvent(settings.podNamespace, job.build(pod));
+          await api.createEvent(job.namespace ?? settings.podNamespace, job.build(pod));
           log.warn('Warning Event emitted', { reason: job.action });
         } else {
           await api.createEvent(
@@ -354,7 +390,7 @@ export class KubeSide {
         }
       } catch (e) {
         if (isKubeCallError(e, 'Unreachable')) throw e;
-        log.warn('MissingIAMPermissions Event not written', {
+        log.warn('Warning Event not written', {
           action: job.action,
           error: String((e as Error).message),
         });

@@ -6,11 +6,19 @@ import {
   type Result,
 } from '@vpc-cni-kit/cni-spec';
 import { type Logger, silentLogger } from '../log/logger.js';
+import { BRANCH_FAILURES, branchCauseOf } from '../rpc/branch-failures.js';
 import { GrpcStatus, isGrpcCallError } from '../rpc/grpc-client.js';
 import { AddFailureCode, ServingStatus } from '../rpc/messages.js';
 import type { DaemonClient } from './daemon-client.js';
 import { type AwsCniConf, readAwsCniConf } from './net-conf.js';
-import { buildAddResult, type PrevResultPod, readPrevResult } from './result.js';
+import {
+  buildAddResult,
+  buildBranchAddResult,
+  type PrevResultBranchPod,
+  type PrevResultPod,
+  readBranchPrevResult,
+  readPrevResult,
+} from './result.js';
 
 /** What the plugin's handlers need from the outside world, injected for tests. */
 export interface PluginDeps {
@@ -18,6 +26,11 @@ export interface PluginDeps {
   daemon: (socketPath: string) => DaemonClient;
   /** Host-side teardown from a prevResult when the daemon cannot be reached (rules 512/1536, host route). */
   teardownWithoutDaemon: (pod: PrevResultPod) => Promise<void>;
+  /**
+   * Branch-ENI pod teardown from a prevResult (branch link, prio-10 rules, 512/1536 rules), when the daemon
+   * did not tear it down itself (it is down, or it restarted since the ADD).
+   */
+  teardownBranchWithoutDaemon?: (pod: PrevResultBranchPod) => Promise<void>;
   /** Verifies the pod's and the host's plumbing for CHECK; throws a CniError when something is missing. */
   verify: (pod: PrevResultPod, netns: string, ifname: string) => Promise<void>;
   /** The plugin's version, compared by the daemon (the reference's `ClientVersion`). */
@@ -56,6 +69,11 @@ function daemonCallError(e: unknown, what: string, socket: string): CniError {
     if (e.grpcStatus === GrpcStatus.DEADLINE_EXCEEDED) {
       return new CniError(CniErrorCode.TryAgainLater, `${what}: aws-node did not answer in time`, e.message);
     }
+    if (e.grpcStatus === GrpcStatus.FAILED_PRECONDITION) {
+      // The daemon refuses a plugin of another version (the reference's ClientVersion check).
+      const row = BRANCH_FAILURES.VERSION_MISMATCH;
+      return new CniError(row.cniCode, `${what}: ${row.message}`, e.message);
+    }
     return new CniError(CniErrorCode.Internal, `${what}: aws-node refused the call: ${e.message}`);
   }
   return new CniError(CniErrorCode.Internal, `${what}: ${e instanceof Error ? e.message : String(e)}`);
@@ -63,6 +81,11 @@ function daemonCallError(e: unknown, what: string, socket: string): CniError {
 
 /** The daemon's failure causes → CNI errors with messages that name the cause. */
 function addFailure(code: string, message: string): CniError {
+  const cause = branchCauseOf(code);
+  if (cause !== undefined) {
+    const row = BRANCH_FAILURES[cause];
+    return new CniError(row.cniCode, row.message, message);
+  }
   switch (code) {
     case AddFailureCode.PoolEmpty:
       return new CniError(
@@ -253,6 +276,16 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
           : 'the daemon does not support daemon-side plumbing; run the matching aws-node',
       );
     }
+    if (reply.PodVlanId !== 0) {
+      return buildBranchAddResult(ctx.config.cniVersion, ctx.env.netns, ctx.env.ifname, {
+        address: ip.IPv4Addr,
+        vlanId: reply.PodVlanId,
+        subnetGateway: reply.PodENISubnetGW,
+        hostVethName: reply.HostVethName,
+        hostVethMac: reply.HostVethMac,
+        vethPrefix: conf.podSGEnforcingMode === 'strict' ? 'vlan' : conf.vethPrefix,
+      });
+    }
     return buildAddResult(ctx.config.cniVersion, ctx.env.netns, ctx.env.ifname, {
       address: ip.IPv4Addr,
       deviceNumber: ip.DeviceNumber,
@@ -265,6 +298,23 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
 
   async function del(ctx: CommandContext, conf: AwsCniConf, log: Logger): Promise<void> {
     const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
+    let branch: PrevResultBranchPod | undefined;
+    try {
+      branch = readBranchPrevResult(ctx.config.prevResult, ctx.env.ifname);
+    } catch (e) {
+      throw new CniError(CniErrorCode.Internal, `del cmd: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    // A branch pod's network goes with its namespace once the runtime deleted it (the second DEL has none).
+    const teardownBranch = async (why: string) => {
+      if (branch === undefined || ctx.env.netns === '' || deps.teardownBranchWithoutDaemon === undefined)
+        return;
+      log.info('tearing a branch-ENI pod down from prevResult', {
+        containerID: ctx.env.containerId,
+        vlanId: branch.vlanId,
+        why,
+      });
+      await deps.teardownBranchWithoutDaemon(branch);
+    };
     try {
       const reply = await deps.daemon(conf.ipamdSocket).delNetwork({
         ...podArgs(ctx),
@@ -278,6 +328,8 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
       });
       if (!reply.Success)
         throw new CniError(CniErrorCode.Internal, 'del cmd: failed to process delete request');
+      // The daemon did not know the branch pod (it restarted since the ADD): its prevResult says what to undo.
+      if (reply.PodVlanId === 0) await teardownBranch('aws-node does not know the pod');
     } catch (e) {
       if (e instanceof CniError) throw e;
       // The daemon is down or failing: never fail DEL for that. Undo the host side from what ADD recorded;
@@ -290,6 +342,7 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
       });
       ctx.log(`del: aws-node unavailable (${why}); tearing down from prevResult`);
       if (prev !== undefined) await deps.teardownWithoutDaemon(prev);
+      await teardownBranch('aws-node unavailable');
     }
   }
 

@@ -3,7 +3,7 @@
  * netlink stack (and koffi's native module) loads only here, never on the ADD/DEL fast path.
  */
 import { CniError, CniErrorCode } from '@vpc-cni-kit/cni-spec';
-import type { PrevResultPod } from './result.js';
+import type { PrevResultBranchPod, PrevResultPod } from './result.js';
 
 /** What a failed verification says: the objects missing, else the message. */
 function why(e: unknown, rt: typeof import('@vpc-cni-kit/routing-table')): string {
@@ -76,6 +76,22 @@ export async function verifyHost(pod: PrevResultPod, netns: string, ifname: stri
   } catch (e) {
     if (e instanceof CniError) throw e;
     throw new CniError(CniErrorCode.Internal, `check: node: ${why(e, rt)}`);
+  } finally {
+    close();
+  }
+}
+
+/**
+ * Tears a branch-ENI pod down from its prevResult (the reference's `TeardownBranchENIPodNetwork`, mode-agnostic):
+ * the branch link, the prio-10 rules into its table, the IP-based rules and routes. Tolerates what is gone.
+ */
+export async function teardownBranchWithoutDaemon(pod: PrevResultBranchPod): Promise<void> {
+  const [{ port, close }, sgp] = await Promise.all([hostPort(), import('@vpc-cni-kit/sgp-branch')]);
+  try {
+    await sgp.teardownBranchNetwork(
+      port,
+      sgp.planBranchTeardown({ vlanId: pod.vlanId, podIp: pod.address, hostVeth: pod.hostVethName }),
+    );
   } finally {
     close();
   }

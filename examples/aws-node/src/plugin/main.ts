@@ -5,7 +5,7 @@
 import { pluginMain } from '@vpc-cni-kit/cni-spec';
 import { daemonClient } from './daemon-client.js';
 import { awsCniHandlers } from './handlers.js';
-import { teardownWithoutDaemon, verifyHost } from './host-fallback.js';
+import { teardownBranchWithoutDaemon, teardownWithoutDaemon, verifyHost } from './host-fallback.js';
 import { openPluginLog } from './plugin-log.js';
 
 /** Replaced at bundle time with the package version. */
@@ -15,6 +15,7 @@ void pluginMain(
   awsCniHandlers({
     daemon: (socket) => daemonClient(socket, 10_000),
     teardownWithoutDaemon,
+    teardownBranchWithoutDaemon,
     verify: verifyHost,
     version: typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : '',
     openLog: (file, level) => openPluginLog(file, level),

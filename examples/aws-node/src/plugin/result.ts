@@ -62,3 +62,70 @@ export function readPrevResult(prev: Result | undefined, ifname: string): PrevRe
   const host = prev.interfaces.find((i) => i.sandbox === undefined && i !== dummy);
   return { address: ip.address.slice(0, -3), routeTableId, hostVethName: host?.name };
 }
+
+/** What the daemon reported for a branch-ENI pod (security groups for pods). */
+export interface PlumbedBranchPod {
+  address: string;
+  vlanId: number;
+  /** `PodENISubnetGW`. */
+  subnetGateway: string;
+  hostVethName: string;
+  hostVethMac: string;
+  /** The prefix the host veth name was built with (`vlan` in strict mode). */
+  vethPrefix: string;
+}
+
+/**
+ * The ADD result of a branch-ENI pod in the reference's shape: `[hostVeth, containerIf (mac "0"), dummy<hash>
+ * (mac = VLAN id)]`, the /32 address on the container interface with the branch subnet's gateway. The dummy's
+ * VLAN id is what DEL reads to tear the branch down without the daemon.
+ */
+export function buildBranchAddResult(
+  cniVersion: Result['cniVersion'],
+  netns: string,
+  ifname: string,
+  pod: PlumbedBranchPod,
+): Result {
+  const hash = pod.hostVethName.slice(pod.vethPrefix.length);
+  const interfaces: ResultInterface[] = [
+    { name: pod.hostVethName, mac: pod.hostVethMac },
+    { name: ifname, sandbox: netns, mac: '0' },
+    { name: `dummy${hash}`, mac: String(pod.vlanId) },
+  ];
+  return {
+    cniVersion,
+    interfaces,
+    ips: [{ address: `${pod.address}/32`, interface: 1, gateway: pod.subnetGateway }],
+  };
+}
+
+/** A branch-ENI pod as its prevResult records it. */
+export interface PrevResultBranchPod {
+  vlanId: number;
+  address: string;
+  hostVethName: string;
+}
+
+/**
+ * Reads a branch-ENI pod back from a prevResult (the dummy interface's MAC is a VLAN id other than 0), as the
+ * reference's `tryDelWithPrevResult` does. `undefined` when the prevResult is not a branch pod's; throws when its
+ * marker is malformed (a VLAN id that is not a number, no single /32 address on `ifname`).
+ */
+export function readBranchPrevResult(
+  prev: Result | undefined,
+  ifname: string,
+): PrevResultBranchPod | undefined {
+  const dummy = prev?.interfaces?.find((i) => i.name.startsWith('dummy'));
+  if (prev === undefined || dummy === undefined || dummy.mac === '0') return undefined;
+  const vlanId = Number(dummy.mac);
+  if (!/^\d+$/.test(dummy.mac ?? '') || vlanId < 1 || vlanId > 4094)
+    throw new Error(`malformed vlanID in prevResult: ${String(dummy.mac)}`);
+  const podIndex = prev.interfaces!.findIndex((i) => i.name === ifname && i.sandbox !== undefined);
+  if (podIndex < 0) throw new Error(`cannot find contVethName ${ifname} in prevResult`);
+  const ips = (prev.ips ?? []).filter((i) => i.interface === podIndex);
+  if (ips.length !== 1 || !ips[0]!.address.endsWith('/32'))
+    throw new Error(`found ${ips.length} containerIPs for ${ifname} in prevResult`);
+  const host = prev.interfaces!.find((i) => i.sandbox === undefined && i !== dummy);
+  if (host === undefined) throw new Error('prevResult names no host veth');
+  return { vlanId, address: ips[0]!.address.slice(0, -3), hostVethName: host.name };
+}

@@ -78,6 +78,20 @@ export const AddFailureCode = {
   ShuttingDown: 'ShuttingDown',
   /** Anything else. */
   Internal: 'Internal',
+  /** Security groups for pods: the API server does not know the pod (or cannot be reached), so it is unknown whether it needs a branch ENI. */
+  PodEniPodNotFound: 'PodEniPodNotFound',
+  /** The pod requests a branch ENI but carries no `vpc.amazonaws.com/pod-eni` annotation yet. */
+  PodEniAnnotationMissing: 'PodEniAnnotationMissing',
+  /** The `vpc.amazonaws.com/pod-eni` annotation does not parse, or a field is out of shape. */
+  PodEniAnnotationInvalid: 'PodEniAnnotationInvalid',
+  /** The node has no trunk ENI (yet). */
+  PodEniNoTrunk: 'PodEniNoTrunk',
+  /** The trunk ENI is attached but no host link carries its MAC. */
+  PodEniTrunkLinkNotFound: 'PodEniTrunkLinkNotFound',
+  /** The trunk has no free branch (VLAN) left. */
+  PodEniBranchLimitReached: 'PodEniBranchLimitReached',
+  /** The instance type cannot carry a trunk ENI. */
+  PodEniInstanceNotTrunkable: 'PodEniInstanceNotTrunkable',
 } as const;
 
 /** One of {@link AddFailureCode}. */
