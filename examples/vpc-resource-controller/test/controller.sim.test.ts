@@ -1,0 +1,127 @@
+import { eventually } from '@vpc-cni-kit/testkit';
+import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DB_CLIENT_SG, dbClientPolicy, startWorld, SUBNET, type World } from './support/world.js';
+
+let world: World | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+function capacity(w: World, node: string): string | undefined {
+  const n = w.kube.objects.get('v1', 'nodes', node) as { status?: { capacity?: Record<string, string> } };
+  return n?.status?.capacity?.['vpc.amazonaws.com/pod-eni'];
+}
+
+function podEvents(w: World, pod: string) {
+  return (w.kube.objects.list('v1', 'events', 'default') as { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string }[])
+    .filter((e) => e.involvedObject?.name === pod);
+}
+
+describe('vpc-resource-controller against ec2-simulator and kube-simulator', () => {
+  it('gives a pod selected by a SecurityGroupPolicy a branch ENI in its node subnet with the policy groups, annotates it and advertises capacity', async () => {
+    world = await startWorld();
+    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    await world.controller();
+
+    // A trunk per node whose CNINode asks for SecurityGroupsForPods, at the highest device index (m5.large: 2).
+    const trunks = await eventually('trunks', () => {
+      const t = world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment);
+      return t.length === 2 ? t : undefined;
+    });
+    for (const t of trunks) {
+      expect(t.attachment?.deviceIndex).toBe(2);
+      expect(t.description).toBe('aws-k8s-trunk-eni');
+      expect(t.groups).toEqual(['sg-0a000000000000001']);
+    }
+    await eventually('capacity advertised', () => capacity(world!, 'node-1') === '9' && capacity(world!, 'node-2') === '9');
+
+    const { uid } = world.pod('client-1', 'node-1', { app: 'db-client' });
+    world.pod('plain-1', 'node-1', { app: 'web' });
+    const text = await eventually('annotation', () => world!.annotation('client-1'));
+    const branch = parsePodEniAnnotation(text, { family: 4 });
+    const eni = world.ec2.state.eni(branch.eniId)!;
+    expect(eni.subnetId).toBe(SUBNET);
+    expect(eni.groups).toEqual([DB_CLIENT_SG]);
+    expect(eni.tags.get('vpcresources.k8s.aws/pod-uid')).toBe(uid);
+    expect(branch.mac).toBe(eni.mac);
+    expect(branch.ipv4).toBe(eni.privateIps[0]?.value);
+    expect(branch.subnetCidr).toBe('10.0.0.0/24');
+    expect(branch.vlanId).toBe(1);
+    const assoc = world.ec2.state.trunkAssociations().find((a) => a.branchEniId === branch.eniId);
+    expect(assoc?.vlanId).toBe(1);
+    expect(assoc?.trunkEniId).toBe(trunks.find((t) => t.attachment?.instanceId === 'i-0a000000000000001')?.id);
+    // The ordinary pod gets nothing.
+    expect(world.annotation('plain-1')).toBeUndefined();
+    expect(world.branches()).toHaveLength(1);
+    await eventually('ResourceAllocated event', () => podEvents(world!, 'client-1').some((e) => e.reason === 'ResourceAllocated'));
+  });
+
+  it('deleting the pod deletes its branch ENI after the cooldown, not before', async () => {
+    world = await startWorld();
+    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    await world.controller({ cooldownMs: 1500 });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('annotation', () => world!.annotation('client-1'));
+    expect(world.branches()).toHaveLength(1);
+    const deletedAt = Date.now();
+    world.kube.objects.delete('v1', 'pods', 'client-1', 'default');
+    await eventually('branch ENI gone', () => world!.branches().length === 0, 10_000);
+    expect(Date.now() - deletedAt).toBeGreaterThanOrEqual(1500);
+    expect(world.ec2.state.trunkAssociations()).toEqual([]);
+  });
+
+  it('at the trunk branch limit the next pod gets a BRANCH_LIMIT_REACHED Warning event and no ENI', async () => {
+    world = await startWorld([
+      { name: 'node-1', instanceId: 'i-0a000000000000001', instanceType: 'm5.large', sgp: true },
+    ]);
+    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    await world.controller({ cooldownMs: 60_000 });
+    for (let i = 0; i < 9; i++) world.pod(`client-${i}`, 'node-1', { app: 'db-client' });
+    await eventually('nine annotated', () => Array.from({ length: 9 }, (_, i) => world!.annotation(`client-${i}`)).every(Boolean));
+    world.pod('client-9', 'node-1', { app: 'db-client' });
+    const ev = await eventually('limit event', () =>
+      podEvents(world!, 'client-9').find((e) => e.reason === 'BranchAllocationFailed'),
+    );
+    expect(ev.type).toBe('Warning');
+    expect(ev.message).toMatch(/^BRANCH_LIMIT_REACHED: node node-1: 9 of 9 branches/);
+    expect(world.annotation('client-9')).toBeUndefined();
+    expect(world.branches()).toHaveLength(9);
+  });
+
+  it('a node that cannot trunk gets no trunk and its pods an INSTANCE_NOT_TRUNKABLE event', async () => {
+    world = await startWorld([
+      { name: 'small', instanceId: 'i-0a000000000000003', instanceType: 't3.small', sgp: true },
+    ]);
+    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    await world.controller();
+    world.pod('client-1', 'small', { app: 'db-client' });
+    const ev = await eventually('event', () =>
+      podEvents(world!, 'client-1').find((e) => e.reason === 'BranchAllocationFailed'),
+    );
+    expect(ev.message).toMatch(/^INSTANCE_NOT_TRUNKABLE/);
+    expect(world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk')).toEqual([]);
+  });
+
+  it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {
+    world = await startWorld();
+    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    const c = await world.controller({ cooldownMs: 200 });
+    await eventually('trunks', () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2);
+    world.ec2.faults.failNext('CreateNetworkInterface', 'InternalError', { afterApply: true, count: 2 });
+    world.ec2.faults.failNext('AssociateTrunkInterface', 'InternalError', { afterApply: true, count: 2 });
+    world.ec2.faults.failNext('DisassociateTrunkInterface', 'UnauthorizedOperation', { count: 1 });
+    for (let i = 0; i < 6; i++) world.pod(`client-${i}`, i % 2 ? 'node-1' : 'node-2', { app: 'db-client' });
+    await eventually('six annotated', () => Array.from({ length: 6 }, (_, i) => world!.annotation(`client-${i}`)).every(Boolean), 15_000);
+    // Every branch in EC2 belongs to exactly one annotated pod (orphans of lost answers are swept after the cooldown).
+    for (let i = 0; i < 6; i++) world.kube.objects.delete('v1', 'pods', `client-${i}`, 'default');
+    await eventually('nothing left', () => world!.branches().length === 0 && c.ledger()?.cooling.size === 0, 15_000);
+    expect(world.ec2.state.trunkAssociations()).toEqual([]);
+    // The faults did happen.
+    const failed = (action: string) => world!.ec2.calls.filter((x) => x.action === action && x.errorCode !== undefined).length;
+    expect(failed('CreateNetworkInterface')).toBe(2);
+    expect(failed('AssociateTrunkInterface')).toBe(2);
+    expect(failed('DisassociateTrunkInterface')).toBe(1);
+  });
+});

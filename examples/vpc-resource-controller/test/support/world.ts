@@ -1,0 +1,193 @@
+/**
+ * A cluster for the controller's tests: ec2-simulator (EC2 through the real SDK) and kube-simulator (the
+ * Kubernetes API over HTTPS), with the SecurityGroupPolicy and CNINode CRDs, a Node and a CNINode per instance.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Ec2Simulator, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
+import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
+import { scratchDir } from '@vpc-cni-kit/testkit';
+import { parseAllDocuments } from 'yaml';
+import { jsonLogger, type RunningController, startController } from '../../src/index.js';
+
+export const VPC = 'vpc-0a000000000000001';
+export const SUBNET = 'subnet-0a000000000000001';
+export const NODE_SG = 'sg-0a000000000000001';
+export const DB_CLIENT_SG = 'sg-0b000000000000002';
+export const CLUSTER = 'test-cluster';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const repo = join(here, '../../../..');
+export const BIN = join(here, '../../dist/bin/vpc-resource-controller.cjs');
+
+/** An instance of the world: node name → instance id. */
+export interface WorldNode {
+  readonly name: string;
+  readonly instanceId: string;
+  readonly instanceType: string;
+  /** Whether its CNINode asks for SecurityGroupsForPods. */
+  readonly sgp: boolean;
+}
+
+/** The running world. */
+export interface World {
+  readonly ec2: Ec2Simulator;
+  readonly kube: KubeSimulator;
+  readonly kubeconfigPath: string;
+  readonly nodes: readonly WorldNode[];
+  /** Starts a controller in this process. */
+  controller(options?: { cooldownMs?: number; tickMs?: number }): Promise<RunningController>;
+  /** Spawns the built program with these extra arguments; its stdout log lines are collected. */
+  spawnBin(args: readonly string[]): { child: ChildProcess; log: string[]; stderr: string[] };
+  /** Creates a pod on a node. */
+  pod(name: string, node: string, labels?: Record<string, string>): { uid: string };
+  /** The branch ENIs EC2 holds (interfaces of description aws-k8s-branch-eni). */
+  branches(): { id: string; subnetId: string; groups: string[]; podUid: string | undefined }[];
+  /** The pod's `vpc.amazonaws.com/pod-eni` annotation. */
+  annotation(name: string): string | undefined;
+  close(): Promise<void>;
+}
+
+const DEFAULT_NODES: WorldNode[] = [
+  { name: 'node-1', instanceId: 'i-0a000000000000001', instanceType: 'm5.large', sgp: true },
+  { name: 'node-2', instanceId: 'i-0a000000000000002', instanceType: 'm5.large', sgp: true },
+];
+
+export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<World> {
+  const scratch = scratchDir('vpc-rc');
+  const ec2 = await startEc2Simulator({
+    rateLimits: false,
+    scenario: {
+      vpcs: [{ id: VPC, cidrBlocks: ['10.0.0.0/16'] }],
+      subnets: [{ id: SUBNET, cidrBlock: '10.0.0.0/24', availabilityZone: 'us-west-2a' }],
+      securityGroups: [
+        { id: NODE_SG, name: 'node', description: 'nodes' },
+        { id: DB_CLIENT_SG, name: 'db-client', description: 'pods that may reach the database' },
+      ],
+      instances: nodes.map((n) => ({
+        id: n.instanceId,
+        instanceType: n.instanceType,
+        subnetId: SUBNET,
+        securityGroupIds: [NODE_SG],
+      })),
+    },
+  });
+  const kube = await startKubeSimulator();
+  const kubeconfigPath = join(scratch.path, 'kubeconfig');
+  writeFileSync(kubeconfigPath, kube.kubeconfig());
+  for (const file of [
+    join(here, '../../manifests/crds.yaml'),
+    join(repo, 'deploy/kustomize/base/crds.yaml'),
+  ]) {
+    for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
+      const obj = doc.toJS() as Record<string, unknown> | null;
+      if (obj?.['kind'] === 'CustomResourceDefinition')
+        kube.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', obj as never);
+    }
+  }
+  for (const n of nodes) {
+    kube.objects.create('v1', 'nodes', {
+      metadata: { name: n.name },
+      spec: { providerID: `aws:///us-west-2a/${n.instanceId}` },
+    } as never);
+    kube.objects.create('vpcresources.k8s.aws/v1alpha1', 'cninodes', {
+      metadata: { name: n.name },
+      spec: { features: n.sgp ? [{ name: 'SecurityGroupsForPods' }] : [] },
+    } as never);
+  }
+  const running: RunningController[] = [];
+  const children: ChildProcess[] = [];
+  return {
+    ec2,
+    kube,
+    kubeconfigPath,
+    nodes,
+    async controller(options = {}) {
+      const c = await startController({
+        clusterName: CLUSTER,
+        region: ec2.region,
+        ec2Endpoint: ec2.endpoint,
+        ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+        kubeconfig: kubeconfigPath,
+        cooldownMs: options.cooldownMs ?? 300,
+        tickMs: options.tickMs ?? 100,
+        log: jsonLogger(() => undefined),
+      });
+      running.push(c);
+      return c;
+    },
+    spawnBin(args) {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          '--cluster-name',
+          CLUSTER,
+          '--region',
+          ec2.region,
+          '--ec2-endpoint',
+          ec2.endpoint,
+          '--kubeconfig',
+          kubeconfigPath,
+          ...args,
+        ],
+        {
+          env: {
+            PATH: process.env['PATH'],
+            AWS_ACCESS_KEY_ID: 'AKID',
+            AWS_SECRET_ACCESS_KEY: 'secret',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      children.push(child);
+      const log: string[] = [];
+      const stderr: string[] = [];
+      child.stdout?.setEncoding('utf8').on('data', (s: string) => log.push(...s.split('\n').filter(Boolean)));
+      child.stderr?.setEncoding('utf8').on('data', (s: string) => stderr.push(s));
+      return { child, log, stderr };
+    },
+    pod(name, node, labels = {}) {
+      const p = kube.objects.create('v1', 'pods', {
+        metadata: { name, namespace: 'default', labels },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }] },
+      } as never) as { metadata: { uid: string } };
+      return { uid: p.metadata.uid };
+    },
+    branches() {
+      return ec2.state
+        .enis()
+        .filter((e) => e.description === 'aws-k8s-branch-eni')
+        .map((e) => ({
+          id: e.id,
+          subnetId: e.subnetId,
+          groups: [...e.groups],
+          podUid: e.tags.get('vpcresources.k8s.aws/pod-uid'),
+        }));
+    },
+    annotation(name) {
+      const p = kube.objects.get('v1', 'pods', name, 'default') as
+        | { metadata?: { annotations?: Record<string, string> } }
+        | undefined;
+      return p?.metadata?.annotations?.['vpc.amazonaws.com/pod-eni'];
+    },
+    async close() {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      for (const c of running) await c.stop();
+      await kube.close();
+      await ec2.close();
+      scratch.remove();
+    },
+  };
+}
+
+/** The SecurityGroupPolicy selecting `app=db-client` in `default`. */
+export function dbClientPolicy(groupIds: string[] = [DB_CLIENT_SG]): Record<string, unknown> {
+  return {
+    metadata: { name: 'db-client', namespace: 'default' },
+    spec: { podSelector: { matchLabels: { app: 'db-client' } }, securityGroups: { groupIds } },
+  };
+}
