@@ -7,21 +7,35 @@
 
 export { awsNodeBinDir } from './bin-dir.js';
 export {
+  type AddPodOptions,
   Cluster,
   type ClusterNetwork,
   type ClusterNode,
   type ClusterOptions,
   type ClusterPod,
   PodError,
+  type SecurityGroupRule,
 } from './cluster.js';
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
+export { type ClusterDatabase, type DatabaseOptions, startDatabase } from './database.js';
 export { inNetns, type Ran } from './exec.js';
 export {
   awsNodeRbacManifest,
   ClusterKubeApi,
+  CONTROLLER_SERVICE_ACCOUNT,
   type DaemonKubeAccess,
   KUBE_API_PORT,
   nodeName,
+  type PodObjectOptions,
+  type SecurityGroupPolicySpec,
+  SGP_API,
 } from './kube-api.js';
 export { type NodeLauncher, processLauncher } from './launcher.js';
+export {
+  HARNESS_CLUSTER_NAME,
+  ResourceController,
+  type ResourceControllerOptions,
+  resourceControllerBin,
+  webhookLimits,
+} from './resource-controller.js';
