@@ -21,12 +21,14 @@ export default defineConfig([
     target: 'node20',
     dts: false,
     clean: false,
-    splitting: false,
+    // Split as aws-node's daemon is (ADR 0003): the tree-shaken SDK loads on the first EC2 call, from a chunk.
+    splitting: true,
     sourcemap: true,
     noExternal: BUNDLED,
     banner: { js: '#!/usr/bin/env node' },
     esbuildOptions(options) {
       options.mainFields = ['module', 'main'];
+      options.chunkNames = 'vpc-resource-controller-chunks/[name]-[hash]';
     },
     shims: true,
     define: { __VPC_RC_VERSION__: JSON.stringify(version) },

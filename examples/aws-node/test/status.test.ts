@@ -211,3 +211,55 @@ describe('aws-node status', () => {
     ).toBe('A    BB\n---  --\nccc  d');
   });
 });
+
+describe('aws-node status with security groups for pods', () => {
+  it('shows each branch pod with its VLAN, branch ENI and trunk', async () => {
+    const ds = new Datastore({
+      clock: new ManualClock(),
+      checkpointer: new InMemoryCheckpointer(),
+      cooldownMs: 0,
+    });
+    const config = loadConfig({
+      ENABLE_POD_ENI: 'true',
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      MY_NODE_NAME: 'ip-10-0-0-5.us-west-2.compute.internal',
+    });
+    const pods = [
+      { name: 'db-client-1', vlanId: 7, address: '10.0.4.9', branchEniId: 'eni-0b7' },
+      { name: 'db-client-0', vlanId: 3, address: '10.0.4.8', branchEniId: 'eni-0b3' },
+    ].map((p) => ({
+      ...p,
+      namespace: 'shop',
+      trunkEniId: 'eni-0tr',
+      trunkInterface: 'eth2',
+      hostVeth: `vlan${p.vlanId}`,
+      mode: 'strict',
+    }));
+    const endpoint = await listen(
+      introspectionServer(ds, config, silentLogger, { branchPods: async () => pods }),
+      '127.0.0.1:0',
+    );
+    try {
+      let stdout = '';
+      const code = await runStatus(
+        ['--address', endpoint.address],
+        {},
+        { stdout: (s) => void (stdout += s), stderr: () => {} },
+      );
+      expect(code).toBe(0);
+      const table = stdout.split('\n\n').find((t) => t.startsWith('Branch pods'))!;
+      // Header, underline, then the pods by VLAN.
+      expect(
+        table
+          .split('\n')
+          .slice(3)
+          .map((l) => l.trim().split(/\s+/)),
+      ).toEqual([
+        ['shop/db-client-0', '10.0.4.8', '3', 'eni-0b3', 'eni-0tr', '(eth2)', 'strict', 'vlan3'],
+        ['shop/db-client-1', '10.0.4.9', '7', 'eni-0b7', 'eni-0tr', '(eth2)', 'strict', 'vlan7'],
+      ]);
+    } finally {
+      await endpoint.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
-import { eventually } from '@vpc-cni-kit/testkit';
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
+import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DB_CLIENT_SG, dbClientPolicy, startWorld, SUBNET, type World } from './support/world.js';
+import { DB_CLIENT_SG, dbClientPolicy, SUBNET, startWorld, type World } from './support/world.js';
 
 let world: World | undefined;
 afterEach(async () => {
@@ -15,14 +15,24 @@ function capacity(w: World, node: string): string | undefined {
 }
 
 function podEvents(w: World, pod: string) {
-  return (w.kube.objects.list('v1', 'events', 'default') as { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string }[])
-    .filter((e) => e.involvedObject?.name === pod);
+  return (
+    w.kube.objects.list('v1', 'events', 'default') as {
+      involvedObject?: { name?: string };
+      reason?: string;
+      message?: string;
+      type?: string;
+    }[]
+  ).filter((e) => e.involvedObject?.name === pod);
 }
 
 describe('vpc-resource-controller against ec2-simulator and kube-simulator', () => {
   it('gives a pod selected by a SecurityGroupPolicy a branch ENI in its node subnet with the policy groups, annotates it and advertises capacity', async () => {
     world = await startWorld();
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
     await world.controller();
 
     // A trunk per node whose CNINode asks for SecurityGroupsForPods, at the highest device index (m5.large: 2).
@@ -35,7 +45,10 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
       expect(t.description).toBe('aws-k8s-trunk-eni');
       expect(t.groups).toEqual(['sg-0a000000000000001']);
     }
-    await eventually('capacity advertised', () => capacity(world!, 'node-1') === '9' && capacity(world!, 'node-2') === '9');
+    await eventually(
+      'capacity advertised',
+      () => capacity(world!, 'node-1') === '9' && capacity(world!, 'node-2') === '9',
+    );
 
     const { uid } = world.pod('client-1', 'node-1', { app: 'db-client' });
     world.pod('plain-1', 'node-1', { app: 'web' });
@@ -51,16 +64,24 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(branch.vlanId).toBe(1);
     const assoc = world.ec2.state.trunkAssociations().find((a) => a.branchEniId === branch.eniId);
     expect(assoc?.vlanId).toBe(1);
-    expect(assoc?.trunkEniId).toBe(trunks.find((t) => t.attachment?.instanceId === 'i-0a000000000000001')?.id);
+    expect(assoc?.trunkEniId).toBe(
+      trunks.find((t) => t.attachment?.instanceId === 'i-0a000000000000001')?.id,
+    );
     // The ordinary pod gets nothing.
     expect(world.annotation('plain-1')).toBeUndefined();
     expect(world.branches()).toHaveLength(1);
-    await eventually('ResourceAllocated event', () => podEvents(world!, 'client-1').some((e) => e.reason === 'ResourceAllocated'));
+    await eventually('ResourceAllocated event', () =>
+      podEvents(world!, 'client-1').some((e) => e.reason === 'ResourceAllocated'),
+    );
   });
 
   it('deleting the pod deletes its branch ENI after the cooldown, not before', async () => {
     world = await startWorld();
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
     await world.controller({ cooldownMs: 1500 });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('annotation', () => world!.annotation('client-1'));
@@ -76,10 +97,16 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world = await startWorld([
       { name: 'node-1', instanceId: 'i-0a000000000000001', instanceType: 'm5.large', sgp: true },
     ]);
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
     await world.controller({ cooldownMs: 60_000 });
     for (let i = 0; i < 9; i++) world.pod(`client-${i}`, 'node-1', { app: 'db-client' });
-    await eventually('nine annotated', () => Array.from({ length: 9 }, (_, i) => world!.annotation(`client-${i}`)).every(Boolean));
+    await eventually('nine annotated', () =>
+      Array.from({ length: 9 }, (_, i) => world!.annotation(`client-${i}`)).every(Boolean),
+    );
     world.pod('client-9', 'node-1', { app: 'db-client' });
     const ev = await eventually('limit event', () =>
       podEvents(world!, 'client-9').find((e) => e.reason === 'BranchAllocationFailed'),
@@ -94,7 +121,11 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world = await startWorld([
       { name: 'small', instanceId: 'i-0a000000000000003', instanceType: 't3.small', sgp: true },
     ]);
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
     await world.controller();
     world.pod('client-1', 'small', { app: 'db-client' });
     const ev = await eventually('event', () =>
@@ -106,20 +137,36 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
 
   it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {
     world = await startWorld();
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
     const c = await world.controller({ cooldownMs: 200 });
-    await eventually('trunks', () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2);
+    await eventually(
+      'trunks',
+      () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
+    );
     world.ec2.faults.failNext('CreateNetworkInterface', 'InternalError', { afterApply: true, count: 2 });
     world.ec2.faults.failNext('AssociateTrunkInterface', 'InternalError', { afterApply: true, count: 2 });
     world.ec2.faults.failNext('DisassociateTrunkInterface', 'UnauthorizedOperation', { count: 1 });
     for (let i = 0; i < 6; i++) world.pod(`client-${i}`, i % 2 ? 'node-1' : 'node-2', { app: 'db-client' });
-    await eventually('six annotated', () => Array.from({ length: 6 }, (_, i) => world!.annotation(`client-${i}`)).every(Boolean), 15_000);
+    await eventually(
+      'six annotated',
+      () => Array.from({ length: 6 }, (_, i) => world!.annotation(`client-${i}`)).every(Boolean),
+      15_000,
+    );
     // Every branch in EC2 belongs to exactly one annotated pod (orphans of lost answers are swept after the cooldown).
     for (let i = 0; i < 6; i++) world.kube.objects.delete('v1', 'pods', `client-${i}`, 'default');
-    await eventually('nothing left', () => world!.branches().length === 0 && c.ledger()?.cooling.size === 0, 15_000);
+    await eventually(
+      'nothing left',
+      () => world!.branches().length === 0 && c.ledger()?.cooling.size === 0,
+      15_000,
+    );
     expect(world.ec2.state.trunkAssociations()).toEqual([]);
     // The faults did happen.
-    const failed = (action: string) => world!.ec2.calls.filter((x) => x.action === action && x.errorCode !== undefined).length;
+    const failed = (action: string) =>
+      world!.ec2.calls.filter((x) => x.action === action && x.errorCode !== undefined).length;
     expect(failed('CreateNetworkInterface')).toBe(2);
     expect(failed('AssociateTrunkInterface')).toBe(2);
     expect(failed('DisassociateTrunkInterface')).toBe(1);

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
-import { eventually } from '@vpc-cni-kit/testkit';
+import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, dbClientPolicy, startWorld, type World } from './support/world.js';
 
@@ -23,9 +24,9 @@ function exited(child: ChildProcess): Promise<number | null> {
 
 /** Every branch ENI in EC2 belongs to a live pod annotated with it, and each annotation names an associated ENI. */
 function consistent(w: World): boolean {
-  const pods = (w.kube.objects.list('v1', 'pods', 'default') as { metadata: { uid: string; name: string } }[]).map(
-    (p) => p.metadata,
-  );
+  const pods = (
+    w.kube.objects.list('v1', 'pods', 'default') as { metadata: { uid: string; name: string } }[]
+  ).map((p) => p.metadata);
   const annotated = new Map<string, string>();
   for (const p of pods) {
     const text = w.annotation(p.name);
@@ -38,7 +39,8 @@ function consistent(w: World): boolean {
 
 describe('the vpc-resource-controller program', () => {
   it('answers --help and --version, refuses unknown options and a missing cluster name (exit 2)', () => {
-    const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 });
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 });
     const help = run('--help');
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^usage: vpc-resource-controller /);
@@ -61,17 +63,49 @@ describe('the vpc-resource-controller program', () => {
     );
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/cannot load the Kubernetes configuration from \/nonexistent\/kubeconfig.*\(hint: /);
+    expect(r.stderr).toMatch(
+      /cannot load the Kubernetes configuration from \/nonexistent\/kubeconfig.*\(hint: /,
+    );
+
+    // An API server that refuses connections: one line, at once.
+    const dir = scratchDir('vpc-rc-');
+    try {
+      const kubeconfig = join(dir.path, 'kubeconfig');
+      writeFileSync(
+        kubeconfig,
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n',
+      );
+      const down = spawnSync(
+        process.execPath,
+        [BIN, '--cluster-name', 'c', '--region', 'us-west-2', '--kubeconfig', kubeconfig],
+        { encoding: 'utf8', timeout: 20_000 },
+      );
+      expect(down.status).toBe(1);
+      expect(down.stderr.trim().split('\n')).toHaveLength(1);
+      expect(down.stderr).toMatch(
+        /the Kubernetes API server https:\/\/127\.0\.0\.1:1 is not reachable: .*\(hint: /,
+      );
+    } finally {
+      dir.remove();
+    }
   });
 
   it('killed (SIGKILL) mid-churn and restarted, it leaks no branch ENI and serves every pod', async () => {
     world = await startWorld();
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
     // Slow EC2 down so the kill lands between creates and associations.
     world.ec2.faults.add({ kind: 'latency', ms: 40, action: 'AssociateTrunkInterface' });
     world.ec2.faults.add({ kind: 'latency', ms: 40, action: 'CreateNetworkInterface' });
     const first = world.spawnBin(['--branch-eni-cooldown', '1s']);
-    await eventually('trunks', () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk').length === 2, 20_000);
+    await eventually(
+      'trunks',
+      () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk').length === 2,
+      20_000,
+    );
     for (let i = 0; i < 12; i++) world.pod(`client-${i}`, i % 2 ? 'node-1' : 'node-2', { app: 'db-client' });
     await eventually('some branches made', () => world!.branches().length >= 4, 20_000);
     first.child.kill('SIGKILL');
@@ -81,28 +115,67 @@ describe('the vpc-resource-controller program', () => {
     for (let i = 12; i < 15; i++) world.pod(`client-${i}`, 'node-1', { app: 'db-client' });
 
     const second = world.spawnBin(['--branch-eni-cooldown', '1s']);
-    const live = (world.kube.objects.list('v1', 'pods', 'default') as { metadata: { name: string } }[]).map((p) => p.metadata.name);
-    await eventually('live pods annotated, the rest cleaned up', () => live.every((n) => world!.annotation(n)) && consistent(world!), 30_000);
+    const live = (world.kube.objects.list('v1', 'pods', 'default') as { metadata: { name: string } }[]).map(
+      (p) => p.metadata.name,
+    );
+    await eventually(
+      'live pods annotated, the rest cleaned up',
+      () => live.every((n) => world!.annotation(n)) && consistent(world!),
+      30_000,
+    );
     // Exactly one trunk per node (the restart found the existing ones).
     expect(world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk')).toHaveLength(2);
     for (const n of live) world.kube.objects.delete('v1', 'pods', n, 'default');
-    await eventually('no branch left', () => world!.branches().length === 0 && world!.ec2.state.trunkAssociations().length === 0, 30_000);
+    await eventually(
+      'no branch left',
+      () => world!.branches().length === 0 && world!.ec2.state.trunkAssociations().length === 0,
+      30_000,
+    );
     second.child.kill('SIGTERM');
     expect(await exited(second.child)).toBe(0);
   });
 
   it('two replicas with --leader-elect: one acts; when it dies the other takes over', async () => {
     world = await startWorld();
-    world.kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', dbClientPolicy() as never);
-    const timing = ['--leader-elect', '--lease-duration', '2s', '--renew-deadline', '1500ms', '--retry-period', '300ms'];
-    const a = world.spawnBin([...timing, '--leader-election-identity', 'replica-a', '--branch-eni-cooldown', '1s']);
-    const b = world.spawnBin([...timing, '--leader-election-identity', 'replica-b', '--branch-eni-cooldown', '1s']);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
+    const timing = [
+      '--leader-elect',
+      '--lease-duration',
+      '2s',
+      '--renew-deadline',
+      '1500ms',
+      '--retry-period',
+      '300ms',
+    ];
+    const a = world.spawnBin([
+      ...timing,
+      '--leader-election-identity',
+      'replica-a',
+      '--branch-eni-cooldown',
+      '1s',
+    ]);
+    const b = world.spawnBin([
+      ...timing,
+      '--leader-election-identity',
+      'replica-b',
+      '--branch-eni-cooldown',
+      '1s',
+    ]);
     const leads = (r: { log: string[] }) => r.log.some((l) => l.includes('"became the leader"'));
     const first = await eventually('a leader', () => (leads(a) ? a : leads(b) ? b : undefined), 20_000);
     const standby = first === a ? b : a;
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('client-1 annotated', () => world!.annotation('client-1'), 20_000);
-    const lease = world.kube.objects.get('coordination.k8s.io/v1', 'leases', 'cp-vpc-resource-controller', 'kube-system') as {
+    const lease = world.kube.objects.get(
+      'coordination.k8s.io/v1',
+      'leases',
+      'cp-vpc-resource-controller',
+      'kube-system',
+    ) as {
       spec: { holderIdentity: string };
     };
     expect(lease.spec.holderIdentity).toBe(first === a ? 'replica-a' : 'replica-b');
@@ -117,7 +190,12 @@ describe('the vpc-resource-controller program', () => {
     expect(consistent(world)).toBe(true);
     standby.child.kill('SIGTERM');
     expect(await exited(standby.child)).toBe(0);
-    const released = world.kube.objects.get('coordination.k8s.io/v1', 'leases', 'cp-vpc-resource-controller', 'kube-system') as {
+    const released = world.kube.objects.get(
+      'coordination.k8s.io/v1',
+      'leases',
+      'cp-vpc-resource-controller',
+      'kube-system',
+    ) as {
       spec: { holderIdentity?: string };
     };
     expect(released.spec.holderIdentity ?? '').toBe('');

@@ -1,6 +1,6 @@
+import { branchLimitsTable } from './branch-limits-table.js';
 import type { Ec2Api } from './ec2/client.js';
 import { eniError } from './errors.js';
-import { branchLimitsTable } from './branch-limits-table.js';
 import { instanceLimitsTable } from './instance-limits-table.js';
 
 /** One network card's ENI limit. */

@@ -169,6 +169,13 @@ export interface AddPodOptions {
   labels?: Record<string, string>;
   /** The pod's ServiceAccount (created when missing; a policy's serviceAccountSelector matches its labels). */
   serviceAccountName?: string;
+  /** Annotations of the Pod object (e.g. `vpc.amazonaws.com/pod-eni`, written as a controller would). */
+  annotations?: Record<string, string>;
+  /**
+   * Limits of its container (e.g. `vpc.amazonaws.com/pod-eni: "1"` for a branch-ENI pod); given, they replace
+   * what the webhook would add, and the ADD does not wait for the controller.
+   */
+  limits?: Record<string, string>;
   /**
    * A pod that a SecurityGroupPolicy selects gets `vpc.amazonaws.com/pod-eni` in its limits (the webhook), and
    * its ADD waits until the controller decided (annotated it, or put a Warning Event on it; at most
@@ -448,18 +455,23 @@ export class Cluster {
     const labels = options.labels ?? {};
     if (options.serviceAccountName !== undefined)
       this.kube.ensureServiceAccount(pod.namespace, options.serviceAccountName);
-    const limits = webhookLimits(this.kube, {
-      namespace: pod.namespace,
-      labels,
-      serviceAccountName: options.serviceAccountName,
-    });
+    const selected =
+      options.limits === undefined
+        ? webhookLimits(this.kube, {
+            namespace: pod.namespace,
+            labels,
+            serviceAccountName: options.serviceAccountName,
+          })
+        : undefined;
+    const limits = options.limits ?? selected;
     this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
       labels,
       ...(options.serviceAccountName !== undefined ? { serviceAccountName: options.serviceAccountName } : {}),
+      ...(options.annotations ? { annotations: options.annotations } : {}),
       ...(limits ? { limits } : {}),
     });
     const deadline = Date.now() + (options.retryForMs ?? 30_000);
-    if (limits !== undefined && options.awaitBranch !== false) {
+    if (selected !== undefined && options.awaitBranch !== false) {
       // Until the controller decided: annotated, or a Warning Event of its own on the pod (e.g. the trunk's
       // branch limit reached), after which the ADD shows what the node answers for such a pod.
       while (

@@ -74,6 +74,8 @@ export interface SecurityGroupPolicySpec {
 export interface PodObjectOptions {
   /** Labels. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Annotations (e.g. `vpc.amazonaws.com/pod-eni`, written as the controller would). */
+  readonly annotations?: Readonly<Record<string, string>>;
   /** `spec.serviceAccountName` (created in the namespace when missing). */
   readonly serviceAccountName?: string;
   /**
@@ -296,7 +298,12 @@ export class ClusterKubeApi {
     if (options.serviceAccountName !== undefined)
       this.ensureServiceAccount(namespace, options.serviceAccountName);
     this.sim.objects.create('v1', 'pods', {
-      metadata: { name, namespace, ...(options.labels ? { labels: { ...options.labels } } : {}) },
+      metadata: {
+        name,
+        namespace,
+        ...(options.labels ? { labels: { ...options.labels } } : {}),
+        ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
+      },
       spec: {
         nodeName: node,
         ...(options.serviceAccountName !== undefined
@@ -306,7 +313,9 @@ export class ClusterKubeApi {
           {
             name: 'app',
             image: 'registry.k8s.io/pause:3.9',
-            ...(options.limits ? { resources: { limits: { ...options.limits } } } : {}),
+            ...(options.limits
+              ? { resources: { limits: { ...options.limits }, requests: { ...options.limits } } }
+              : {}),
           },
         ],
       },

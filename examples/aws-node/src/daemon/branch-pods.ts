@@ -56,6 +56,11 @@ export interface BranchPodsDeps {
   /** The host's links (to find the trunk's by MAC). */
   readonly hostLinks: () => Promise<readonly HostLink[]>;
   readonly plumber: BranchPlumber;
+  /**
+   * Readies the trunk's host link once (up, with the ENI MTU), as the node does for any attached ENI; a
+   * hot-plugged interface arrives down.
+   */
+  readonly prepareTrunk?: (link: HostLink) => Promise<void>;
   /** Wall-clock ms, for the record. */
   readonly now: () => number;
 }
@@ -109,6 +114,8 @@ export function subnetGatewayOf(subnetCidr: string): string {
  */
 export class BranchPods {
   readonly #pods = new Map<string, BranchPodRecord>();
+  /** The trunk link made ready, by `<name> <mac>`. */
+  #preparedTrunk: string | undefined;
 
   constructor(private readonly deps: BranchPodsDeps) {}
 
@@ -135,6 +142,15 @@ export class BranchPods {
       });
     const branch = parsePodEniAnnotation(annotation, { family: 4 });
     const link = trunkLinkOf(await this.deps.hostLinks(), trunk.mac);
+    const prepared = `${link.name} ${link.mac}`;
+    if (this.#preparedTrunk !== prepared && this.deps.prepareTrunk !== undefined) {
+      try {
+        await this.deps.prepareTrunk(link);
+      } catch (e) {
+        throw new SgpError({ code: 'KERNEL', op: 'prepareTrunk', detail: (e as Error).message, cause: e });
+      }
+      this.#preparedTrunk = prepared;
+    }
     return {
       branch,
       podIp: branch.ipv4!,

@@ -439,17 +439,20 @@ async function start(
         trunk: findTrunk,
         hostLinks: () => host.links(),
         plumber: host.branchPlumber,
+        prepareTrunk: (link) => host.setMtu(link.name, config.eniMtu),
         now: () => Date.now(),
       })
     : undefined;
   // The reference's tryEnableSecurityGroupsForPods: ask for a trunk (CNINode feature SecurityGroupsForPods)
   // once there is a free ENI slot for it; re-checked after every reconcile.
+  let trunkSlotWarned = false;
   const requestTrunk = () => {
     if (!config.podEni.enabled) return;
     const attached = datastore.stats().enis.length + nodeEnis.unmanagedCount();
-    if (nodeEnis.trunk() !== undefined || attached < maxEnis)
+    if (nodeEnis.trunk() !== undefined || attached < maxEnis) {
       kube.setFeature({ name: 'SecurityGroupsForPods' });
-    else
+    } else if (!trunkSlotWarned) {
+      trunkSlotWarned = true;
       log.warn(
         'security groups for pods: no free ENI slot for the trunk yet; the pool keeps one free once it can',
         {
@@ -457,6 +460,7 @@ async function start(
           maxEnis,
         },
       );
+    }
   };
   requestTrunk();
 

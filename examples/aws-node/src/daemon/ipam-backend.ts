@@ -164,6 +164,8 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
   async function addNetwork(req: AddNetworkRequest): Promise<Partial<AddNetworkReply>> {
     const started = deps.now();
     let branch = false;
+    // Security groups for pods: how long reading the pod (and the trunk) took, for the log (ADR 0016).
+    let resolveMs: number | undefined;
     const fail = (code: AddFailure, message: string): Partial<AddNetworkReply> => {
       deps.observer.addNetwork(deps.now() - started, code, branch);
       const pod = `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`;
@@ -181,7 +183,9 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     if (deps.branchPods !== undefined) {
       let resolved: ResolvedBranch | undefined;
       try {
+        const t = deps.now();
         resolved = await deps.branchPods.resolve(podRef.namespace, podRef.name);
+        resolveMs = Math.round((deps.now() - t) * 1000) / 1000;
       } catch (e) {
         if (!isBranchCause(e))
           return fail(AddFailureCode.Internal, e instanceof Error ? e.message : String(e));
@@ -238,6 +242,7 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       const durationMs = deps.now() - started;
       deps.observer.addNetwork(durationMs, 'success', true);
       log.info('AddNetwork (branch ENI)', {
+        resolveMs,
         containerID: req.ContainerID,
         pod: `${podRef.namespace}/${podRef.name}`,
         address: resolved.podIp,
@@ -341,6 +346,7 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     const durationMs = deps.now() - started;
     deps.observer.addNetwork(durationMs, 'success');
     log.info('AddNetwork', {
+      ...(resolveMs !== undefined ? { resolveMs } : {}),
       containerID: req.ContainerID,
       pod: `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`,
       address: assigned.address,

@@ -86,8 +86,6 @@ export interface RunningController {
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const now = options.now ?? (() => Date.now());
   const log = options.log;
-  const tickMs = options.tickMs ?? 1000;
-  const sweepMs = options.orphanSweepMs ?? 300_000;
   const kube = kubeApis(options.kubeconfig);
   const ec2: Ec2Api = createEc2Api({
     region: options.region,

@@ -2,7 +2,7 @@
  * A cluster for the controller's tests: ec2-simulator (EC2 through the real SDK) and kube-simulator (the
  * Kubernetes API over HTTPS), with the SecurityGroupPolicy and CNINode CRDs, a Node and a CNINode per instance.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,11 +36,16 @@ export interface World {
   readonly ec2: Ec2Simulator;
   readonly kube: KubeSimulator;
   readonly kubeconfigPath: string;
+  /** A scratch directory removed by {@link World.close}. */
+  readonly scratchPath: string;
   readonly nodes: readonly WorldNode[];
   /** Starts a controller in this process. */
   controller(options?: { cooldownMs?: number; tickMs?: number }): Promise<RunningController>;
   /** Spawns the built program with these extra arguments; its stdout log lines are collected. */
-  spawnBin(args: readonly string[]): { child: ChildProcess; log: string[]; stderr: string[] };
+  spawnBin(
+    args: readonly string[],
+    options?: { kubeconfig?: string },
+  ): { child: ChildProcess; log: string[]; stderr: string[] };
   /** Creates a pod on a node. */
   pod(name: string, node: string, labels?: Record<string, string>): { uid: string };
   /** The branch ENIs EC2 holds (interfaces of description aws-k8s-branch-eni). */
@@ -103,6 +108,7 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
     ec2,
     kube,
     kubeconfigPath,
+    scratchPath: scratch.path,
     nodes,
     async controller(options = {}) {
       const c = await startController({
@@ -118,7 +124,7 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
       running.push(c);
       return c;
     },
-    spawnBin(args) {
+    spawnBin(args, options = {}) {
       const child = spawn(
         process.execPath,
         [
@@ -130,7 +136,7 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
           '--ec2-endpoint',
           ec2.endpoint,
           '--kubeconfig',
-          kubeconfigPath,
+          options.kubeconfig ?? kubeconfigPath,
           ...args,
         ],
         {

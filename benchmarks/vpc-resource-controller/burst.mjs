@@ -1,0 +1,141 @@
+// Controller time from pod creation to the vpc.amazonaws.com/pod-eni annotation under a burst of 50 pods, for
+// @vpc-cni-kit/vpc-resource-controller against ec2-simulator (real AWS SDK, throttling off) and kube-simulator
+// (HTTPS, informers through @kubernetes/client-node), all in this process. Baseline in the same run: one plain
+// annotation merge patch of a pod through the same client, i.e. the Kubernetes round trip every annotation costs.
+//   npx turbo run build --filter=@vpc-cni-kit/vpc-resource-controller... --filter=@vpc-cni-kit/ec2-simulator... --filter=@vpc-cni-kit/kube-simulator...
+//   node benchmarks/vpc-resource-controller/burst.mjs          # a first argument sets the rounds (default 3), a second the burst (50)
+import { readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
+import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
+import { jsonLogger, kubeApis, MERGE_PATCH, startController } from '@vpc-cni-kit/vpc-resource-controller';
+import { parseAllDocuments } from 'yaml';
+import { summarize } from '../lib/timing.mjs';
+
+const ROUNDS = Number(process.argv[2] ?? 3);
+const BURST = Number(process.argv[3] ?? 50);
+const repo = new URL('../../', import.meta.url).pathname;
+const NODES = [
+  { name: 'node-1', id: 'i-0c000000000000001' },
+  { name: 'node-2', id: 'i-0c000000000000002' },
+];
+const SG = 'sg-0c000000000000002';
+
+const p99 = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)];
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function round() {
+  const dir = mkdtempSync(join(tmpdir(), 'vpc-rc-bench-'));
+  const ec2 = await startEc2Simulator({
+    rateLimits: false,
+    scenario: {
+      vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
+      subnets: [{ id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/22', availabilityZone: 'us-west-2a' }],
+      securityGroups: [{ id: SG, name: 'db-client', description: 'db clients' }],
+      instances: NODES.map((n) => ({ id: n.id, instanceType: 'm5.2xlarge', subnetId: 'subnet-0c000000000000001' })),
+    },
+  });
+  const kube = await startKubeSimulator();
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, kube.kubeconfig());
+  for (const file of ['examples/vpc-resource-controller/manifests/crds.yaml', 'deploy/kustomize/base/crds.yaml'])
+    for (const doc of parseAllDocuments(readFileSync(join(repo, file), 'utf8'))) {
+      const obj = doc.toJS();
+      if (obj?.kind === 'CustomResourceDefinition')
+        kube.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', obj);
+    }
+  for (const n of NODES) {
+    kube.objects.create('v1', 'nodes', { metadata: { name: n.name }, spec: { providerID: `aws:///us-west-2a/${n.id}` } });
+    kube.objects.create('vpcresources.k8s.aws/v1alpha1', 'cninodes', {
+      metadata: { name: n.name },
+      spec: { features: [{ name: 'SecurityGroupsForPods' }] },
+    });
+  }
+  kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', {
+    metadata: { name: 'db-client', namespace: 'default' },
+    spec: { podSelector: { matchLabels: { app: 'db-client' } }, securityGroups: { groupIds: [SG] } },
+  });
+
+  // Baseline: a plain annotation merge patch of a pod, sequentially, through the same client.
+  const api = kubeApis(kubeconfig);
+  kube.objects.create('v1', 'pods', {
+    metadata: { name: 'baseline', namespace: 'default' },
+    spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] },
+  });
+  const baseline = [];
+  for (let i = 0; i < BURST + 10; i++) {
+    const t0 = performance.now();
+    await api.core.patchNamespacedPod(
+      { namespace: 'default', name: 'baseline', body: { metadata: { annotations: { n: String(i) } } } },
+      MERGE_PATCH,
+    );
+    if (i >= 10) baseline.push(performance.now() - t0);
+  }
+
+  const controller = await startController({
+    clusterName: 'bench',
+    region: ec2.region,
+    ec2Endpoint: ec2.endpoint,
+    ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+    kubeconfig,
+    cooldownMs: 60_000,
+    log: jsonLogger(() => undefined),
+  });
+  const cap = (n) => kube.objects.get('v1', 'nodes', n)?.status?.capacity?.['vpc.amazonaws.com/pod-eni'];
+  while (!NODES.every((n) => cap(n.name) === '38')) await sleep(10);
+
+  ec2.clearCalls();
+  const created = new Map();
+  const seen = new Map();
+  const start = performance.now();
+  for (let i = 0; i < BURST; i++) {
+    const name = `client-${i}`;
+    created.set(name, performance.now());
+    kube.objects.create('v1', 'pods', {
+      metadata: { name, namespace: 'default', labels: { app: 'db-client' } },
+      spec: { nodeName: NODES[i % 2].name, containers: [{ name: 'c', image: 'busybox' }] },
+    });
+  }
+  while (seen.size < BURST) {
+    for (const [name] of created) {
+      if (seen.has(name)) continue;
+      if (kube.objects.get('v1', 'pods', name, 'default')?.metadata?.annotations?.['vpc.amazonaws.com/pod-eni'])
+        seen.set(name, performance.now());
+    }
+    if (performance.now() - start > 120_000) throw new Error(`only ${seen.size} of ${BURST} annotated in 120 s`);
+    await sleep(1);
+  }
+  const latencies = [...created].map(([n, t]) => seen.get(n) - t);
+  const total = Math.max(...seen.values()) - start;
+  const calls = ec2.calls.length;
+  await controller.stop();
+  await kube.close();
+  await ec2.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { latencies, baseline, total, calls };
+}
+
+const all = { latencies: [], baseline: [], totals: [], calls: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  const x = await round();
+  all.latencies.push(...x.latencies);
+  all.baseline.push(...x.baseline);
+  all.totals.push(x.total);
+  all.calls.push(x.calls);
+}
+const lat = summarize(all.latencies);
+const base = summarize(all.baseline);
+const tot = summarize(all.totals);
+const f = (x) => x.toFixed(1);
+console.log(`${ROUNDS} rounds × a burst of ${BURST} pods (2 × m5.2xlarge, trunks ready), Node ${process.version}\n`);
+console.log('| measure | median ms | p99 ms | ratio to baseline (median) |');
+console.log('| --- | --- | --- | --- |');
+console.log(`| baseline: one annotation merge patch (client-node → kube-simulator) | ${f(base.median)} | ${f(p99(all.baseline))} | 1.0× |`);
+console.log(`| pod creation → pod-eni annotation, per pod of the burst | ${f(lat.median)} | ${f(p99(all.latencies))} | ${f(lat.median / base.median)}× |`);
+console.log(`| whole burst: first creation → last annotation | ${f(tot.median)} | — | ${f(tot.median / base.median)}× |`);
+console.log(`\nEC2 calls per burst (median): ${summarize(all.calls).median} (${f(summarize(all.calls).median / BURST)} per pod)`);

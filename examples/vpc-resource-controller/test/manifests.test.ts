@@ -1,0 +1,107 @@
+/**
+ * The kustomize manifests (examples/vpc-resource-controller/manifests), rendered by Debian's kubectl 1.20,
+ * applied to kube-simulator with it, and the program run with the ServiceAccount token they grant: the RBAC is
+ * exactly what the controller needs.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { debianKubectl, eventually, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { dbClientPolicy, startWorld, type World } from './support/world.js';
+
+const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
+const appRoot = fileURLToPath(new URL('..', import.meta.url));
+
+let world: World | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+type Obj = {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec?: Record<string, unknown>;
+};
+
+async function render(): Promise<{ objects: Obj[] }> {
+  const cache = scratchDir('vpc-rc-kubectl-');
+  const r = await runKubectl(debianKubectl(), '/dev/null', cache.path, ['kustomize', manifests]).finally(() =>
+    cache.remove(),
+  );
+  expect(r.code, r.stderr).toBe(0);
+  return { objects: parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj) };
+}
+
+describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', () => {
+  it('render a Deployment of two electing replicas, its ServiceAccount, RBAC and the SecurityGroupPolicy CRD', async () => {
+    const { objects } = await render();
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ClusterRole/vpc-resource-controller',
+      'ClusterRoleBinding/vpc-resource-controller',
+      'CustomResourceDefinition/securitygrouppolicies.vpcresources.k8s.aws',
+      'Deployment/vpc-resource-controller',
+      'Role/vpc-resource-controller-leader-election',
+      'RoleBinding/vpc-resource-controller-leader-election',
+      'ServiceAccount/vpc-resource-controller',
+    ]);
+    const deployment = objects.find((o) => o.kind === 'Deployment')!;
+    const pod = (deployment.spec as { template: { spec: Record<string, unknown> } }).template.spec as {
+      serviceAccountName: string;
+      containers: { command: string[]; args: string[]; image: string }[];
+    };
+    expect(deployment.spec?.['replicas']).toBe(2);
+    expect(pod.serviceAccountName).toBe('vpc-resource-controller');
+    const c = pod.containers[0]!;
+    expect(c.image).toBe('localhost/vpc-cni-kit/vpc-resource-controller:dev');
+    expect(c.args).toContain('--leader-elect');
+    // The command names the program at the image's path (/app is this package).
+    expect(c.command[1]?.startsWith('/app/')).toBe(true);
+    expect(existsSync(join(appRoot, c.command[1]!.slice('/app/'.length)))).toBe(true);
+  });
+
+  it('applied with kubectl, the ServiceAccount token is enough to run the controller (least privilege that works)', async () => {
+    world = await startWorld();
+    // kube-simulator stores no Deployments (it runs nothing): apply everything else.
+    const text = (await render()).objects
+      .filter((o) => o.kind !== 'Deployment')
+      .map((o) => stringify(o))
+      .join('---\n');
+    const admin = world.kubeconfigPath;
+    const kubectl = (kubeconfig: string, args: readonly string[], stdin?: string) =>
+      runKubectl(debianKubectl(), kubeconfig, `${kubeconfig}.cache`, args, stdin);
+    const applied = await kubectl(admin, ['apply', '-f', '-'], text);
+    expect(applied.code, applied.stderr).toBe(0);
+    world.kube.objects.create(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      dbClientPolicy() as never,
+    );
+    const sa = join(world.scratchPath, 'controller.kubeconfig');
+    writeFileSync(
+      sa,
+      world.kube.kubeconfig({
+        token: world.kube.mintServiceAccountToken('kube-system', 'vpc-resource-controller'),
+      }),
+    );
+    const run = world.spawnBin(['--leader-elect', '--branch-eni-cooldown', '1s'], { kubeconfig: sa });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('annotated with the ServiceAccount token', () => world!.annotation('client-1'), 20_000);
+    await eventually('capacity', () => {
+      const n = world!.kube.objects.get('v1', 'nodes', 'node-1') as {
+        status?: { capacity?: Record<string, string> };
+      };
+      return n.status?.capacity?.['vpc.amazonaws.com/pod-eni'] === '9';
+    });
+    // Nothing it did was refused.
+    const refused = world.kube.requests.filter((r) => r.status === 403);
+    expect(refused).toEqual([]);
+    expect(run.log.filter((l) => l.includes('"level":"warn"') || l.includes('"level":"error"'))).toEqual([]);
+    // And it may not read what it does not need.
+    const denied = await kubectl(sa, ['get', 'configmaps', '-A']);
+    expect(denied.stderr).toContain('Forbidden');
+    run.child.kill('SIGTERM');
+  });
+});
