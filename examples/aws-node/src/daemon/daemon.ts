@@ -11,6 +11,7 @@ import {
   isEniManagerError,
   maxPods,
   type NodeInfo,
+  publishedBranchLimit,
 } from '@vpc-cni-kit/eni-manager';
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
@@ -440,6 +441,7 @@ async function start(
         hostLinks: () => host.links(),
         plumber: host.branchPlumber,
         prepareTrunk: (link) => host.setMtu(link.name, config.eniMtu),
+        branchLimit: publishedBranchLimit(node.instanceType),
         now: () => Date.now(),
       })
     : undefined;
