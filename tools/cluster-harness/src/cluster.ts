@@ -602,23 +602,52 @@ export class Cluster {
   }
 
   /**
-   * Packets the VPC router received on an ENI's link so far (a branch rides its trunk's link): what crossed the
-   * VPC from that instance.
+   * Runs `run` while counting the IPv4 packets the VPC router forwards between addresses `a` and `b` (either
+   * way; counted before the security-group checks, so refused ones count too): what crossed the VPC between
+   * them. The counter is a table of its own in the router namespace, removed afterwards.
    */
-  async routerRxPackets(routerLink: string): Promise<number> {
-    const r = await inNetns(this.vpc.describe().router.netnsPath, [
-      'ip',
-      '-s',
-      '-j',
-      'link',
-      'show',
-      'dev',
-      routerLink,
-    ]);
-    if (r.code !== 0) throw new Error(`router link ${routerLink}: ${r.stderr.trim()}`);
-    const [link] = JSON.parse(r.stdout) as { stats64?: { rx?: { packets?: number } } }[];
-    return link?.stats64?.rx?.packets ?? 0;
+  async routerPackets<T>(
+    a: string,
+    b: string,
+    run: () => Promise<T>,
+  ): Promise<{ result: T; packets: number }> {
+    for (const x of [a, b])
+      if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(x)) throw new Error(`not an IPv4 address: ${x}`);
+    const router = this.vpc.describe().router.netnsPath;
+    const table = `vckcount${this.#counters++}`;
+    const nft = async (...args: string[]) => {
+      const r = await inNetns(router, ['nft', ...args]);
+      if (r.code !== 0) throw new Error(`nft in the router namespace: ${r.stderr.trim()}`);
+      return r.stdout;
+    };
+    await nft('add', 'table', 'ip', table);
+    try {
+      await nft(
+        'add',
+        'chain',
+        'ip',
+        table,
+        'forwarded',
+        '{ type filter hook forward priority -300; policy accept; }',
+      );
+      for (const [from, to] of [
+        [a, b],
+        [b, a],
+      ] as const)
+        await nft('add', 'rule', 'ip', table, 'forwarded', 'ip', 'saddr', from, 'ip', 'daddr', to, 'counter');
+      const result = await run();
+      const listed = JSON.parse(await nft('-j', 'list', 'table', 'ip', table)) as {
+        nftables: { rule?: { expr: { counter?: { packets: number } }[] } }[];
+      };
+      const packets = listed.nftables
+        .flatMap((o) => o.rule?.expr ?? [])
+        .reduce((n, e) => n + (e.counter?.packets ?? 0), 0);
+      return { result, packets };
+    } finally {
+      await nft('delete', 'table', 'ip', table);
+    }
   }
+  #counters = 0;
 
   /** Deletes a pod: libcni DEL (twice, the second without a netns, as containerd does), then its namespace. */
   async delPod(pod: ClusterPod): Promise<void> {
