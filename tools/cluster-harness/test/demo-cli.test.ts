@@ -24,7 +24,15 @@ describe('npm run demo -- …', () => {
   });
 
   it('refuses an unknown option or a bad value with the usage and exit 2, before touching anything', () => {
-    for (const args of [['--bogus'], ['--nodes', 'many'], ['--pods'], ['stray'], ['--down', 'not-an-id']]) {
+    for (const args of [
+      ['--bogus'],
+      ['--nodes', 'many'],
+      ['--pods'],
+      ['stray'],
+      ['--down', 'not-an-id'],
+      ['--sgp', '--pods', '2'],
+      ['--sgp', '--custom-networking'],
+    ]) {
       const r = run(...args);
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(/^demo: .+\nusage: npm run demo/);

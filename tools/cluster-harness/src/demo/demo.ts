@@ -7,6 +7,10 @@
  *   --nodes N        nodes (default 2)     --pods N   pods per node (default 3)
  *   --custom-networking  VPC 10.20.0.0/16 + 100.64.0.0/16, nodes in 10.20.x of two zones, an ENIConfig per zone:
  *                    pods get 100.64.x addresses from ENIs in the zone's pod subnet, with the pods' group
+ *   --sgp            security groups for pods: the VPC resource controller and aws-node with ENABLE_POD_ENI
+ *                    (node 0 strict, node 1 standard), SecurityGroupPolicies for app=db-client and app=isolated,
+ *                    a database that admits TCP 5432 from db-client only; per node a db-client, an isolated and
+ *                    a web pod; trunks, branch ENIs and VLANs, and the connectivity matrix with the database
  *   --down RUN_ID    tear down a kept setup
  *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
  *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
@@ -20,7 +24,9 @@ import { awsNodeBinDir, awsNodeVersion } from '../bin-dir.js';
 import { Cluster } from '../cluster.js';
 import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
 import { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from '../custom-networking.js';
+import { SGP, sgpLayout } from '../sgp-layout.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
+import { branchesAfterTeardown, demoMode, sgpMatrix, sgpPodTable, sgpWorkload, trunkTable } from './sgp.js';
 
 const STATE_DIR = '/run/vck-demo';
 
@@ -33,11 +39,12 @@ interface Args {
   hold: string | undefined;
   image: boolean;
   customNetworking: boolean;
+  sgp: boolean;
 }
 
 const USAGE = [
   'usage: npm run demo -- [--keep] [--json] [--image] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
-  '                        [--custom-networking]',
+  '                        [--custom-networking | --sgp]',
   '       npm run demo -- --down RUN_ID',
   '       npm run demo -- --help | --version',
 ].join('\n');
@@ -56,6 +63,7 @@ const DEMO_OPTIONS = {
   hold: { type: 'string' },
   image: { type: 'boolean' },
   'custom-networking': { type: 'boolean' },
+  sgp: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -84,7 +92,12 @@ function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
     hold: values.hold,
     image: values.image === true,
     customNetworking: values['custom-networking'] === true,
+    sgp: values.sgp === true,
   };
+  if (a.sgp && (a.customNetworking || a.image || values.pods !== undefined))
+    throw new UsageError(
+      '--sgp has its own layout and pods: not with --custom-networking, --image or --pods',
+    );
   if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
   if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
   return a;
@@ -117,7 +130,7 @@ async function bringUp(
     launcher = containerdLauncher(containerd, report.image);
   }
   print(
-    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}…`,
+    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}${args.sgp ? ` and a database instance (security groups for pods: ${Array.from({ length: args.nodes }, (_, i) => `node${i} ${demoMode(i)}`).join(', ')})` : ''}…`,
   );
   const cluster = await Cluster.start({
     nodes: args.nodes,
@@ -126,6 +139,16 @@ async function bringUp(
     bandwidth: true,
     env: { ANNOTATE_POD_IP: 'true', ...(args.customNetworking ? customNetworkingEnv : {}) },
     ...(args.customNetworking ? { network: customNetworkingLayout } : {}),
+    ...(args.sgp
+      ? {
+          network: sgpLayout,
+          podEni: { mode: 'strict' as const },
+          perNode: Array.from({ length: args.nodes }, (_, i) => ({
+            env: { POD_SECURITY_GROUP_ENFORCING_MODE: demoMode(i) },
+          })),
+          database: { securityGroupId: SGP.databaseGroup, port: SGP.databasePort },
+        }
+      : {}),
     ...(launcher ? { launcher } : {}),
   }).catch(async (e: unknown) => {
     await stopContainerd(containerd);
@@ -146,15 +169,33 @@ async function bringUp(
     }
     print('ENIConfigs us-west-2a and us-west-2b created; aws-node puts new ENIs in their pod subnets');
   }
-  print(
-    `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
-  );
-  for (let p = 0; p < args.pods; p++) {
-    for (const n of cluster.nodes) await cluster.addPod(n.index, { name: `web-${n.index}-${p}` });
+  let matrix: { text: string; ok: boolean };
+  if (args.sgp) {
+    print(`aws-node is healthy on ${args.nodes} nodes (ENABLE_POD_ENI=true)`);
+    await sgpWorkload(cluster, print).catch(async (e: unknown) => {
+      await cluster.close();
+      throw e;
+    });
+    print(`created per node a db-client, an isolated and a web pod through libcni\n`);
+    print(`Trunks (EC2, and the Node capacity the controller set)\n${trunkTable(cluster)}\n`);
+    print(`Pods\n${await sgpPodTable(cluster)}\n`);
+    matrix = await sgpMatrix(cluster);
+    print(
+      `Connectivity (ping; TCP to the database; ! = not what the groups and modes say)\n${matrix.text}\n` +
+        '  strict (node0): every packet of a branch pod crosses the VPC and its groups, node-local too;\n' +
+        '  standard (node1): node-local traffic stays on the node; the database admits TCP 5432 from db-client only.\n',
+    );
+  } else {
+    print(
+      `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → portmap → bandwidth)…\n`,
+    );
+    for (let p = 0; p < args.pods; p++) {
+      for (const n of cluster.nodes) await cluster.addPod(n.index, { name: `web-${n.index}-${p}` });
+    }
+    print(`Pods\n${await podTable(cluster)}\n`);
+    matrix = await connectivityMatrix(cluster);
+    print(`Connectivity (ping)\n${matrix.text}\n`);
   }
-  print(`Pods\n${await podTable(cluster)}\n`);
-  const matrix = await connectivityMatrix(cluster);
-  print(`Connectivity (ping)\n${matrix.text}\n`);
   print(`Warm pool\n${await poolState(cluster)}\n`);
   print(
     `Kubernetes (the cluster's API: Nodes, CNINodes and pods as aws-node and the kubelet left them)\n${kubernetesView(cluster)}\n`,
@@ -185,6 +226,16 @@ async function bringUp(
       address: p.address,
     })),
     internetHost: described.internet.host,
+    ...(cluster.database
+      ? {
+          database: {
+            netns: cluster.database.instance.netns,
+            address: cluster.database.address,
+            port: cluster.database.port,
+          },
+          controllerPid: cluster.controller?.pid,
+        }
+      : {}),
     kubernetes: { server: `https://${cluster.kube.address}:443`, kubeconfigFromHost: cluster.kube.sim.url },
     connectivityOk: matrix.ok,
     down: `${selfCommand()} --down ${cluster.vpc.runId}`,
@@ -204,6 +255,10 @@ async function stopContainerd(containerd: Containerd | undefined): Promise<void>
 async function tearDown(cluster: Cluster, print: (s: string) => void): Promise<void> {
   print('tearing down…');
   for (const pod of [...cluster.pods]) await cluster.delPod(pod).catch(() => undefined);
+  if (cluster.controller?.running) {
+    const left = await branchesAfterTeardown(cluster);
+    print(`branch ENIs left in EC2 once the pods went and the cooldown passed: ${left}`);
+  }
   await cluster.close();
   await stopContainerd(containerds.get(cluster));
   print('done: no namespace, daemon or file of this run is left.');
@@ -291,9 +346,10 @@ async function main(): Promise<number> {
       readyFile,
       '--nodes',
       String(args.nodes),
-      '--pods',
-      String(args.pods),
+      ...(args.sgp ? [] : ['--pods', String(args.pods)]),
       ...(args.image ? ['--image'] : []),
+      ...(args.customNetworking ? ['--custom-networking'] : []),
+      ...(args.sgp ? ['--sgp'] : []),
     ],
     {
       detached: true,
