@@ -425,12 +425,21 @@ async function start(
   // Security groups for pods: the trunk (classified by every reconcile; looked for at once, at most every
   // second, when a branch pod arrives before the reconcile has seen it) and the branch pods.
   let trunkLookedAt = Number.NEGATIVE_INFINITY;
+  // Concurrent ADDs share the lookup in flight (a burst right after the trunk attached must not fail NO_TRUNK).
+  let trunkLookup: Promise<ReturnType<typeof nodeEnis.trunk>> | undefined;
   const findTrunk = async () => {
     const known = nodeEnis.trunk();
-    if (known !== undefined || performance.now() - trunkLookedAt < 1000) return known;
+    if (known !== undefined) return known;
+    if (trunkLookup !== undefined) return trunkLookup;
+    if (performance.now() - trunkLookedAt < 1000) return undefined;
     trunkLookedAt = performance.now();
-    await pool.exclusive(async () => nodeEnis.select(await metadata.listEnis()));
-    return nodeEnis.trunk();
+    trunkLookup = pool
+      .exclusive(async () => nodeEnis.select(await metadata.listEnis()))
+      .then(() => nodeEnis.trunk())
+      .finally(() => {
+        trunkLookup = undefined;
+      });
+    return trunkLookup;
   };
   const branchPods = config.podEni.enabled
     ? new BranchPods({
