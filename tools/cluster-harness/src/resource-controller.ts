@@ -28,8 +28,8 @@ export function resourceControllerBin(): string {
 export interface ResourceControllerOptions {
   /** How long a released branch ENI waits before it is deleted (`--branch-eni-cooldown`, ms; default 1000). */
   readonly cooldownMs?: number;
-  /** `--log-level` (default info). */
-  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** `--log-level` (default info; the harness knows it acts from its info line, so no quieter). */
+  readonly logLevel?: 'debug' | 'info';
   /** Where the kubeconfig goes (a file of the cluster's work directory). */
   readonly kubeconfigPath: string;
   /** The EC2 endpoint on loopback. */

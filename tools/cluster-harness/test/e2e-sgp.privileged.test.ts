@@ -155,9 +155,12 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
   });
 
   it('standard mode: traffic between two branch pods on one node stays on the node', async () => {
-    const b1 = await add(1, 'client-s1', 'db-client');
-    const b2 = await add(1, 'client-s2', 'db-client');
-    const iso = await add(1, 'isolated-s', 'isolated');
+    // At once, as a burst: node 1's daemon has not seen its trunk yet, its ADDs share one lookup.
+    const [b1, b2, iso] = await Promise.all([
+      add(1, 'client-s1', 'db-client'),
+      add(1, 'client-s2', 'db-client'),
+      add(1, 'isolated-s', 'isolated'),
+    ]);
     expect([b1, b2, iso].every((p) => p.branch !== undefined)).toBe(true);
     const dropped = sgDrops(iso.branch!.eniId);
     // Node-local: the router sees none of it, and the groups do not apply, so even the isolated pod answers.
