@@ -39,3 +39,4 @@ export {
   resourceControllerBin,
   webhookLimits,
 } from './resource-controller.js';
+export { SGP, SMALL_TRUNK_TYPE, sgpLayout, sgpPolicies } from './sgp-layout.js';
