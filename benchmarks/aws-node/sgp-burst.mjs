@@ -93,8 +93,9 @@ try {
       securityGroups: [{ id: PODS_GROUP, name: 'db-client' }],
     },
     podEni: { mode: 'strict' },
-    // Addresses for the ordinary burst are warm (25 pods per node), as the branch ones need no pool.
-    env: { WARM_IP_TARGET: '30', AWS_VPC_K8S_CNI_LOGLEVEL: 'warn' },
+    // Addresses for the ordinary burst are warm (25 pods per node) and reusable at once between rounds, as the
+    // branch ones need no pool.
+    env: { WARM_IP_TARGET: '30', IP_COOLDOWN_PERIOD: '0', AWS_VPC_K8S_CNI_LOGLEVEL: 'warn' },
   });
   runId = cluster.vpc.runId;
   cluster.kube.createSecurityGroupPolicy({

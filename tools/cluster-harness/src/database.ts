@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { DescribedInstance } from '@vpc-cni-kit/ec2-simulator';
+import { inNetns } from './exec.js';
 
 /** Options of `ClusterOptions.database`. */
 export interface DatabaseOptions {
@@ -77,4 +78,18 @@ export async function startDatabase(
       await exited;
     },
   };
+}
+
+/**
+ * Connects from inside a namespace (a pod's) to the database at `host:port`: true when its greeting came back,
+ * false when the connection was refused, reset or not answered within `ms` (a security group drops silently).
+ */
+export async function databaseHello(
+  netnsPath: string,
+  host: string,
+  port: number,
+  ms = 1500,
+): Promise<boolean> {
+  const script = `const c=require('net').connect(${port},${JSON.stringify(host)});let d='';c.on('data',b=>d+=b);c.on('end',()=>process.exit(d.startsWith('hello')?0:4));c.on('error',()=>process.exit(1));setTimeout(()=>process.exit(3),${ms}).unref();`;
+  return (await inNetns(netnsPath, [process.execPath, '-e', script])).code === 0;
 }

@@ -18,7 +18,7 @@ export {
 } from './cluster.js';
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
-export { type ClusterDatabase, type DatabaseOptions, startDatabase } from './database.js';
+export { type ClusterDatabase, type DatabaseOptions, databaseHello, startDatabase } from './database.js';
 export { inNetns, type Ran } from './exec.js';
 export {
   awsNodeRbacManifest,

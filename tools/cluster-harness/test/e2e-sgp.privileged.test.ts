@@ -6,22 +6,18 @@
  * Node 0 runs in strict mode (m5.large, 9 branches), node 1 in standard mode (c7i-flex.large: 3 branches, so the
  * limit is reachable). A database instance admits TCP 5432 from the `db-client` group only.
  */
+import { existsSync } from 'node:fs';
 import { buildLibcniRunner, describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { awsNodeBinDir } from '../src/bin-dir.js';
 import { Cluster, type ClusterPod, PodError } from '../src/cluster.js';
+import { databaseHello } from '../src/database.js';
 import { inNetns } from '../src/exec.js';
 import { resourceControllerBin } from '../src/resource-controller.js';
 import { SGP, SMALL_TRUNK_TYPE, sgpLayout, sgpPolicies } from '../src/sgp-layout.js';
 import { eventually } from './support/scenario.js';
 
 const COOLDOWN_MS = 1000;
-
-/** A TCP connection from inside a namespace: true when it got the database's greeting; gives up after `ms`. */
-async function tcpHello(netnsPath: string, host: string, port: number, ms = 1500): Promise<boolean> {
-  const script = `const c=require('net').connect(${port},${JSON.stringify(host)});let d='';c.on('data',b=>d+=b);c.on('end',()=>process.exit(d.startsWith('hello')?0:4));c.on('error',()=>process.exit(1));setTimeout(()=>process.exit(3),${ms}).unref();`;
-  return (await inNetns(netnsPath, [process.execPath, '-e', script])).code === 0;
-}
 
 /** `count` pings, 0.2 s apart; the number of replies. */
 async function pings(from: ClusterPod, to: string, count = 3): Promise<number> {
@@ -35,8 +31,7 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
 
   beforeAll(async () => {
     for (const f of [`${awsNodeBinDir()}/aws-node.cjs`, resourceControllerBin()])
-      if (!(await import('node:fs')).existsSync(f))
-        throw new Error(`build first: ${f} is missing (npm run build)`);
+      if (!existsSync(f)) throw new Error(`build first: ${f} is missing (npm run build)`);
     cluster = await Cluster.start({
       nodes: 2,
       binDir: awsNodeBinDir(),
@@ -130,9 +125,9 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     const a = pods.get('client-a')!;
     const plain = pods.get('plain-0')!;
     const refusedBefore = sgDrops(db.eniId);
-    expect(await tcpHello(a.netnsPath, db.address, db.port)).toBe(true);
+    expect(await databaseHello(a.netnsPath, db.address, db.port)).toBe(true);
     expect(db.peers()).toContain(a.address);
-    expect(await tcpHello(plain.netnsPath, db.address, db.port)).toBe(false);
+    expect(await databaseHello(plain.netnsPath, db.address, db.port)).toBe(false);
     expect(db.peers()).not.toContain(plain.address);
     // Refused by the database's group in the VPC (a counted drop), not by anything on the node.
     expect(sgDrops(db.eniId)).toBeGreaterThan(refusedBefore);
@@ -170,7 +165,7 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     expect(toIsolated).toEqual({ result: 2, packets: 0 });
     expect(sgDrops(iso.branch!.eniId)).toBe(dropped);
     // Off the node a standard-mode branch pod still leaves through its branch ENI, with its groups.
-    expect(await tcpHello(b1.netnsPath, cluster.database!.address, cluster.database!.port)).toBe(true);
+    expect(await databaseHello(b1.netnsPath, cluster.database!.address, cluster.database!.port)).toBe(true);
     expect(cluster.database!.peers()).toContain(b1.address);
   });
 
@@ -182,7 +177,19 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     );
     expect(over).toBeInstanceOf(PodError);
     expect(over).toMatchObject({ cniCode: 126, message: expect.stringMatching(/no free branch ENI/) });
-    // The controller's Event says why, with the cause's code.
+    // Both sides said so on the pod: the node (aws-node's Event for the CNI failure) …
+    await eventually(
+      "aws-node's PodEniBranchLimitReached Event",
+      async () =>
+        cluster.kube
+          .podEvents('default', 'client-over')
+          .some(
+            (e) => e.type === 'Warning' && e.reason === 'PodEniBranchLimitReached' && e.source === 'aws-node',
+          ),
+      10_000,
+      100,
+    );
+    // … and the controller, with the cause's code.
     expect(cluster.kube.podEvents('default', 'client-over')).toEqual(
       expect.arrayContaining([
         expect.objectContaining({

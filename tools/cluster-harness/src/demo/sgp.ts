@@ -8,7 +8,7 @@
  */
 import { formatTable } from '@vpc-cni-kit/aws-node';
 import type { Cluster, ClusterPod } from '../cluster.js';
-import { inNetns } from '../exec.js';
+import { databaseHello } from '../database.js';
 import { SGP, sgpPolicies } from '../sgp-layout.js';
 
 /** The enforcing mode of node `i` in the demo: node 1 standard, the others strict. */
@@ -115,12 +115,6 @@ function expectPing(cluster: Cluster, from: ClusterPod, to: ClusterPod): boolean
   return admits(groupOf(to, cluster), groupOf(from, cluster), 'icmp');
 }
 
-/** A TCP connection from inside a namespace that got the database's greeting. */
-async function tcpHello(netnsPath: string, host: string, port: number): Promise<boolean> {
-  const script = `const c=require('net').connect(${port},${JSON.stringify(host)});let d='';c.on('data',b=>d+=b);c.on('end',()=>process.exit(d.startsWith('hello')?0:4));c.on('error',()=>process.exit(1));setTimeout(()=>process.exit(3),1500).unref();`;
-  return (await inNetns(netnsPath, [process.execPath, '-e', script])).code === 0;
-}
-
 /**
  * Every pod pings every other pod and connects to the database (TCP 5432); the database pings every pod (its
  * row). ✓ / ✗ as observed; a cell that differs from what the groups and modes say is marked `!` and fails the demo.
@@ -145,7 +139,7 @@ export async function sgpMatrix(cluster: Cluster): Promise<{ text: string; ok: b
       ),
       (async () =>
         cell(
-          await tcpHello(from.netnsPath, db.address, db.port),
+          await databaseHello(from.netnsPath, db.address, db.port),
           admits(SGP.databaseGroup, groupOf(from, cluster), 'tcp', db.port),
         ))(),
     ]);
