@@ -1,16 +1,17 @@
 // Controller time from pod creation to the vpc.amazonaws.com/pod-eni annotation under a burst of 50 pods, for
 // @vpc-cni-kit/vpc-resource-controller against ec2-simulator (real AWS SDK, throttling off) and kube-simulator
-// (HTTPS, informers through @kubernetes/client-node), all in this process. Baseline in the same run: one plain
+// (HTTPS, informers through @kubernetes/client-node): the program in its own process, the simulators in this one. Baseline in the same run: one plain
 // annotation merge patch of a pod through the same client, i.e. the Kubernetes round trip every annotation costs.
 //   npx turbo run build --filter=@vpc-cni-kit/vpc-resource-controller... --filter=@vpc-cni-kit/ec2-simulator... --filter=@vpc-cni-kit/kube-simulator...
 //   node benchmarks/vpc-resource-controller/burst.mjs          # a first argument sets the rounds (default 3), a second the burst (50)
-import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { jsonLogger, kubeApis, MERGE_PATCH, startController } from '@vpc-cni-kit/vpc-resource-controller';
 import { parseAllDocuments } from 'yaml';
 import { summarize } from '../lib/timing.mjs';
 
@@ -29,7 +30,7 @@ const p99 = (xs) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function round() {
+async function round(concurrency, latencyMs) {
   const dir = mkdtempSync(join(tmpdir(), 'vpc-rc-bench-'));
   const ec2 = await startEc2Simulator({
     rateLimits: false,
@@ -37,20 +38,30 @@ async function round() {
       vpcs: [{ id: 'vpc-0c000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
       subnets: [{ id: 'subnet-0c000000000000001', cidrBlock: '10.0.0.0/22', availabilityZone: 'us-west-2a' }],
       securityGroups: [{ id: SG, name: 'db-client', description: 'db clients' }],
-      instances: NODES.map((n) => ({ id: n.id, instanceType: 'm5.2xlarge', subnetId: 'subnet-0c000000000000001' })),
+      instances: NODES.map((n) => ({
+        id: n.id,
+        instanceType: 'm5.2xlarge',
+        subnetId: 'subnet-0c000000000000001',
+      })),
     },
   });
   const kube = await startKubeSimulator();
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, kube.kubeconfig());
-  for (const file of ['examples/vpc-resource-controller/manifests/crds.yaml', 'deploy/kustomize/base/crds.yaml'])
+  for (const file of [
+    'examples/vpc-resource-controller/manifests/crds.yaml',
+    'deploy/kustomize/base/crds.yaml',
+  ])
     for (const doc of parseAllDocuments(readFileSync(join(repo, file), 'utf8'))) {
       const obj = doc.toJS();
       if (obj?.kind === 'CustomResourceDefinition')
         kube.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', obj);
     }
   for (const n of NODES) {
-    kube.objects.create('v1', 'nodes', { metadata: { name: n.name }, spec: { providerID: `aws:///us-west-2a/${n.id}` } });
+    kube.objects.create('v1', 'nodes', {
+      metadata: { name: n.name },
+      spec: { providerID: `aws:///us-west-2a/${n.id}` },
+    });
     kube.objects.create('vpcresources.k8s.aws/v1alpha1', 'cninodes', {
       metadata: { name: n.name },
       spec: { features: [{ name: 'SecurityGroupsForPods' }] },
@@ -62,7 +73,10 @@ async function round() {
   });
 
   // Baseline: a plain annotation merge patch of a pod, sequentially, through the same client.
-  const api = kubeApis(kubeconfig);
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   kube.objects.create('v1', 'pods', {
     metadata: { name: 'baseline', namespace: 'default' },
     spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] },
@@ -70,25 +84,37 @@ async function round() {
   const baseline = [];
   for (let i = 0; i < BURST + 10; i++) {
     const t0 = performance.now();
-    await api.core.patchNamespacedPod(
+    await core.patchNamespacedPod(
       { namespace: 'default', name: 'baseline', body: { metadata: { annotations: { n: String(i) } } } },
-      MERGE_PATCH,
+      mergePatch,
     );
     if (i >= 10) baseline.push(performance.now() - t0);
   }
 
-  const controller = await startController({
-    clusterName: 'bench',
-    region: ec2.region,
-    ec2Endpoint: ec2.endpoint,
-    ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
-    kubeconfig,
-    cooldownMs: 60_000,
-    log: jsonLogger(() => undefined),
-  });
+  // The program, in its own process as in a cluster (the simulators share this one).
+  const controller = spawn(
+    process.execPath,
+    [
+      join(repo, 'examples/vpc-resource-controller/dist/bin/vpc-resource-controller.cjs'),
+      ...['--cluster-name', 'bench', '--region', ec2.region, '--ec2-endpoint', ec2.endpoint],
+      ...['--kubeconfig', kubeconfig, '--log-level', 'warn', '--branch-concurrency', String(concurrency)],
+    ],
+    {
+      env: {
+        PATH: process.env.PATH,
+        AWS_ACCESS_KEY_ID: 'AKID',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const cap = (n) => kube.objects.get('v1', 'nodes', n)?.status?.capacity?.['vpc.amazonaws.com/pod-eni'];
   while (!NODES.every((n) => cap(n.name) === '38')) await sleep(10);
 
+  // EC2's own latency for the two calls per pod (0: the simulator's loopback answer, ~1 ms).
+  for (const action of ['CreateNetworkInterface', 'AssociateTrunkInterface'])
+    if (latencyMs > 0) ec2.faults.add({ kind: 'latency', ms: latencyMs, action });
   ec2.clearCalls();
   const created = new Map();
   const seen = new Map();
@@ -104,38 +130,67 @@ async function round() {
   while (seen.size < BURST) {
     for (const [name] of created) {
       if (seen.has(name)) continue;
-      if (kube.objects.get('v1', 'pods', name, 'default')?.metadata?.annotations?.['vpc.amazonaws.com/pod-eni'])
+      if (
+        kube.objects.get('v1', 'pods', name, 'default')?.metadata?.annotations?.['vpc.amazonaws.com/pod-eni']
+      )
         seen.set(name, performance.now());
     }
-    if (performance.now() - start > 120_000) throw new Error(`only ${seen.size} of ${BURST} annotated in 120 s`);
+    if (performance.now() - start > 120_000)
+      throw new Error(`only ${seen.size} of ${BURST} annotated in 120 s`);
     await sleep(1);
   }
   const latencies = [...created].map(([n, t]) => seen.get(n) - t);
   const total = Math.max(...seen.values()) - start;
   const calls = ec2.calls.length;
-  await controller.stop();
+  controller.kill('SIGTERM');
+  await new Promise((r) => controller.once('exit', r));
   await kube.close();
   await ec2.close();
   rmSync(dir, { recursive: true, force: true });
   return { latencies, baseline, total, calls };
 }
 
-const all = { latencies: [], baseline: [], totals: [], calls: [] };
+// Each round runs every variant (8 pods at once, the default, and one at a time; with the simulator's own answer
+// time and with 100 ms added to CreateNetworkInterface and AssociateTrunkInterface, nearer to EC2's), in turn,
+// each on fresh simulators.
+const VARIANTS = [
+  { c: 8, l: 0 },
+  { c: 1, l: 0 },
+  { c: 8, l: 100 },
+  { c: 1, l: 100 },
+];
+const results = VARIANTS.map(() => ({ latencies: [], totals: [], calls: [] }));
+const baseline = [];
 for (let r = 0; r < ROUNDS; r++) {
-  const x = await round();
-  all.latencies.push(...x.latencies);
-  all.baseline.push(...x.baseline);
-  all.totals.push(x.total);
-  all.calls.push(x.calls);
+  const order = r % 2 ? [...VARIANTS.keys()].reverse() : [...VARIANTS.keys()];
+  for (const i of order) {
+    const x = await round(VARIANTS[i].c, VARIANTS[i].l);
+    results[i].latencies.push(...x.latencies);
+    results[i].totals.push(x.total);
+    results[i].calls.push(x.calls);
+    baseline.push(...x.baseline);
+  }
 }
-const lat = summarize(all.latencies);
-const base = summarize(all.baseline);
-const tot = summarize(all.totals);
+const base = summarize(baseline);
 const f = (x) => x.toFixed(1);
-console.log(`${ROUNDS} rounds × a burst of ${BURST} pods (2 × m5.2xlarge, trunks ready), Node ${process.version}\n`);
-console.log('| measure | median ms | p99 ms | ratio to baseline (median) |');
-console.log('| --- | --- | --- | --- |');
-console.log(`| baseline: one annotation merge patch (client-node → kube-simulator) | ${f(base.median)} | ${f(p99(all.baseline))} | 1.0× |`);
-console.log(`| pod creation → pod-eni annotation, per pod of the burst | ${f(lat.median)} | ${f(p99(all.latencies))} | ${f(lat.median / base.median)}× |`);
-console.log(`| whole burst: first creation → last annotation | ${f(tot.median)} | — | ${f(tot.median / base.median)}× |`);
-console.log(`\nEC2 calls per burst (median): ${summarize(all.calls).median} (${f(summarize(all.calls).median / BURST)} per pod)`);
+console.log(
+  `${ROUNDS} rounds × a burst of ${BURST} pods (2 × m5.2xlarge, trunks ready), Node ${process.version}\n`,
+);
+console.log(
+  '| variant | creation → annotation, median ms | p99 ms | whole burst ms (median) | per-pod median / baseline |',
+);
+console.log('| --- | --- | --- | --- | --- |');
+console.log(
+  `| baseline: one annotation merge patch (client-node → kube-simulator) | ${f(base.median)} | ${f(p99(baseline))} | — | 1.0× |`,
+);
+VARIANTS.forEach((v, i) => {
+  const lat = summarize(results[i].latencies);
+  const tot = summarize(results[i].totals);
+  const label = `${v.c === 8 ? '8 pods at once (default)' : 'one pod at a time'}, EC2 ${v.l === 0 ? 'simulator' : `+${v.l} ms`}`;
+  console.log(
+    `| ${label} | ${f(lat.median)} | ${f(p99(results[i].latencies))} | ${f(tot.median)} | ${f(lat.median / base.median)}× |`,
+  );
+});
+console.log(
+  `\nEC2 calls per burst (median): ${summarize(results[0].calls).median} (${f(summarize(results[0].calls).median / BURST)} per pod)`,
+);

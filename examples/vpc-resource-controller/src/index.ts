@@ -2,7 +2,8 @@
  * The VPC resource controller's branch side (security groups for pods), assembled from vpc-cni-kit packages: the
  * production adapters of `@vpc-cni-kit/sgp-branch`'s `BranchControllerPort` (EC2 through eni-manager's client of
  * `@aws-sdk/client-ec2`, Kubernetes through `@kubernetes/client-node`), trunk ENIs, Lease leader election and
- * the controller that runs them. The `vpc-resource-controller` program is what most users want.
+ * the controller that runs them. The `vpc-resource-controller` program is what most users want. No type of
+`@kubernetes/client-node` appears in this entry point's declarations: the Kubernetes client is the program's own.
  *
  * @packageDocumentation
  */
@@ -16,7 +17,7 @@ export {
   startController,
 } from './controller/controller.js';
 export { jsonLogger, type Logger, type LogLevel } from './controller/logger.js';
-export { clusterView, readPolicy, SGP_FEATURE, type ViewInputs, wantsTrunk } from './controller/view.js';
+export { SGP_FEATURE } from './controller/view.js';
 export { type Ec2BranchPort, type Ec2BranchPortOptions, ec2BranchPort } from './ec2/branch-port.js';
 export {
   describeInstance,
@@ -39,28 +40,8 @@ export {
   TRUNK_DESCRIPTION,
   tagValue,
 } from './ec2/tags.js';
-export {
-  describeKubeError,
-  httpStatus,
-  JSON_PATCH,
-  type KubeApis,
-  kubeApis,
-  MERGE_PATCH,
-} from './kube/apis.js';
-export { type KubeBranchPort, kubeBranchPort } from './kube/branch-port.js';
-export {
-  type ClusterCaches,
-  type CustomObject,
-  type StartCachesOptions,
-  startCaches,
-  VPC_RESOURCES_GROUP,
-} from './kube/caches.js';
-export { createPodEvent, EVENT_COMPONENT, EVENT_REASONS, type PodEvent } from './kube/events.js';
-export {
-  LEADER_ELECTION_ID,
-  type LeaderElectionEvents,
-  type LeaderElectionOptions,
-  LeaderElector,
-  microTime,
-} from './kube/leader.js';
+export { createKubeBranchPort, type KubeBranchPort } from './kube/branch-port.js';
+export { VPC_RESOURCES_GROUP } from './kube/caches.js';
+export { EVENT_COMPONENT, EVENT_REASONS } from './kube/events.js';
+export { LEADER_ELECTION_ID, type LeaderElectionOptions, microTime } from './kube/leader.js';
 export { VERSION } from './version.js';

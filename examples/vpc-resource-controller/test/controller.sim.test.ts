@@ -1,7 +1,7 @@
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DB_CLIENT_SG, dbClientPolicy, SUBNET, startWorld, type World } from './support/world.js';
+import { DB_CLIENT_SG, SUBNET, startWorld, type World } from './support/world.js';
 
 let world: World | undefined;
 afterEach(async () => {
@@ -28,11 +28,7 @@ function podEvents(w: World, pod: string) {
 describe('vpc-resource-controller against ec2-simulator and kube-simulator', () => {
   it('gives a pod selected by a SecurityGroupPolicy a branch ENI in its node subnet with the policy groups, annotates it and advertises capacity', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller();
 
     // A trunk per node whose CNINode asks for SecurityGroupsForPods, at the highest device index (m5.large: 2).
@@ -77,11 +73,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
 
   it('deleting the pod deletes its branch ENI after the cooldown, not before', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller({ cooldownMs: 1500 });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('annotation', () => world!.annotation('client-1'));
@@ -97,11 +89,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world = await startWorld([
       { name: 'node-1', instanceId: 'i-0a000000000000001', instanceType: 'm5.large', sgp: true },
     ]);
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller({ cooldownMs: 60_000 });
     for (let i = 0; i < 9; i++) world.pod(`client-${i}`, 'node-1', { app: 'db-client' });
     await eventually('nine annotated', () =>
@@ -121,11 +109,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world = await startWorld([
       { name: 'small', instanceId: 'i-0a000000000000003', instanceType: 't3.small', sgp: true },
     ]);
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     await world.controller();
     world.pod('client-1', 'small', { app: 'db-client' });
     const ev = await eventually('event', () =>
@@ -135,13 +119,81 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     expect(world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk')).toEqual([]);
   });
 
+  it('keeps serving after the API server drops its watches, forgets their history and is away for a while', async () => {
+    world = await startWorld();
+    world.policy();
+    await world.controller();
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1', () => world!.annotation('client-1'));
+    world.kube.faults.dropWatches();
+    world.kube.faults.expireHistory();
+    world.pod('client-2', 'node-2', { app: 'db-client' });
+    await eventually('client-2 after a re-list', () => world!.annotation('client-2'), 15_000);
+    // Away: writes fail (503); the branch made meanwhile is annotated once the server is back.
+    world.kube.faults.setUnavailable(true);
+    world.kube.objects.create('v1', 'pods', {
+      metadata: { name: 'client-3', namespace: 'default', labels: { app: 'db-client' } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] },
+    } as never);
+    await new Promise((r) => setTimeout(r, 1500));
+    world.kube.faults.setUnavailable(false);
+    await eventually('client-3 once the server is back', () => world!.annotation('client-3'), 15_000);
+    expect(world.branches()).toHaveLength(3);
+  });
+
+  it('backs off a pod whose create EC2 refuses (one Warning event, a few calls, not one per pass), then serves it', async () => {
+    world = await startWorld();
+    world.policy();
+    await world.controller();
+    await eventually(
+      'trunks',
+      () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
+    );
+    world.ec2.faults.deny('ec2:CreateNetworkInterface');
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    const ev = await eventually('event', () =>
+      podEvents(world!, 'client-1').find((e) => e.reason === 'BranchAllocationFailed'),
+    );
+    expect(ev.message).toMatch(/^CLOUD: /);
+    await new Promise((r) => setTimeout(r, 2500));
+    // Passes ran every 100 ms; the pod was tried at about 0, 1 and 3 s.
+    const denied = world.ec2.calls.filter(
+      (c) => c.action === 'CreateNetworkInterface' && c.errorCode === 'UnauthorizedOperation',
+    );
+    expect(denied.length).toBeGreaterThanOrEqual(2);
+    expect(denied.length).toBeLessThanOrEqual(4);
+    expect(podEvents(world, 'client-1').filter((e) => e.reason === 'BranchAllocationFailed')).toHaveLength(1);
+    world.ec2.faults.clear();
+    await eventually('served after the fault', () => world!.annotation('client-1'), 10_000);
+  });
+
+  it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {
+    world = await startWorld();
+    world.ec2.faults.failNext('AttachNetworkInterface', 'InternalError', { afterApply: true });
+    world.ec2.faults.failNext('CreateNetworkInterface', 'UnauthorizedOperation');
+    await world.controller();
+    await eventually(
+      'trunks',
+      () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
+    );
+    // Give a wrong retry time to make a second trunk; there is none, attached or not.
+    await new Promise((r) => setTimeout(r, 500));
+    const trunks = world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk');
+    expect(trunks.map((t) => t.attachment?.instanceId).sort()).toEqual([
+      'i-0a000000000000001',
+      'i-0a000000000000002',
+    ]);
+    expect(
+      world.ec2.calls
+        .filter((c) => c.errorCode !== undefined)
+        .map((c) => c.action)
+        .sort(),
+    ).toEqual(['AttachNetworkInterface', 'CreateNetworkInterface']);
+  });
+
   it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     const c = await world.controller({ cooldownMs: 200 });
     await eventually(
       'trunks',

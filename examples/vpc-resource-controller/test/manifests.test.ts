@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { debianKubectl, eventually, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { dbClientPolicy, startWorld, type World } from './support/world.js';
+import { startWorld, type World } from './support/world.js';
 
 const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
 const appRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -74,11 +74,7 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
       runKubectl(debianKubectl(), kubeconfig, `${kubeconfig}.cache`, args, stdin);
     const applied = await kubectl(admin, ['apply', '-f', '-'], text);
     expect(applied.code, applied.stderr).toBe(0);
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     const sa = join(world.scratchPath, 'controller.kubeconfig');
     writeFileSync(
       sa,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, dbClientPolicy, startWorld, type World } from './support/world.js';
+import { BIN, startWorld, type World } from './support/world.js';
 
 let world: World | undefined;
 afterEach(async () => {
@@ -92,11 +92,7 @@ describe('the vpc-resource-controller program', () => {
 
   it('killed (SIGKILL) mid-churn and restarted, it leaks no branch ENI and serves every pod', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     // Slow EC2 down so the kill lands between creates and associations.
     world.ec2.faults.add({ kind: 'latency', ms: 40, action: 'AssociateTrunkInterface' });
     world.ec2.faults.add({ kind: 'latency', ms: 40, action: 'CreateNetworkInterface' });
@@ -137,11 +133,7 @@ describe('the vpc-resource-controller program', () => {
 
   it('two replicas with --leader-elect: one acts; when it dies the other takes over', async () => {
     world = await startWorld();
-    world.kube.objects.create(
-      'vpcresources.k8s.aws/v1beta1',
-      'securitygrouppolicies',
-      dbClientPolicy() as never,
-    );
+    world.policy();
     const timing = [
       '--leader-elect',
       '--lease-duration',

@@ -55,8 +55,10 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY) {
+        // Stop keeping the body but keep reading it, so the 413 reaches the client instead of a reset socket.
+        req.removeAllListeners('data');
+        req.resume();
         reject(new BodyTooLarge());
-        req.destroy();
         return;
       }
       chunks.push(c);
@@ -212,8 +214,10 @@ export function createEc2Server(deps: Ec2ServerDeps): Server {
     };
     run().catch((e: unknown) => {
       if (res.headersSent) return res.destroy();
-      if (e instanceof BodyTooLarge)
+      if (e instanceof BodyTooLarge) {
+        res.shouldKeepAlive = false;
         return sendJson(res, 413, { code: 'BODY_TOO_LARGE', message: 'request body over 1 MiB' });
+      }
       sendJson(res, 500, { code: 'INTERNAL', message: String(e) });
     });
   });

@@ -457,6 +457,16 @@ describe('EC2 error shapes through @aws-sdk/client-ec2', () => {
     expect(await b.text()).toContain('<Code>MissingParameter</Code>');
   });
 
+  it('a body over 1 MiB is answered 413, not with a reset connection', async () => {
+    const res = await fetch(sim.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `Action=DescribeSubnets&Version=2016-11-15&Pad=${'x'.repeat(2 * 1024 * 1024)}`,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ code: 'BODY_TOO_LARGE', message: 'request body over 1 MiB' });
+  });
+
   it('success bodies are namespaced EC2 XML with a requestId element', async () => {
     const res = await fetch(sim.endpoint, {
       method: 'POST',

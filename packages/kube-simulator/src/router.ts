@@ -154,6 +154,15 @@ const VERB_BY_METHOD: Record<string, { one: string; many: string }> = {
   DELETE: { one: 'delete', many: 'deletecollection' },
 };
 
+/** Decodes one `%`-escaped path segment; a malformed escape is the client's error (400), not the server's. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`malformed percent-escape in the request path segment ${JSON.stringify(segment)}`);
+  }
+}
+
 /**
  * The HTTP front of the simulator: authentication (bearer tokens), RBAC authorization, discovery, resource
  * URLs with the API's verbs, watch streaming, and Status errors for everything that fails.
@@ -179,7 +188,7 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
     const segments = path
       .split('/')
       .filter((s) => s.length > 0)
-      .map(decodeURIComponent);
+      .map(decodePathSegment);
     const resource = parseResourcePath(segments);
     if (!resource) {
       const attrs: RequestAttributes = { resourceRequest: false, verb: method.toLowerCase(), path };

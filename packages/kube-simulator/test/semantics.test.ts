@@ -306,6 +306,14 @@ describe('object semantics over HTTP', () => {
     expect((byReason.body.items as unknown[]).length).toBe(1);
   });
 
+  it('answers a malformed percent-escape in the path with 400 BadRequest, not a server error', async () => {
+    const res = await call('GET', `${CMS}/bad%ZZname`);
+    expect(res.status).toBe(400);
+    expect(res.body.kind).toBe('Status');
+    expect(res.body.reason).toBe('BadRequest');
+    expect(res.body.message).toContain('malformed percent-escape');
+  });
+
   it('authenticates bearer tokens and authorizes by stored RBAC objects', async () => {
     const noToken = await fetch(`${sim.url}/api/v1/namespaces`);
     expect(noToken.status).toBe(401);

@@ -189,6 +189,9 @@ export function decideBranchActions(
   return actions;
 }
 
+/** The actions that concern one pod. */
+type PodAction = Extract<BranchAction, { kind: 'fail' | 'create' | 'annotate' }>;
+
 /** Outcome of one pod in a reconcile. */
 export interface BranchPodOutcome {
   /** Pod UID. */
@@ -205,6 +208,11 @@ export interface BranchPodOutcome {
 export interface BranchControllerOptions {
   /** Time a released branch waits before it is deleted (lets the node tear down first). @defaultValue `60000` */
   readonly cooldownMs?: number | undefined;
+  /**
+   * Pods served at once in a reconcile (creates and annotations of different pods never share a VLAN id or an
+   * ENI). @defaultValue `1`
+   */
+  readonly concurrency?: number | undefined;
 }
 
 function cloud(op: string, error: unknown): SgpError {
@@ -227,6 +235,7 @@ function cloud(op: string, error: unknown): SgpError {
 export class BranchController {
   readonly #port: BranchControllerPort;
   readonly #cooldownMs: number;
+  readonly #concurrency: number;
   readonly #owned = new Map<string, OwnedBranch>();
   readonly #cooling = new Map<string, CoolingBranch>();
   readonly #capacity = new Map<string, number>();
@@ -240,8 +249,16 @@ export class BranchController {
         op: 'BranchController',
         detail: `bad cooldownMs: ${cooldown}`,
       });
+    const concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new SgpError({
+        code: 'INVALID_ARGUMENT',
+        op: 'BranchController',
+        detail: `bad concurrency: ${concurrency}`,
+      });
     this.#port = port;
     this.#cooldownMs = cooldown;
+    this.#concurrency = concurrency;
   }
 
   /** The ledger (a snapshot). */
@@ -352,33 +369,44 @@ export class BranchController {
     for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
       if (action.kind === 'delete') await this.#delete(action.branch);
     }
-    const outcomes: BranchPodOutcome[] = [];
-    for (const action of decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered)) {
+    const actions = decideBranchActions(view, this.ledger(), now, this.#cooldownMs, this.#recovered);
+    // Creates and annotations of different pods are independent (each has its own VLAN id, decided above), so
+    // they run `concurrency` at a time; outcomes keep the order of the actions.
+    const perPod = actions.filter(
+      (a): a is PodAction => a.kind === 'fail' || a.kind === 'create' || a.kind === 'annotate',
+    );
+    const serve = async (action: PodAction): Promise<BranchPodOutcome> => {
       switch (action.kind) {
         case 'fail':
-          outcomes.push({
+          return {
             podUid: action.pod.uid,
             status: 'failed',
             error: new SgpError({ code: action.code, op: 'reconcile', detail: action.detail }),
-          });
-          break;
+          };
         case 'create':
-          outcomes.push(await this.#create(action.pod, action.node, action.groupIds, action.vlanId, now));
-          break;
+          return this.#create(action.pod, action.node, action.groupIds, action.vlanId, now);
         case 'annotate':
-          outcomes.push(await this.#annotate(action.pod, action.branch, now));
-          break;
-        case 'capacity':
-          try {
-            await this.#port.setPodEniCapacity(action.nodeName, action.capacity);
-            this.#capacity.set(action.nodeName, action.capacity);
-          } catch {
-            // retried next reconcile: the ledger still holds the old value
-          }
-          break;
-        default:
-          // release and delete ran above; a branch still cooling is retried next pass
-          break;
+          return this.#annotate(action.pod, action.branch, now);
+      }
+    };
+    const outcomes: BranchPodOutcome[] = new Array(perPod.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < perPod.length) {
+        const i = next++;
+        outcomes[i] = await serve(perPod[i]!);
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(this.#concurrency, Math.max(1, perPod.length)) }, worker),
+    );
+    for (const action of actions) {
+      if (action.kind !== 'capacity') continue;
+      try {
+        await this.#port.setPodEniCapacity(action.nodeName, action.capacity);
+        this.#capacity.set(action.nodeName, action.capacity);
+      } catch {
+        // retried next reconcile: the ledger still holds the old value
       }
     }
     return outcomes;

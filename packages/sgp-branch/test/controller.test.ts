@@ -183,7 +183,7 @@ describe('properties (fake cloud with injected faults)', () => {
     fc.constant({ kind: 'sweep' as const }),
   );
 
-  it('never gives a VLAN twice on a trunk nor above its limit, and leaks nothing once faults stop', async () => {
+  it('never gives a VLAN twice on a trunk nor above its limit, and leaks nothing once faults stop (any concurrency)', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(step, { minLength: 1, maxLength: 40 }),
@@ -192,11 +192,12 @@ describe('properties (fake cloud with injected faults)', () => {
           { minLength: 8, maxLength: 64 },
         ),
         fc.integer({ min: 1, max: 4 }),
-        async (steps, faultTape, limit) => {
+        fc.integer({ min: 1, max: 4 }),
+        async (steps, faultTape, limit, concurrency) => {
           const w = new World([node('a', limit), node('b', limit)]);
           let calls = 0;
           w.cloud.faults = () => faultTape[calls++ % faultTape.length];
-          let c = new BranchController(w.cloud, { cooldownMs: COOLDOWN });
+          let c = new BranchController(w.cloud, { cooldownMs: COOLDOWN, concurrency });
           let now = 0;
           let uid = 0;
           const check = () => {
@@ -221,7 +222,7 @@ describe('properties (fake cloud with injected faults)', () => {
               if (uids.length > 0) w.remove(uids[s.index % uids.length]!);
             } else if (s.kind === 'tick') now += s.ms;
             else if (s.kind === 'restart') {
-              c = new BranchController(w.cloud, { cooldownMs: COOLDOWN });
+              c = new BranchController(w.cloud, { cooldownMs: COOLDOWN, concurrency });
               await c.recover(w.view(), now).catch(() => undefined);
             } else await c.sweepOrphans('a', now).catch(() => undefined);
             await c.reconcile(w.view(), now);

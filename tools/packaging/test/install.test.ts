@@ -232,6 +232,32 @@ describe('the installed command lines', () => {
       expect(bad.stderr).toContain(`usage: ${name} `);
     },
   );
+
+  it('vpc-resource-controller answers --help and --version, refuses unknown options (exit 2) and fails in one line without a cluster', () => {
+    const help = bin('vpc-resource-controller', '--help');
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^usage: vpc-resource-controller /);
+    const v = bin('vpc-resource-controller', '--version');
+    expect(v.status).toBe(0);
+    expect(v.stdout.trim()).toBe(
+      `vpc-resource-controller ${version('@vpc-cni-kit/vpc-resource-controller')}`,
+    );
+    const bad = bin('vpc-resource-controller', '--bogus');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('usage: vpc-resource-controller ');
+    const nowhere = bin(
+      'vpc-resource-controller',
+      '--cluster-name',
+      'c',
+      '--region',
+      'us-west-2',
+      '--kubeconfig',
+      '/nonexistent/kubeconfig',
+    );
+    expect(nowhere.status).toBe(1);
+    expect(nowhere.stderr.trim().split('\n')).toHaveLength(1);
+    expect(nowhere.stderr).toContain('(hint: ');
+  });
 });
 
 describe('consumers', () => {

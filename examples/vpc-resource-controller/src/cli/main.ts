@@ -94,6 +94,7 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       ec2Endpoint: s.ec2Endpoint,
       kubeconfig: s.kubeconfig,
       cooldownMs: s.cooldownMs,
+      concurrency: s.concurrency,
       leaderElection: s.leaderElection,
       log,
     });

@@ -22,6 +22,7 @@ options:
   --ec2-endpoint URL             EC2 endpoint (default: AWS_EC2_ENDPOINT, else the region's)
   --kubeconfig PATH              kubeconfig file (default: KUBECONFIG, else in-cluster)
   --branch-eni-cooldown DURATION time a released branch ENI waits before deletion (default 60s)
+  --branch-concurrency N         pods whose branch ENIs are made at once (default 8)
   --leader-elect                 run as one of several replicas: act only while holding the Lease
   --leader-election-namespace NS Lease namespace (default kube-system)
   --leader-election-id NAME      Lease name (default ${LEADER_ELECTION_ID})
@@ -55,6 +56,8 @@ export interface Settings {
   readonly kubeconfig: string | undefined;
   /** Branch cooldown (ms). */
   readonly cooldownMs: number;
+  /** Pods whose branches are made at once. */
+  readonly concurrency: number;
   /** Leader election (undefined: act at once). */
   readonly leaderElection: LeaderElectionOptions | undefined;
   /** Log level. */
@@ -94,6 +97,7 @@ export function readCommandLine(
         'ec2-endpoint': { type: 'string' },
         kubeconfig: { type: 'string' },
         'branch-eni-cooldown': { type: 'string' },
+        'branch-concurrency': { type: 'string' },
         'leader-elect': { type: 'boolean' },
         'leader-election-namespace': { type: 'string' },
         'leader-election-id': { type: 'string' },
@@ -139,6 +143,10 @@ export function readCommandLine(
       return invalid(`bad --${flag} ${JSON.stringify(str(flag))}: a duration like 30s or 500ms`);
     durations[flag] = ms;
   }
+  const concurrencyText = str('branch-concurrency') ?? '8';
+  const concurrency = /^\d{1,3}$/.test(concurrencyText) ? Number(concurrencyText) : 0;
+  if (concurrency < 1 || concurrency > 64)
+    return invalid(`bad --branch-concurrency ${JSON.stringify(concurrencyText)}: an integer from 1 to 64`);
   const logLevel = str('log-level') ?? 'info';
   if (!LEVELS.has(logLevel))
     return invalid(`bad --log-level ${JSON.stringify(logLevel)}: debug, info, warn or error`);
@@ -167,6 +175,7 @@ export function readCommandLine(
       ec2Endpoint,
       kubeconfig,
       cooldownMs: durations['branch-eni-cooldown']!,
+      concurrency,
       leaderElection,
       logLevel: logLevel as LogLevel,
     },

@@ -6,7 +6,7 @@ import {
   type PodRef,
   SgpError,
 } from '@vpc-cni-kit/sgp-branch';
-import { httpStatus, JSON_PATCH, type KubeApis, MERGE_PATCH } from './apis.js';
+import { httpStatus, JSON_PATCH, type KubeApis, kubeApis, MERGE_PATCH } from './apis.js';
 
 /** The Kubernetes half of {@link BranchControllerPort}. */
 export type KubeBranchPort = Pick<BranchControllerPort, 'annotatePod' | 'setPodEniCapacity'>;
@@ -25,7 +25,7 @@ function pointer(key: string): string {
  */
 export function kubeBranchPort(
   api: KubeApis,
-  cachedPod: (namespace: string, name: string) => V1Pod | undefined,
+  cachedPod: (namespace: string, name: string) => V1Pod | undefined = () => undefined,
 ): KubeBranchPort {
   async function patch(pod: PodRef, value: string, hasAnnotations: boolean): Promise<void> {
     const ops = [
@@ -47,7 +47,8 @@ export function kubeBranchPort(
   return {
     async annotatePod(pod, value) {
       const cached = cachedPod(pod.namespace, pod.name);
-      const hasAnnotations = cached?.metadata?.annotations !== undefined;
+      // Unknown: most pods carry some annotation; a wrong guess costs one read (the 422 path below).
+      const hasAnnotations = cached === undefined || cached.metadata?.annotations !== undefined;
       try {
         await patch(pod, value, hasAnnotations);
         return;
@@ -81,4 +82,15 @@ export function kubeBranchPort(
       );
     },
   };
+}
+
+/**
+ * The Kubernetes half of `BranchControllerPort` for a cluster named by a kubeconfig file (or in-cluster without
+ * one): the UID-guarded annotation patch and the node-status capacity patch, on a client of its own. For a
+ * controller of your own, beside `ec2BranchPort`.
+ */
+export function createKubeBranchPort(
+  options: { readonly kubeconfig?: string | undefined } = {},
+): KubeBranchPort {
+  return kubeBranchPort(kubeApis(options.kubeconfig));
 }

@@ -46,6 +46,8 @@ export interface World {
     args: readonly string[],
     options?: { kubeconfig?: string },
   ): { child: ChildProcess; log: string[]; stderr: string[] };
+  /** Creates a SecurityGroupPolicy (default: the one selecting `app=db-client`). */
+  policy(obj?: Record<string, unknown>): void;
   /** Creates a pod on a node. */
   pod(name: string, node: string, labels?: Record<string, string>): { uid: string };
   /** The branch ENIs EC2 holds (interfaces of description aws-k8s-branch-eni). */
@@ -119,6 +121,7 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
         kubeconfig: kubeconfigPath,
         cooldownMs: options.cooldownMs ?? 300,
         tickMs: options.tickMs ?? 100,
+        nodeRetryMs: 100,
         log: jsonLogger(() => undefined),
       });
       running.push(c);
@@ -155,6 +158,9 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
       child.stdout?.setEncoding('utf8').on('data', (s: string) => log.push(...s.split('\n').filter(Boolean)));
       child.stderr?.setEncoding('utf8').on('data', (s: string) => stderr.push(s));
       return { child, log, stderr };
+    },
+    policy(obj = dbClientPolicy()) {
+      kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', obj as never);
     },
     pod(name, node, labels = {}) {
       const p = kube.objects.create('v1', 'pods', {

@@ -1,0 +1,283 @@
+import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
+import type { Ec2Api, InstanceLimitsSource } from '@vpc-cni-kit/eni-manager';
+import { BranchController, type BranchPodOutcome, type SecurityGroupPolicy } from '@vpc-cni-kit/sgp-branch';
+import { ec2BranchPort } from '../ec2/branch-port.js';
+import {
+  describeInstance,
+  ensureTrunk,
+  type InstanceFacts,
+  instanceIdFromProviderId,
+} from '../ec2/instances.js';
+import { describeKubeError, type KubeApis } from '../kube/apis.js';
+import { kubeBranchPort } from '../kube/branch-port.js';
+import { type ClusterCaches, startCaches } from '../kube/caches.js';
+import { createPodEvent, EVENT_REASONS } from '../kube/events.js';
+import type { ControllerOptions } from './controller.js';
+import { clusterView, readPolicy, wantsTrunk } from './view.js';
+
+/** First wait before a pod whose branch failed in EC2 or the API is tried again; it doubles up to a minute. */
+const FIRST_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 60_000;
+
+/** One acting controller: caches, node facts, the branch controller and its pass loop. */
+export class Runtime {
+  readonly controller: BranchController;
+  readonly #caches: ClusterCaches;
+  readonly #kube: KubeApis;
+  readonly #ec2: Ec2Api;
+  readonly #limits: InstanceLimitsSource;
+  readonly #o: ControllerOptions;
+  readonly #now: () => number;
+  readonly #facts = new Map<string, InstanceFacts>();
+  readonly #instanceOf = new Map<string, string>();
+  readonly #nodeRetryAt = new Map<string, number>();
+  readonly #reported = new Map<string, string>();
+  /** Pods whose last create failed in EC2 or the API (`CLOUD`): not retried before `until`, doubling to a minute. */
+  readonly #backoff = new Map<string, { until: number; delayMs: number }>();
+  readonly #policyProblems = new Map<string, string>();
+  #lastSweep = 0;
+  #running = false;
+  #dirty = false;
+  #stopped = false;
+  #pending = false;
+  #timer: NodeJS.Timeout | undefined;
+  #idle: Promise<void> = Promise.resolve();
+
+  private constructor(
+    caches: ClusterCaches,
+    kube: KubeApis,
+    ec2: Ec2Api,
+    limits: InstanceLimitsSource,
+    o: ControllerOptions,
+    now: () => number,
+  ) {
+    this.#caches = caches;
+    this.#kube = kube;
+    this.#ec2 = ec2;
+    this.#limits = limits;
+    this.#o = o;
+    this.#now = now;
+    this.controller = new BranchController(
+      {
+        ...ec2BranchPort(ec2, { clusterName: o.clusterName, instanceIdOf: (n) => this.#instanceOf.get(n) }),
+        ...kubeBranchPort(kube, (ns, name) => caches.pods.get(name, ns)),
+      },
+      { cooldownMs: o.cooldownMs, concurrency: o.concurrency ?? 8 },
+    );
+    this.#lastSweep = now();
+  }
+
+  static async start(
+    kube: KubeApis,
+    ec2: Ec2Api,
+    limits: InstanceLimitsSource,
+    o: ControllerOptions,
+    now: () => number,
+  ): Promise<Runtime> {
+    let self: Runtime | undefined;
+    const caches = await startCaches(kube, {
+      onChange: (kind: string, obj: KubernetesObject, verb) => {
+        if (kind === 'nodes' && verb === 'delete' && obj.metadata?.name) self?.forgetNode(obj.metadata.name);
+        self?.schedule();
+      },
+      onError: (kind, problem) => o.log.log('warn', 'watch failed; restarting', { kind, problem }),
+    });
+    self = new Runtime(caches, kube, ec2, limits, o, now);
+    self.schedule();
+    self.#arm();
+    return self;
+  }
+
+  forgetNode(name: string): void {
+    this.#facts.delete(name);
+    this.#instanceOf.delete(name);
+    this.#nodeRetryAt.delete(name);
+  }
+
+  /** Runs a pass soon; passes never overlap (one more runs after the current one when asked meanwhile). */
+  schedule(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#dirty = true;
+      return;
+    }
+    if (this.#pending) return;
+    this.#pending = true;
+    setImmediate(() => {
+      this.#pending = false;
+      this.#idle = this.#runPasses();
+    });
+  }
+
+  #arm(): void {
+    this.#timer = setInterval(() => this.schedule(), this.#o.tickMs ?? 1000);
+  }
+
+  async #runPasses(): Promise<void> {
+    if (this.#running || this.#stopped) return;
+    this.#running = true;
+    try {
+      do {
+        this.#dirty = false;
+        await this.#pass();
+      } while (this.#dirty && !this.#stopped);
+    } catch (e) {
+      this.#o.log.log('error', 'reconcile pass failed', { problem: String(e) });
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #pass(): Promise<void> {
+    const now = this.#now();
+    const nodes = this.#caches.nodes.list();
+    for (const node of nodes) await this.#refreshNode(node, now);
+    const policies: SecurityGroupPolicy[] = [];
+    for (const obj of this.#caches.policies.list()) {
+      const p = readPolicy(obj);
+      const key = `${obj.metadata?.namespace}/${obj.metadata?.name}`;
+      if ('problem' in p) {
+        if (this.#policyProblems.get(key) !== p.problem)
+          this.#o.log.log('warn', 'SecurityGroupPolicy refused: it selects no pod', {
+            policy: key,
+            problem: p.problem,
+          });
+        this.#policyProblems.set(key, p.problem);
+      } else {
+        this.#policyProblems.delete(key);
+        policies.push(p);
+      }
+    }
+    // A pod backing off is left out of this pass — unless it owns a branch, which leaving out would release.
+    const owned = this.controller.ledger().owned;
+    const waiting = (uid: string | undefined) =>
+      uid !== undefined && !owned.has(uid) && (this.#backoff.get(uid)?.until ?? 0) > now;
+    const view = clusterView({
+      pods: this.#caches.pods.list().filter((p) => !waiting(p.metadata?.uid)),
+      nodes,
+      serviceAccounts: this.#caches.serviceAccounts.list(),
+      policies,
+      facts: this.#facts,
+    });
+    const outcomes = await this.controller.reconcile(view, now);
+    const pods = new Map(view.pods.map((p) => [p.uid, p]));
+    for (const o of outcomes) {
+      if (o.status === 'failed' && o.error?.code === 'CLOUD') {
+        const delayMs = Math.min(
+          MAX_BACKOFF_MS,
+          (this.#backoff.get(o.podUid)?.delayMs ?? FIRST_BACKOFF_MS / 2) * 2,
+        );
+        this.#backoff.set(o.podUid, { until: now + delayMs, delayMs });
+      } else this.#backoff.delete(o.podUid);
+    }
+    await Promise.all(outcomes.map((o) => this.#report(o, pods.get(o.podUid))));
+    const present = new Set(this.#caches.pods.list().map((p) => p.metadata?.uid));
+    for (const uid of this.#reported.keys()) if (!present.has(uid)) this.#reported.delete(uid);
+    for (const uid of this.#backoff.keys()) if (!present.has(uid)) this.#backoff.delete(uid);
+    if (this.#stopped) return;
+    if (now - this.#lastSweep >= (this.#o.orphanSweepMs ?? 300_000)) {
+      this.#lastSweep = now;
+      for (const n of view.nodes) {
+        const found = await this.controller.sweepOrphans(n.name, now).catch(() => 0);
+        if (found > 0)
+          this.#o.log.log('warn', 'orphaned branch ENIs found; cooling down', { node: n.name, found });
+      }
+    }
+  }
+
+  /**
+   * For a node whose CNINode asks for `SecurityGroupsForPods`: reads its instance (once) and gives it a trunk.
+   * Nodes that do not ask are left alone (no EC2 call, no capacity written), as the reference manages only those.
+   * A failure forgets what was read, so the next try (after `nodeRetryMs`) reads the instance again: a trunk
+   * attach whose answer was lost is then seen attached instead of being made twice.
+   */
+  async #refreshNode(node: V1Node, now: number): Promise<void> {
+    const name = node.metadata?.name;
+    if (name === undefined) return;
+    const instanceId = instanceIdFromProviderId(node.spec?.providerID);
+    if (instanceId === undefined || !wantsTrunk(this.#caches.cniNodes.get(name))) return;
+    this.#instanceOf.set(name, instanceId);
+    let facts = this.#facts.get(name);
+    if (facts !== undefined && (facts.trunkEniId !== undefined || facts.branchLimit === 0)) return;
+    if ((this.#nodeRetryAt.get(name) ?? 0) > now) return;
+    try {
+      if (facts === undefined) {
+        facts = await describeInstance(this.#ec2, instanceId);
+        this.#facts.set(name, facts);
+      }
+      if (facts.trunkEniId === undefined && facts.branchLimit > 0) {
+        const trunkEniId = await ensureTrunk(this.#ec2, facts, {
+          clusterName: this.#o.clusterName,
+          nodeName: name,
+          limits: this.#limits,
+        });
+        this.#facts.set(name, { ...facts, trunkEniId });
+        this.#o.log.log('info', 'trunk ENI attached', { node: name, instanceId, trunkEniId });
+      }
+      this.#nodeRetryAt.delete(name);
+    } catch (e) {
+      this.#facts.delete(name);
+      const retryMs = this.#o.nodeRetryMs ?? 5000;
+      this.#nodeRetryAt.set(name, now + retryMs);
+      this.#o.log.log('warn', 'node not ready for branches; retrying', {
+        node: name,
+        instanceId,
+        retryMs,
+        problem: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+
+  /** Logs an outcome and puts an Event on the pod, once per pod and cause. */
+  async #report(
+    o: BranchPodOutcome,
+    pod: { namespace: string; name: string; uid: string } | undefined,
+  ): Promise<void> {
+    if (pod === undefined) return;
+    const key = o.status === 'annotated' ? 'annotated' : (o.error?.code ?? 'CLOUD');
+    if (this.#reported.get(o.podUid) === key) return;
+    this.#reported.set(o.podUid, key);
+    const where = `${pod.namespace}/${pod.name}`;
+    if (o.status === 'annotated') {
+      this.#o.log.log('info', 'branch ENI allocated', {
+        pod: where,
+        eni: o.branch?.eniId,
+        vlan: o.branch?.vlanId,
+      });
+    } else {
+      this.#o.log.log('warn', 'branch ENI not allocated', {
+        pod: where,
+        code: key,
+        problem: o.error?.message,
+      });
+    }
+    try {
+      await createPodEvent(
+        this.#kube,
+        o.status === 'annotated'
+          ? {
+              pod,
+              type: 'Normal',
+              reason: EVENT_REASONS.allocated,
+              message: `allocated branch ENI ${o.branch?.eniId} on VLAN ${o.branch?.vlanId}`,
+            }
+          : {
+              pod,
+              type: 'Warning',
+              reason: EVENT_REASONS.allocationFailed,
+              message: `${key}: ${o.error?.detail ?? ''} (hint: ${o.error?.hint ?? ''})`,
+            },
+        this.#now(),
+      );
+    } catch (e) {
+      this.#o.log.log('warn', 'event not written', { pod: where, problem: describeKubeError(e) });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    await this.#idle;
+    await this.#caches.stop();
+  }
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { parseDuration, readCommandLine } from '../src/index.js';
+
+const base = ['--cluster-name', 'c'];
+const env = { AWS_REGION: 'us-west-2' };
+
+describe('the command line', () => {
+  it('reads durations as seconds or with ms/s/m units, and nothing else', () => {
+    expect(parseDuration('60')).toBe(60_000);
+    expect(parseDuration('1.5s')).toBe(1500);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('2m')).toBe(120_000);
+    for (const bad of ['', '-1s', '1h', 's', '1 s', 'NaN']) expect(parseDuration(bad), bad).toBeUndefined();
+  });
+
+  it('has the reference defaults: 60 s cooldown, no election, 8 at once; region from the environment', () => {
+    const line = readCommandLine(base, env);
+    expect(line).toMatchObject({
+      kind: 'run',
+      settings: {
+        clusterName: 'c',
+        region: 'us-west-2',
+        cooldownMs: 60_000,
+        concurrency: 8,
+        leaderElection: undefined,
+      },
+    });
+    const elect = readCommandLine([...base, '--leader-elect'], env);
+    expect(elect.kind === 'run' && elect.settings.leaderElection).toMatchObject({
+      namespace: 'kube-system',
+      name: 'cp-vpc-resource-controller',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
+  });
+
+  it('refuses, with one line naming the flag: bad values, a missing region, election timings out of order', () => {
+    const problem = (argv: string[], e: Record<string, string> = env) => {
+      const line = readCommandLine(argv, e);
+      return line.kind === 'invalid' ? line.problem : undefined;
+    };
+    expect(problem([...base, '--branch-eni-cooldown', 'soon'])).toMatch(/^bad --branch-eni-cooldown "soon"/);
+    expect(problem([...base, '--branch-concurrency', '0'])).toMatch(/^bad --branch-concurrency "0"/);
+    expect(problem([...base, '--log-level', 'loud'])).toMatch(/^bad --log-level "loud"/);
+    expect(problem(base, {})).toBe('no region: pass --region or set AWS_REGION');
+    expect(problem([...base, '--region', 'mars'])).toMatch(/^not an AWS region/);
+    expect(problem([...base, '--ec2-endpoint', 'ftp://x'])).toMatch(
+      /^--ec2-endpoint is not an http\(s\) URL/,
+    );
+    expect(problem([...base, '--leader-elect', '--renew-deadline', '20s'])).toBe(
+      'leader election needs --retry-period < --renew-deadline < --lease-duration',
+    );
+    expect(problem(['--cluster-name', 'bad name'])).toMatch(/^bad --cluster-name/);
+    expect(problem([...base, 'extra'])).toMatch(/positional/i);
+  });
+});
