@@ -155,6 +155,21 @@ describe('security groups for pods in the backend', () => {
     expect(t.plumber.setups[0]!.routing.rules.map((r) => r.priority)).toEqual([512, 1536]);
   });
 
+  it('ignores a multi-NIC request for a branch pod (the reference) and refuses it for an ordinary one', async () => {
+    const t = setup({
+      pods: { 'default/p1': branchPod(formatPodEniAnnotation(BRANCH)), 'default/p2': ordinaryPod },
+    });
+    expect(await t.backend.addNetwork({ ...addRequest(1), RequiresMultiNICAttachment: true })).toMatchObject({
+      Success: true,
+      PodVlanId: 5,
+    });
+    expect(await t.backend.addNetwork({ ...addRequest(2), RequiresMultiNICAttachment: true })).toMatchObject({
+      Success: false,
+      FailureCode: 'InvalidRequest',
+    });
+    expect(t.datastore.stats().assignedIPs).toBe(0);
+  });
+
   it('gives a pod without a branch an ordinary pool address', async () => {
     const t = setup({ pods: { 'default/p1': ordinaryPod } });
     const reply = await t.backend.addNetwork({ ...addRequest(1), PodPlumbing: false });

@@ -195,6 +195,40 @@ describe('ENI classification', () => {
     });
   });
 
+  it('remembers the trunk ENI and its MAC while it is attached (security groups for pods)', async () => {
+    const imds = (eniId: string, mac: string) => ({
+      mac,
+      eniId,
+      deviceNumber: 2,
+      networkCard: 0,
+      subnetId: 'subnet-1',
+      subnetIpv4Cidr: '10.0.0.0/24',
+      vpcId: 'vpc-1',
+      vpcIpv4Cidrs: ['10.0.0.0/16'],
+      securityGroupIds: [],
+      ipv4Addresses: ['10.0.0.7'],
+      ipv4Prefixes: [],
+      ipv6Addresses: [],
+      ipv6Prefixes: [],
+    });
+    const trunk = imds('eni-trunk', '0A:00:00:00:00:AA');
+    let attached = [{ eniId: 'eni-trunk', tags: {}, interfaceType: 'trunk' } as never];
+    const enis = new NodeEnis({
+      policy: { instanceId: 'i-1', primaryEniId: 'eni-p', manageUntaggedEnis: true, clusterName: '' },
+      describeEnis: async () => attached,
+      desiredTags: {},
+      log: silentLogger,
+    });
+    expect(enis.trunk()).toBeUndefined();
+    await enis.select([trunk]);
+    expect(enis.trunk()).toEqual({ eniId: 'eni-trunk', mac: '0a:00:00:00:00:aa' });
+    expect(enis.unmanaged().map((u) => u.reason)).toEqual(['trunk']);
+    // Detached: gone from IMDS, forgotten.
+    attached = [];
+    await enis.select([]);
+    expect(enis.trunk()).toBeUndefined();
+  });
+
   it('whatever ENIs EC2 shows, an unmanaged one is never mutated, adopted or tagged', async () => {
     const extra = fc.record({
       kind: fc.constantFrom<Kind>(

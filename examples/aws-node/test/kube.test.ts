@@ -5,6 +5,7 @@ import {
   type KubeObject as SimObject,
   startKubeSimulator,
 } from '@vpc-cni-kit/kube-simulator';
+import { isSgpError, POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -12,6 +13,7 @@ import { loadConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
 import type { KubeSettings } from '../src/config/kube-settings.js';
 import { CNINODE, ensureCniNode } from '../src/kube/cni-node.js';
+import { readPodView } from '../src/kube/daemon-kube.js';
 import { lookupEniConfig } from '../src/kube/eni-config.js';
 import { httpsKubeApi } from '../src/kube/https-kube-api.js';
 import { type InClusterTarget, resolveInCluster } from '../src/kube/in-cluster.js';
@@ -305,6 +307,42 @@ describe('KubeSide', () => {
       reportingInstance: NODE,
       eventTime: '2026-11-24T04:00:00.000000Z',
       regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'kube-system', name: 'aws-node-abcde', uid },
+    });
+    await k.stop();
+  });
+
+  it('security groups for pods: reads a pod through RBAC and writes a rate-limited Warning Event about it', async () => {
+    sim.objects.create('v1', 'namespaces', { metadata: { name: 'shop' } });
+    sim.objects.create('v1', 'pods', {
+      metadata: { name: 'db-client-0', namespace: 'shop', annotations: { [POD_ENI_ANNOTATION]: '[]' } },
+      spec: {
+        nodeName: NODE,
+        containers: [{ name: 'app', image: 'x', resources: { limits: { [POD_ENI_RESOURCE]: '1' } } }],
+      },
+    });
+    const k = side(recordingLogger());
+    k.start();
+    await eventually('connected', () => k.status().state === 'connected');
+    expect(await readPodView(k, 'shop', 'db-client-0')).toEqual({
+      annotations: { [POD_ENI_ANNOTATION]: '[]' },
+      containerLimits: [{ [POD_ENI_RESOURCE]: '1' }],
+    });
+    const missing = await readPodView(k, 'shop', 'gone').catch((e: unknown) => e);
+    expect(isSgpError(missing, 'POD_NOT_FOUND')).toBe(true);
+
+    k.podEvent({ namespace: 'shop', name: 'db-client-0' }, 'PodEniNoTrunk', 'no trunk');
+    k.podEvent({ namespace: 'shop', name: 'db-client-0' }, 'PodEniNoTrunk', 'no trunk');
+    await eventually('the Event', () => sim.objects.list('events.k8s.io/v1', 'events', 'shop').length > 0);
+    await eventually('drained', () => k.status().pending === 0);
+    const events = sim.objects.list('events.k8s.io/v1', 'events', 'shop');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'Warning',
+      reason: 'PodEniNoTrunk',
+      note: 'no trunk',
+      reportingController: 'aws-node',
+      reportingInstance: NODE,
+      regarding: { kind: 'Pod', namespace: 'shop', name: 'db-client-0' },
     });
     await k.stop();
   });

@@ -4,10 +4,13 @@
  * controller: it creates the trunk and the branch ENIs with the AWS SDK against the ec2-simulator, associates
  * each branch with the trunk under a VLAN id and writes the pod's `vpc.amazonaws.com/pod-eni` annotation.
  *
- * - a branch pod gets its branch's address, and its traffic meets the branch's groups;
+ * - the pool keeps the trunk's ENI slot free; the daemon asks for a trunk in its CNINode;
+ * - a branch pod gets its branch's address, and its traffic meets the branch's groups (ping and TCP to a
+ *   "database" pod whose group admits only its clients' group); CNI CHECK verifies it;
  * - strict mode: traffic between two branch pods on the node crosses the VPC (the router's security-group
  *   counters move); standard mode: it stays on the node (they do not);
- * - DEL removes every branch link, rule and route; the warm pool never counts a branch pod;
+ * - DEL removes every branch link, rule and route, through the daemon or, when it is down, from the prevResult;
+ *   branch pods keep their network across daemon restarts; the warm pool never counts a branch pod;
  * - a missing trunk, an unparsable annotation and a plugin/daemon version mismatch each fail with their own
  *   CNI code (or gRPC status) and a Warning Event on the pod.
  */
@@ -20,13 +23,13 @@ import {
   DescribeSubnetsCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
-import { daemonClient, isGrpcCallError } from '@vpc-cni-kit/aws-node';
 import { formatPodEniAnnotation, POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Cluster, type ClusterPod, PodError } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
-import { enis, eventually, intruderAddRequest, startOneNode } from './support/scenario.js';
+import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
+import { enis, eventually, startOneNode } from './support/scenario.js';
 
 const SUBNET = 'subnet-0c000000000000001';
 const SUBNET_CIDR = '10.0.0.0/20';
@@ -89,8 +92,10 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
         DISABLE_TCP_EARLY_DEMUX: 'true',
         AWS_NODE_BRANCH_LINK_KIND: 'macvlan',
         AWS_NODE_RECONCILE_INTERVAL_SECONDS: '1',
+        // More warm addresses than two ENIs hold: the pool would take the third (last) slot of the m5.large
+        // were it not kept for the trunk.
         WARM_ENI_TARGET: '0',
-        WARM_IP_TARGET: '2',
+        WARM_IP_TARGET: '30',
       },
     });
     ec2 = new EC2Client({
@@ -138,6 +143,9 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(noTrunk.cniCode).toBe(124);
     await eventually('the PodEniNoTrunk Event', async () => podEvent('early', 'PodEniNoTrunk') !== undefined);
 
+    // The pool grew as far as it may: two ENIs, the instance's third slot kept free for the trunk.
+    expect(Object.keys((await enis(c)).ENIs)).toHaveLength(2);
+    expect(c.vpc.simulator.state.attachedEnis(node().instance.instanceId)).toHaveLength(2);
     const trunk = (
       await ec2.send(
         new CreateNetworkInterfaceCommand({
@@ -165,6 +173,8 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
         (u) => u.eniId === trunkId && u.reason === 'trunk',
       ),
     );
+    // The trunk took the kept slot; the pool never adds a fourth.
+    expect(c.vpc.simulator.state.attachedEnis(node().instance.instanceId)).toHaveLength(3);
   }, 60_000);
 
   let db: ClusterPod;
@@ -228,6 +238,9 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
       ].sort(),
     );
 
+    // CNI CHECK of a branch pod: pod side, branch link and rules.
+    for (const p of [db, client, other]) expect(await c.checkPod(p)).toEqual({ ok: true });
+
     // The database admits its clients' group: the client connects, the others are dropped by the VPC.
     const before = ingressDrops(dbEni);
     expect(await c.ping(client.netnsPath, db.address)).toBe(true);
@@ -235,39 +248,41 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(await c.ping(other.netnsPath, db.address)).toBe(false);
     expect(await c.ping(ordinary.netnsPath, db.address)).toBe(false);
     expect(ingressDrops(dbEni)).toBeGreaterThanOrEqual(before + 2);
+
+    // TCP to the "database" on 5432: refused (dropped by the VPC) from the other group, accepted from the
+    // client, whose branch address the database sees (no SNAT on vlan+).
+    const listener = tcpPeerProbe(db.netnsPath, db.address, 5432);
+    expect(await tcpConnect(other.netnsPath, db.address, 5432, 2000)).toBe(false);
+    expect(await tcpConnect(client.netnsPath, db.address, 5432, 2000)).toBe(true);
+    expect(await listener.peer).toBe(client.address);
   }, 90_000);
 
-  it('an unparsable annotation and a version mismatch each fail with their own code and Event', async () => {
+  it('an unparsable annotation fails with its own code, Event and count', async () => {
     const invalid = await addFails('garbled', { [POD_ENI_ANNOTATION]: '[{"eniId":' });
     expect(invalid.cniCode).toBe(123);
     await eventually(
       'the PodEniAnnotationInvalid Event',
       async () => podEvent('garbled', 'PodEniAnnotationInvalid') !== undefined,
     );
-    // A plugin of another version, straight to the daemon's socket (the plugin's mapping to CNI 120 is unit-tested).
-    c.kube.createPod('default', 'skewed', node().nodeName, { limits: LIMITS });
-    const refused = await daemonClient(node().socket, 5000)
-      .addNetwork({
-        ...intruderAddRequest(''),
-        K8S_POD_NAME: 'skewed',
-        ClientVersion: 'v0.0.0-other',
-        PodPlumbing: false,
-      })
-      .catch((e: unknown) => e);
-    expect(isGrpcCallError(refused) && refused.grpcStatus).toBe(9);
-    await eventually(
-      'the PodEniVersionMismatch Event',
-      async () => podEvent('skewed', 'PodEniVersionMismatch') !== undefined,
-    );
-    c.kube.deletePod('default', 'skewed');
     const metrics = await c.metrics(0);
     expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="AddNetwork.ANNOTATION_INVALID"\} 1/);
     expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="AddNetwork.NO_TRUNK"\} 1/);
-    expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="validateVersion"\} 1/);
   }, 60_000);
 
   it('DEL removes every branch link, rule and route (with the daemon, and from prevResult without it)', async () => {
+    // A branch link gone behind the daemon's back: CHECK names it, DEL still completes.
+    await onNode(['ip', 'link', 'del', 'vlan.eth.2']);
+    const broken = await c.checkPod(client);
+    expect(broken.ok).toBe(false);
+    expect(!broken.ok && broken.error.msg).toContain('missing branch link vlan.eth.2');
     for (const p of [db, client]) await c.delPod(p);
+    expect(c.logTail(0, 400).match(/DelNetwork \(branch ENI\)/g)).toHaveLength(2);
+    // A strict-mode branch pod keeps its network across a daemon restart (the subnet gateway, on the router,
+    // is reached through the branch).
+    expect(await c.ping(other.netnsPath, '10.0.0.1')).toBe(true);
+    await c.stopDaemon(0);
+    await c.startDaemon(0);
+    expect(await c.ping(other.netnsPath, '10.0.0.1')).toBe(true);
     // The daemon is down: the plugin tears the branch down from its prevResult (the VLAN id in the dummy).
     await c.stopDaemon(0);
     await c.delPod(other);
@@ -321,4 +336,26 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(await onNode(['ip', '-o', 'link', 'show'])).not.toContain('vlan.eth.');
     await c.delPod(ordinary);
   }, 90_000);
+
+  it('a plugin/daemon version mismatch fails with its own code and Event', async () => {
+    // A daemon of another version than the plugin (VPC_CNI_VERSION): the ADD through libcni fails with 120.
+    await c.stopDaemon(0);
+    const env = node().env;
+    node().env = { ...env, VPC_CNI_VERSION: 'v0.0.0-skewed' };
+    await c.startDaemon(0);
+    try {
+      const skewed = await addFails('skewed', {});
+      expect(skewed.cniCode).toBe(120);
+      expect(skewed.details).toContain('wrong client version');
+      await eventually(
+        'the PodEniVersionMismatch Event',
+        async () => podEvent('skewed', 'PodEniVersionMismatch') !== undefined,
+      );
+      expect(await c.metrics(0)).toMatch(/awscni_pod_eni_error_count\{fn="validateVersion"\} 1/);
+    } finally {
+      await c.stopDaemon(0);
+      node().env = env;
+      await c.startDaemon(0);
+    }
+  }, 60_000);
 });

@@ -23,8 +23,16 @@ export function tcpPeerProbe(netnsPath: string, host: string, port: number): { p
   return { peer: ready.then(() => peer) };
 }
 
-/** Connects from inside a namespace to host:port (and closes). */
-export async function tcpConnect(netnsPath: string, host: string, port: number): Promise<boolean> {
-  const script = `const c=require('net').connect(${port},${JSON.stringify(host)},()=>c.end());c.on('error',()=>process.exit(1));c.on('close',()=>process.exit(0));setTimeout(()=>process.exit(3),8000).unref();`;
+/**
+ * Connects from inside a namespace to host:port (and closes); false when refused or when nothing answers within
+ * `timeoutMs` (a flow the VPC drops gets no answer at all).
+ */
+export async function tcpConnect(
+  netnsPath: string,
+  host: string,
+  port: number,
+  timeoutMs = 8000,
+): Promise<boolean> {
+  const script = `const c=require('net').connect(${port},${JSON.stringify(host)},()=>c.end());c.on('error',()=>process.exit(1));c.on('close',()=>process.exit(0));setTimeout(()=>process.exit(3),${timeoutMs}).unref();`;
   return (await inNetns(netnsPath, [process.execPath, '-e', script])).code === 0;
 }

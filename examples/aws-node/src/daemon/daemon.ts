@@ -404,9 +404,13 @@ async function start(
   // standard-mode branch pods already on the node, whose 512/1536 rules the reconcile below would otherwise own.
   const branchPodsOnNode = config.podEni.enabled ? await host.standardBranchPods() : [];
   if (config.podEni.enabled) {
-    await host.applyBranchNode(
-      planBranchNode({ disableTcpEarlyDemux: config.podEni.disableTcpEarlyDemux, mode: config.podEni.mode }),
-    );
+    const plan = planBranchNode({
+      disableTcpEarlyDemux: config.podEni.disableTcpEarlyDemux,
+      mode: config.podEni.mode,
+    });
+    // tcp_early_demux belongs to aws-vpc-cni-init (the reference sets DISABLE_TCP_EARLY_DEMUX there): the daemon
+    // only turns it off when told to as well, never back on over the init container's choice.
+    await host.applyBranchNode(config.podEni.disableTcpEarlyDemux ? plan : { ...plan, sysctls: [] });
   }
   const nodePlan = planNodeRouting({
     enis: [],

@@ -109,6 +109,8 @@ export interface IpamBackendDeps {
   }) => void;
 }
 
+const MULTI_NIC_UNSUPPORTED = 'multi-NIC attachments are not supported (ENABLE_MULTI_NIC)';
+
 /** The lowest and highest pod MTU a request may ask for (as `POD_MTU`). */
 const POD_MTU_RANGE = [576, 9001] as const;
 
@@ -119,7 +121,9 @@ const POD_MTU_RANGE = [576, 9001] as const;
 function addRequestProblem(req: AddNetworkRequest, deps: IpamBackendDeps): string | undefined {
   if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '')
     return 'ContainerID, IfName and NetworkName are required';
-  if (req.RequiresMultiNICAttachment) return 'multi-NIC attachments are not supported (ENABLE_MULTI_NIC)';
+  // With security groups for pods a branch pod's multi-NIC request is ignored (the reference): decided once the
+  // pod is known.
+  if (req.RequiresMultiNICAttachment && deps.branchPods === undefined) return MULTI_NIC_UNSUPPORTED;
   // Even when the plugin plumbs (PodPlumbing false), an address is never handed out for the node's own namespace.
   if (!req.PodPlumbing) return req.Netns === '' ? undefined : deps.checkNetns(req.Netns);
   const [low, high] = POD_MTU_RANGE;
@@ -193,8 +197,13 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
       }
       if (resolved !== undefined) {
         branch = true;
+        if (req.RequiresMultiNICAttachment)
+          log.info('multi-NIC attachment ignored for a branch-ENI pod', {
+            pod: `${podRef.namespace}/${podRef.name}`,
+          });
         return addBranch(resolved);
       }
+      if (req.RequiresMultiNICAttachment) return fail(AddFailureCode.InvalidRequest, MULTI_NIC_UNSUPPORTED);
     }
 
     function failBranch(e: SgpError): Partial<AddNetworkReply> {

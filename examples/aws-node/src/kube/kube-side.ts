@@ -69,9 +69,10 @@ export interface KubeSideStatus {
 }
 
 /**
- * The daemon's Kubernetes side. Nothing on the pod path waits for it: ADD and DEL only queue work here, and an
- * unreachable API server (at start or later) degrades just the features that need it — the CNINode features,
- * MissingIAMPermissions Events and pod IP annotations — which catch up once it answers again. It reconnects
+ * The daemon's Kubernetes side. Without security groups for pods nothing on the pod path waits for it: ADD and
+ * DEL only queue work here, and an unreachable API server (at start or later) degrades just the features that
+ * need it — the CNINode features, MissingIAMPermissions Events and pod IP annotations — which catch up once it
+ * answers again. With `ENABLE_POD_ENI` each ADD reads its pod through {@link KubeSide.call} (ADR 0016). It reconnects
  * with jittered backoff and says in the log when it loses and regains the API.
  */
 export class KubeSide {

@@ -33,6 +33,8 @@ export interface PluginDeps {
   teardownBranchWithoutDaemon?: (pod: PrevResultBranchPod) => Promise<void>;
   /** Verifies the pod's and the host's plumbing for CHECK; throws a CniError when something is missing. */
   verify: (pod: PrevResultPod, netns: string, ifname: string) => Promise<void>;
+  /** CHECK of a branch-ENI pod: its pod side, branch link and rules. */
+  verifyBranch?: (pod: PrevResultBranchPod, netns: string, ifname: string) => Promise<void>;
   /** The plugin's version, compared by the daemon (the reference's `ClientVersion`). */
   version: string;
   /**
@@ -348,7 +350,13 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
 
   async function check(ctx: CommandContext, conf: AwsCniConf): Promise<void> {
     const prev = readPrevResult(ctx.config.prevResult, ctx.env.ifname);
-    if (prev === undefined) {
+    let branch: PrevResultBranchPod | undefined;
+    try {
+      branch = readBranchPrevResult(ctx.config.prevResult, ctx.env.ifname);
+    } catch (e) {
+      throw new CniError(CniErrorCode.Internal, `check: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (prev === undefined && branch === undefined) {
       throw new CniError(CniErrorCode.Internal, `check: prevResult has no address for ${ctx.env.ifname}`);
     }
     try {
@@ -358,6 +366,12 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
     } catch (e) {
       throw e instanceof CniError ? e : daemonCallError(e, 'check', conf.ipamdSocket);
     }
-    await deps.verify(prev, ctx.env.netns, ctx.env.ifname);
+    if (branch !== undefined) {
+      if (deps.verifyBranch === undefined)
+        throw new CniError(CniErrorCode.Internal, 'check: this build cannot verify a branch-ENI pod');
+      await deps.verifyBranch(branch, ctx.env.netns, ctx.env.ifname);
+    } else {
+      await deps.verify(prev!, ctx.env.netns, ctx.env.ifname);
+    }
   }
 }

@@ -34,6 +34,32 @@ export async function teardownWithoutDaemon(pod: PrevResultPod): Promise<void> {
   }
 }
 
+type RoutingTable = typeof import('@vpc-cni-kit/routing-table');
+
+/** The pod side of CHECK (the same for every pod): the /32 on `ifname`, the gateway link route, the default route. */
+async function verifyPodSide(
+  rt: RoutingTable,
+  plan: ReturnType<RoutingTable['planPodNetwork']>,
+  netns: string,
+  ifname: string,
+): Promise<void> {
+  const inPod = rt.emptyPlan(plan.family);
+  const podPlan = {
+    ...inPod,
+    addresses: plan.podObjects.flatMap((o) => (o.kind === 'address' ? [o] : [])),
+    routes: plan.podObjects.flatMap((o) => (o.kind === 'route' ? [o] : [])),
+    rules: plan.podObjects.flatMap((o) => (o.kind === 'rule' ? [o] : [])),
+  };
+  const podPort = await rt.netlinkPortFactory({ sync: true }).open(netns);
+  try {
+    await rt.verifyRouting(podPort, podPlan);
+  } catch (e) {
+    throw new CniError(CniErrorCode.Internal, `check: pod ${ifname} in ${netns}: ${why(e, rt)}`);
+  } finally {
+    podPort.close();
+  }
+}
+
 /**
  * CNI CHECK: what ADD made is all there. In the pod's namespace: the /32 address on `ifname`, the link route to
  * the gateway and the default route through it; on the host: the route to the pod through its veth and the
@@ -57,21 +83,7 @@ export async function verifyHost(pod: PrevResultPod, netns: string, ifname: stri
       },
       '02:00:00:00:00:00',
     );
-    const inPod = rt.emptyPlan(plan.family);
-    const podPlan = {
-      ...inPod,
-      addresses: plan.podObjects.flatMap((o) => (o.kind === 'address' ? [o] : [])),
-      routes: plan.podObjects.flatMap((o) => (o.kind === 'route' ? [o] : [])),
-      rules: plan.podObjects.flatMap((o) => (o.kind === 'rule' ? [o] : [])),
-    };
-    const podPort = await rt.netlinkPortFactory({ sync: true }).open(netns);
-    try {
-      await rt.verifyRouting(podPort, podPlan);
-    } catch (e) {
-      throw new CniError(CniErrorCode.Internal, `check: pod ${ifname} in ${netns}: ${why(e, rt)}`);
-    } finally {
-      podPort.close();
-    }
+    await verifyPodSide(rt, plan, netns, ifname);
     await rt.verifyRouting(port, plan.host);
   } catch (e) {
     if (e instanceof CniError) throw e;
@@ -92,6 +104,46 @@ export async function teardownBranchWithoutDaemon(pod: PrevResultBranchPod): Pro
       port,
       sgp.planBranchTeardown({ vlanId: pod.vlanId, podIp: pod.address, hostVeth: pod.hostVethName }),
     );
+  } finally {
+    close();
+  }
+}
+
+/**
+ * CNI CHECK of a branch-ENI pod: the pod side as for any pod, and on the node its branch link
+ * `vlan.eth.<vlanId>` and the rules of either mode (strict: `iif <hostVeth>` at 10 into table `vlanId+100`;
+ * standard: `to <podIP>` at 512). Anything missing is an `Internal` (999) error naming it.
+ */
+export async function verifyBranch(pod: PrevResultBranchPod, netns: string, ifname: string): Promise<void> {
+  const { rt, port, close } = await hostPort();
+  try {
+    const plan = rt.planPodNetwork(
+      {
+        podIp: pod.address,
+        hostVeth: pod.hostVethName,
+        containerIf: ifname,
+        netnsPath: netns,
+        mtu: 1500,
+        eniTable: pod.vlanId + 100,
+      },
+      '02:00:00:00:00:00',
+    );
+    await verifyPodSide(rt, plan, netns, ifname);
+    const link = `vlan.eth.${pod.vlanId}`;
+    if (!(await port.links()).some((l) => l.name === link))
+      throw new CniError(CniErrorCode.Internal, `check: node: missing branch link ${link}`);
+    const table = pod.vlanId + 100;
+    const rules = await port.list('rule', plan.family);
+    const strict = rules.some((r) => r.priority === 10 && r.iif === pod.hostVethName && r.table === table);
+    const standard = rules.some((r) => r.priority === 512 && r.to === `${pod.address}/32`);
+    if (!strict && !standard)
+      throw new CniError(
+        CniErrorCode.Internal,
+        `check: node: missing the rules of ${pod.address} (iif ${pod.hostVethName} at 10, or to it at 512)`,
+      );
+  } catch (e) {
+    if (e instanceof CniError) throw e;
+    throw new CniError(CniErrorCode.Internal, `check: node: ${why(e, rt)}`);
   } finally {
     close();
   }

@@ -5,7 +5,12 @@
 import { pluginMain } from '@vpc-cni-kit/cni-spec';
 import { daemonClient } from './daemon-client.js';
 import { awsCniHandlers } from './handlers.js';
-import { teardownBranchWithoutDaemon, teardownWithoutDaemon, verifyHost } from './host-fallback.js';
+import {
+  teardownBranchWithoutDaemon,
+  teardownWithoutDaemon,
+  verifyBranch,
+  verifyHost,
+} from './host-fallback.js';
 import { openPluginLog } from './plugin-log.js';
 
 /** Replaced at bundle time with the package version. */
@@ -17,6 +22,7 @@ void pluginMain(
     teardownWithoutDaemon,
     teardownBranchWithoutDaemon,
     verify: verifyHost,
+    verifyBranch,
     version: typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : '',
     openLog: (file, level) => openPluginLog(file, level),
   }),
