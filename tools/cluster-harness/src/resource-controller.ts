@@ -8,8 +8,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { POD_ENI_RESOURCE, podSecurityGroups } from '@vpc-cni-kit/sgp-branch';
-import { readPolicy } from '@vpc-cni-kit/vpc-resource-controller';
+import type { KubeObject } from '@vpc-cni-kit/kube-simulator';
+import {
+  isSgpError,
+  POD_ENI_RESOURCE,
+  podSecurityGroups,
+  type SecurityGroupPolicy,
+  validateSecurityGroupPolicy,
+} from '@vpc-cni-kit/sgp-branch';
 import type { ClusterKubeApi } from './kube-api.js';
 
 /** The cluster name the harness's controller tags its ENIs with (`kubernetes.io/cluster/<name>`). */
@@ -140,8 +146,8 @@ export function webhookLimits(
   pod: { namespace: string; labels: Record<string, string>; serviceAccountName?: string | undefined },
 ): Record<string, string> | undefined {
   const policies = kube.securityGroupPolicies(pod.namespace).flatMap((obj) => {
-    const p = readPolicy(obj as Parameters<typeof readPolicy>[0]);
-    return 'problem' in p ? [] : [p];
+    const p = policyOf(obj);
+    return p === undefined ? [] : [p];
   });
   const sa = kube.sim.objects.get(
     'v1',
@@ -154,4 +160,30 @@ export function webhookLimits(
     policies,
   );
   return groups.length > 0 ? { [POD_ENI_RESOURCE]: '1' } : undefined;
+}
+
+/**
+ * A SecurityGroupPolicy object's selectors and groups, as the controller reads them (`spec.podSelector`,
+ * `spec.serviceAccountSelector`, `spec.securityGroups.groupIds`), validated; `undefined` for a malformed one.
+ */
+function policyOf(obj: KubeObject): SecurityGroupPolicy | undefined {
+  const spec = (obj.spec ?? {}) as {
+    podSelector?: unknown;
+    serviceAccountSelector?: unknown;
+    securityGroups?: { groupIds?: unknown };
+  };
+  try {
+    return validateSecurityGroupPolicy({
+      namespace: obj.metadata?.namespace ?? '',
+      name: obj.metadata?.name ?? '',
+      ...(spec.podSelector !== undefined ? { podSelector: spec.podSelector } : {}),
+      ...(spec.serviceAccountSelector !== undefined
+        ? { serviceAccountSelector: spec.serviceAccountSelector }
+        : {}),
+      groupIds: spec.securityGroups?.groupIds,
+    } as SecurityGroupPolicy);
+  } catch (e) {
+    if (isSgpError(e)) return undefined;
+    throw e;
+  }
 }
