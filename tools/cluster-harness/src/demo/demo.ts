@@ -281,11 +281,23 @@ async function hold(args: Args, readyFile: string): Promise<void> {
   rmSync(join(STATE_DIR, `${cluster.vpc.runId}.json`), { force: true });
 }
 
+/** Whether process `pid` runs the vpc-resource-controller program (so a recycled pid is never signalled). */
+function isResourceController(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('vpc-resource-controller');
+  } catch {
+    return false;
+  }
+}
+
 async function down(runId: string): Promise<number> {
   if (!/^[0-9a-f]{8}$/.test(runId)) throw new UsageError(`not a run id: ${runId}`);
   const file = join(STATE_DIR, `${runId}.json`);
   if (existsSync(file)) {
-    const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number };
+    const { pid, description } = JSON.parse(readFileSync(file, 'utf8')) as {
+      pid: number;
+      description?: { controllerPid?: number };
+    };
     try {
       process.kill(pid, 'SIGTERM');
       const deadline = Date.now() + 60_000;
@@ -299,6 +311,15 @@ async function down(runId: string): Promise<number> {
       }
     } catch {
       // the holder is gone already; clean up below
+    }
+    // A holder that crashed left its VPC resource controller (--sgp) running: stop it, if that pid is still it.
+    const controllerPid = description?.controllerPid;
+    if (controllerPid !== undefined && isResourceController(controllerPid)) {
+      try {
+        process.kill(controllerPid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
     }
     rmSync(file, { force: true });
   }
