@@ -120,6 +120,34 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     );
   });
 
+  it("a policy's serviceAccountSelector selects pods by their ServiceAccount's labels", async () => {
+    cluster.kube.ensureServiceAccount('reports', 'reporter', { role: 'db-reader' });
+    cluster.kube.createSecurityGroupPolicy({
+      namespace: 'reports',
+      name: 'db-readers',
+      serviceAccountLabels: { role: 'db-reader' },
+      groupIds: [SGP.dbClientGroup],
+    });
+    const reporter = await cluster.addPod(0, {
+      name: 'report-0',
+      namespace: 'reports',
+      labels: { app: 'report' },
+      serviceAccountName: 'reporter',
+    });
+    const other = await cluster.addPod(0, {
+      name: 'report-1',
+      namespace: 'reports',
+      labels: { app: 'report' },
+    });
+    expect(reporter.branch).toBeDefined();
+    expect(other.branch).toBeUndefined();
+    expect(await databaseHello(reporter.netnsPath, cluster.database!.address, cluster.database!.port)).toBe(
+      true,
+    );
+    await cluster.delPod(reporter);
+    await cluster.delPod(other);
+  });
+
   it('the database accepts TCP from the db-client pod and refuses the same connection from an ordinary pod on the same node', async () => {
     const db = cluster.database!;
     const a = pods.get('client-a')!;
@@ -225,6 +253,12 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     const before = cluster.branchEnis().length;
     await eventually('a branch ENI being made', async () => cluster.branchEnis().length > before, 15_000, 10);
     await cluster.stopController('SIGKILL');
+    // It died with work left: some of the churn's pods have no branch yet.
+    expect(
+      Array.from({ length: 4 }, (_, k) => cluster.podEniAnnotation('default', `churn-c${k}`)).some(
+        (a) => a === undefined,
+      ),
+    ).toBe(true);
     // While it is down, a branch pod goes (its ENI must not leak) and the churn waits.
     const a = pods.get('client-a')!;
     await cluster.delPod(a);
