@@ -197,6 +197,26 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     expect(cluster.database!.peers()).toContain(b1.address);
   });
 
+  it('a daemon restart keeps branch pods connected, in both modes', async () => {
+    await Promise.all([0, 1].map((i) => cluster.stopDaemon(i, 'SIGTERM')));
+    await Promise.all([0, 1].map((i) => cluster.startDaemon(i)));
+    const db = cluster.database!;
+    const a = pods.get('client-a')!;
+    const b = pods.get('client-b')!;
+    const s1 = pods.get('client-s1')!;
+    const s2 = pods.get('client-s2')!;
+    expect(await databaseHello(a.netnsPath, db.address, db.port)).toBe(true);
+    expect(await databaseHello(s1.netnsPath, db.address, db.port)).toBe(true);
+    expect(await cluster.routerPackets(a.address, b.address, () => pings(a, b.address, 2))).toEqual({
+      result: 2,
+      packets: 4,
+    });
+    expect(await cluster.routerPackets(s1.address, s2.address, () => pings(s1, s2.address, 2))).toEqual({
+      result: 2,
+      packets: 0,
+    });
+  });
+
   it("hitting the trunk's branch limit gives the pod a clear, distinct error (CNI error and Event)", async () => {
     // Node 1 (c7i-flex.large) carries 3 branches, all in use now.
     const over = await cluster.addPod(1, { name: 'client-over', labels: { app: 'db-client' } }).then(
