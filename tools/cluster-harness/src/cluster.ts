@@ -14,6 +14,7 @@ import {
   type VirtualVpc,
   VPC_ADDRESSES,
 } from '@vpc-cni-kit/ec2-simulator';
+import { parseIp } from '@vpc-cni-kit/ip-address';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
 import { POD_ENI_ANNOTATION, parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import {
@@ -612,7 +613,7 @@ export class Cluster {
     run: () => Promise<T>,
   ): Promise<{ result: T; packets: number }> {
     for (const x of [a, b])
-      if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(x)) throw new Error(`not an IPv4 address: ${x}`);
+      if (parseIp(x)?.family !== 4) throw new Error(`not an IPv4 address: ${JSON.stringify(x)}`);
     const router = this.vpc.describe().router.netnsPath;
     const table = `vckcount${this.#counters++}`;
     const nft = async (...args: string[]) => {
