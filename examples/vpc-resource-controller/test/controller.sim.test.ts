@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -167,16 +169,58 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     await eventually('served after the fault', () => world!.annotation('client-1'), 10_000);
   });
 
-  it('a trunk attach whose answer is lost, or a refused one, still ends with exactly one attached trunk per node', async () => {
+  it('acts on nothing until every watched kind has listed: a pod list it may not read never costs a branch in use', async () => {
+    world = await startWorld();
+    world.policy();
+    const first = await world.controller();
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1', () => world!.annotation('client-1'));
+    await first.stop();
+    // A second controller whose ServiceAccount may read everything but pods.
+    const k = world.kube.objects;
+    k.create('v1', 'serviceaccounts', { metadata: { name: 'no-pods', namespace: 'kube-system' } } as never);
+    k.create('rbac.authorization.k8s.io/v1', 'clusterroles', {
+      metadata: { name: 'no-pods' },
+      rules: [
+        { apiGroups: [''], resources: ['nodes', 'serviceaccounts'], verbs: ['list', 'watch'] },
+        {
+          apiGroups: ['vpcresources.k8s.aws'],
+          resources: ['cninodes', 'securitygrouppolicies'],
+          verbs: ['list', 'watch'],
+        },
+      ],
+    } as never);
+    k.create('rbac.authorization.k8s.io/v1', 'clusterrolebindings', {
+      metadata: { name: 'no-pods' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'no-pods' },
+      subjects: [{ kind: 'ServiceAccount', name: 'no-pods', namespace: 'kube-system' }],
+    } as never);
+    const kubeconfig = join(world.scratchPath, 'no-pods.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      world.kube.kubeconfig({ token: world.kube.mintServiceAccountToken('kube-system', 'no-pods') }),
+    );
+    const second = await world.controller({ cooldownMs: 100, kubeconfig });
+    await eventually('the pod list refused', () =>
+      world!.kube.requests.some((r) => r.status === 403 && r.url.startsWith('/api/v1/pods')),
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(world.branches()).toHaveLength(1);
+    expect(world.ec2.state.trunkAssociations()).toHaveLength(1);
+    expect(second.ledger()?.cooling.size).toBe(0);
+  });
+
+  it('a trunk attach whose answer is lost, a refused attach and a refused create still end with exactly one attached trunk per node and no other', async () => {
     world = await startWorld();
     world.ec2.faults.failNext('AttachNetworkInterface', 'InternalError', { afterApply: true });
+    world.ec2.faults.failNext('AttachNetworkInterface', 'AttachmentLimitExceeded');
     world.ec2.faults.failNext('CreateNetworkInterface', 'UnauthorizedOperation');
     await world.controller();
     await eventually(
       'trunks',
       () => world!.ec2.state.enis().filter((e) => e.interfaceType === 'trunk' && e.attachment).length === 2,
     );
-    // Give a wrong retry time to make a second trunk; there is none, attached or not.
+    // Give a wrong retry time to make another trunk; there is none, attached or not.
     await new Promise((r) => setTimeout(r, 500));
     const trunks = world.ec2.state.enis().filter((e) => e.interfaceType === 'trunk');
     expect(trunks.map((t) => t.attachment?.instanceId).sort()).toEqual([
@@ -188,7 +232,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
         .filter((c) => c.errorCode !== undefined)
         .map((c) => c.action)
         .sort(),
-    ).toEqual(['AttachNetworkInterface', 'CreateNetworkInterface']);
+    ).toEqual(['AttachNetworkInterface', 'AttachNetworkInterface', 'CreateNetworkInterface']);
   });
 
   it('EC2 faults mid-create (lost answers, refusals) leak nothing and every pod is served once they stop', async () => {

@@ -57,6 +57,16 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
     const c = pod.containers[0]!;
     expect(c.image).toBe('localhost/vpc-cni-kit/vpc-resource-controller:dev');
     expect(c.args).toContain('--leader-elect');
+    // The probes ask the port the program serves them on.
+    expect(c.args).toContain('--health-probe-bind-address=:61779');
+    const probes = c as unknown as {
+      livenessProbe: { httpGet: { path: string; port: string } };
+      readinessProbe: { httpGet: { path: string; port: string } };
+      ports: { name: string; containerPort: number }[];
+    };
+    expect(probes.ports).toEqual([{ name: 'healthz', containerPort: 61779 }]);
+    expect(probes.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'healthz' });
+    expect(probes.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'healthz' });
     // The command names the program at the image's path (/app is this package).
     expect(c.command[1]?.startsWith('/app/')).toBe(true);
     expect(existsSync(join(appRoot, c.command[1]!.slice('/app/'.length)))).toBe(true);

@@ -13,6 +13,16 @@ describe('the command line', () => {
     for (const bad of ['', '-1s', '1h', 's', '1 s', 'NaN']) expect(parseDuration(bad), bad).toBeUndefined();
   });
 
+  it('reads the probe address as HOST:PORT or :PORT', () => {
+    const at = (a: string) => {
+      const line = readCommandLine([...base, '--health-probe-bind-address', a], env);
+      return line.kind === 'run' ? line.settings.healthProbes : undefined;
+    };
+    expect(at(':61779')).toEqual({ host: '', port: 61779 });
+    expect(at('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(at('[::1]:8081')).toEqual({ host: '::1', port: 8081 });
+  });
+
   it('has the reference defaults: 60 s cooldown, no election, 8 at once; region from the environment', () => {
     const line = readCommandLine(base, env);
     expect(line).toMatchObject({
@@ -52,6 +62,12 @@ describe('the command line', () => {
       'leader election needs --retry-period < --renew-deadline < --lease-duration',
     );
     expect(problem(['--cluster-name', 'bad name'])).toMatch(/^bad --cluster-name/);
+    expect(problem([...base, '--health-probe-bind-address', '61779'])).toMatch(
+      /^bad --health-probe-bind-address/,
+    );
+    expect(problem([...base, '--health-probe-bind-address', ':70000'])).toMatch(
+      /^bad --health-probe-bind-address/,
+    );
     expect(problem([...base, 'extra'])).toMatch(/positional/i);
   });
 });

@@ -131,6 +131,31 @@ describe('the vpc-resource-controller program', () => {
     expect(await exited(second.child)).toBe(0);
   });
 
+  it('serves /healthz and /readyz with --health-probe-bind-address', async () => {
+    world = await startWorld();
+    const run = world.spawnBin(['--health-probe-bind-address', '127.0.0.1:0']);
+    const line = await eventually(
+      'probes served',
+      () => run.log.find((l) => l.includes('"serving health probes"')),
+      20_000,
+    );
+    const { port } = JSON.parse(line) as { port: number };
+    const get = async (path: string) => {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`);
+      return [r.status, (await r.text()).trim()] as const;
+    };
+    expect(await get('/healthz')).toEqual([200, 'ok']);
+    let ready: readonly [number, string] = [0, ''];
+    for (let i = 0; i < 100 && ready[0] !== 200; i++) {
+      ready = await get('/readyz');
+      if (ready[0] !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ready).toEqual([200, 'ok']);
+    expect((await get('/metrics'))[0]).toBe(404);
+    run.child.kill('SIGTERM');
+    expect(await exited(run.child)).toBe(0);
+  });
+
   it('two replicas with --leader-elect: one acts; when it dies the other takes over', async () => {
     world = await startWorld();
     world.policy();

@@ -19,7 +19,7 @@ export { type BackoffPolicy, backoffDelay, ec2RetryBackoff, imdsWaitBackoff } fr
 export { type ClassifiableEni, type ClassifyOptions, classifyEni, type EniClass } from './classification.js';
 export { type Clock, type RandomSource, systemClock } from './clock.js';
 export { defaultEniTimings, type EniTimings } from './context.js';
-export { type Ec2Action, type Ec2Actions, mutatingActions } from './ec2/actions.js';
+export { ambiguousErrorCodes, type Ec2Action, type Ec2Actions, mutatingActions } from './ec2/actions.js';
 export { createEc2Api, type Ec2Api, type Ec2ApiOptions, type Ec2Credentials } from './ec2/client.js';
 export type { Ec2Eni, Ec2EniAttachment } from './ec2/eni.js';
 export {

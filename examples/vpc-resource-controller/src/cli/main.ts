@@ -3,6 +3,7 @@ import { type RunningController, startController } from '../controller/controlle
 import { jsonLogger } from '../controller/logger.js';
 import { describeKubeError, kubeApis } from '../kube/apis.js';
 import { VERSION } from '../version.js';
+import { serveHealthProbes } from './health.js';
 import { readCommandLine, USAGE } from './options.js';
 
 /** What the program reads and writes. */
@@ -101,13 +102,33 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   } catch (e) {
     return fail(`failed to start: ${e instanceof Error ? e.message : String(e)}`, 'see the log above');
   }
+  let probes: Awaited<ReturnType<typeof serveHealthProbes>> | undefined;
+  if (s.healthProbes !== undefined) {
+    try {
+      probes = await serveHealthProbes(controller, s.healthProbes);
+      log.log('info', 'serving health probes', {
+        address: probes.address.address,
+        port: probes.address.port,
+      });
+    } catch (e) {
+      await controller.stop();
+      return fail(
+        `cannot serve health probes on ${s.healthProbes.host}:${s.healthProbes.port}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+        'pick a free port with --health-probe-bind-address',
+      );
+    }
+  }
+  const stop = async () => {
+    probes?.server.close();
+    await controller.stop();
+  };
   return new Promise<number>((resolve) => {
     let done = false;
     io.onSignal((signal) => {
       if (done) return;
       done = true;
       log.log('info', 'stopping', { signal });
-      void controller.stop().then(() => resolve(0));
+      void stop().then(() => resolve(0));
     });
     void controller.lost.then(async (reason) => {
       if (done) return;

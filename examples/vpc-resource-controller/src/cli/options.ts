@@ -30,6 +30,7 @@ options:
   --lease-duration DURATION      (default 15s)
   --renew-deadline DURATION      (default 10s)
   --retry-period DURATION        (default 2s)
+  --health-probe-bind-address A  serve /healthz and /readyz on HOST:PORT or :PORT (default: off)
   --log-level LEVEL              debug, info, warn or error (default info)
   -h, --help                     this text
   -v, --version                  the version
@@ -62,6 +63,8 @@ export interface Settings {
   readonly leaderElection: LeaderElectionOptions | undefined;
   /** Log level. */
   readonly logLevel: LogLevel;
+  /** Where to serve `/healthz` and `/readyz` (undefined: nowhere). */
+  readonly healthProbes: { readonly host: string; readonly port: number } | undefined;
 }
 
 /** Parses a duration: seconds, or `<n>ms`, `<n>s`, `<n>m`. Undefined when malformed or negative. */
@@ -106,6 +109,7 @@ export function readCommandLine(
         'renew-deadline': { type: 'string' },
         'retry-period': { type: 'string' },
         'log-level': { type: 'string' },
+        'health-probe-bind-address': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -151,6 +155,16 @@ export function readCommandLine(
   if (!LEVELS.has(logLevel))
     return invalid(`bad --log-level ${JSON.stringify(logLevel)}: debug, info, warn or error`);
 
+  let healthProbes: Settings['healthProbes'];
+  const probeText = str('health-probe-bind-address');
+  if (probeText !== undefined) {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/.exec(probeText);
+    const port = m ? Number(m[2]) : -1;
+    if (m === null || port > 65_535)
+      return invalid(`bad --health-probe-bind-address ${JSON.stringify(probeText)}: HOST:PORT or :PORT`);
+    healthProbes = { host: (m[1] ?? '').replace(/^\[|\]$/g, ''), port };
+  }
+
   let leaderElection: LeaderElectionOptions | undefined;
   if (values['leader-elect']) {
     const lease = durations['lease-duration']!;
@@ -178,6 +192,7 @@ export function readCommandLine(
       concurrency,
       leaderElection,
       logLevel: logLevel as LogLevel,
+      healthProbes,
     },
   };
 }

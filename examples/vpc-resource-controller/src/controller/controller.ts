@@ -59,6 +59,11 @@ export interface RunningController {
   readonly lost: Promise<string>;
   /** Whether it is acting (holds the Lease, or runs without election). */
   readonly active: () => boolean;
+  /**
+   * Ready: a standby (waiting for the Lease) is ready to take over; an acting controller once every watched kind
+   * has listed (what `/readyz` answers).
+   */
+  readonly ready: () => boolean;
   /** The branch ledger (for introspection and tests). */
   readonly ledger: () => BranchLedger | undefined;
   /** Stops: informers, timers, EC2 connections, and hands the Lease over. */
@@ -130,6 +135,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   return {
     lost,
     active: () => runtime !== undefined,
+    ready: () =>
+      runtime === undefined ? options.leaderElection !== undefined && !stopped : runtime.synced(),
     ledger: () => runtime?.controller.ledger(),
     async stop() {
       stopped = true;

@@ -36,6 +36,7 @@ export class Runtime {
   readonly #backoff = new Map<string, { until: number; delayMs: number }>();
   readonly #policyProblems = new Map<string, string>();
   #lastSweep = 0;
+  #waitLogged = false;
   #running = false;
   #dirty = false;
   #stopped = false;
@@ -88,6 +89,11 @@ export class Runtime {
     return self;
   }
 
+  /** Whether every watched kind has listed once (passes run only then). */
+  synced(): boolean {
+    return this.#caches.synced();
+  }
+
   forgetNode(name: string): void {
     this.#facts.delete(name);
     this.#instanceOf.delete(name);
@@ -129,6 +135,13 @@ export class Runtime {
   }
 
   async #pass(): Promise<void> {
+    // Not before every watched kind has listed once: an empty pod cache after a failed list would cool down
+    // (and, after the cooldown, delete) every branch in use.
+    if (!this.#caches.synced()) {
+      if (!this.#waitLogged) this.#o.log.log('warn', 'waiting for every watched kind to list once');
+      this.#waitLogged = true;
+      return;
+    }
     const now = this.#now();
     const nodes = this.#caches.nodes.list();
     for (const node of nodes) await this.#refreshNode(node, now);

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
+  ambiguousErrorCodes,
   type Ec2Api,
   eniError,
   type InstanceLimitsSource,
+  isEniManagerError,
   publishedBranchLimit,
 } from '@vpc-cni-kit/eni-manager';
 import { clusterTagKey, INSTANCE_TAG, ownedTags, TRUNK_DESCRIPTION } from './tags.js';
@@ -44,7 +46,12 @@ export async function describeInstance(ec2: Ec2Api, instanceId: string): Promise
     });
   const enis = inst.NetworkInterfaces ?? [];
   const primary = enis.find((e) => e.Attachment?.DeviceIndex === 0);
-  const trunk = enis.find((e) => e.InterfaceType === 'trunk' && e.Attachment?.Status === 'attached');
+  // Attaching counts: a second trunk would be refused, and left behind.
+  const trunk = enis.find(
+    (e) =>
+      e.InterfaceType === 'trunk' &&
+      (e.Attachment?.Status === 'attached' || e.Attachment?.Status === 'attaching'),
+  );
   return {
     instanceId,
     instanceType: inst.InstanceType,
@@ -124,12 +131,21 @@ export async function ensureTrunk(
         action: 'CreateNetworkInterface',
       });
   }
-  const attached = await ec2.call('AttachNetworkInterface', {
-    NetworkInterfaceId: trunkEniId,
-    InstanceId: facts.instanceId,
-    DeviceIndex: deviceIndex,
-    NetworkCardIndex: 0,
-  });
+  let attached: Awaited<ReturnType<typeof ec2.call<'AttachNetworkInterface'>>>;
+  try {
+    attached = await ec2.call('AttachNetworkInterface', {
+      NetworkInterfaceId: trunkEniId,
+      InstanceId: facts.instanceId,
+      DeviceIndex: deviceIndex,
+      NetworkCardIndex: 0,
+    });
+  } catch (e) {
+    // Refused for sure: delete the trunk (best effort; found and attached next time otherwise). An answer that
+    // may have been lost leaves it: the next try reads the instance and sees it attached.
+    if (isEniManagerError(e) && !ambiguousErrorCodes.has(e.code))
+      await ec2.call('DeleteNetworkInterface', { NetworkInterfaceId: trunkEniId }).catch(() => undefined);
+    throw e;
+  }
   if (attached.AttachmentId !== undefined)
     await ec2.call('ModifyNetworkInterfaceAttribute', {
       NetworkInterfaceId: trunkEniId,

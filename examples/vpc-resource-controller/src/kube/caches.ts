@@ -32,6 +32,11 @@ export interface ClusterCaches {
   readonly cniNodes: ObjectCache<CustomObject>;
   /** SecurityGroupPolicies (`vpcresources.k8s.aws/v1beta1`) of every namespace. */
   readonly policies: ObjectCache<CustomObject>;
+  /**
+   * Whether every informer has listed at least once. Until then a cache may be empty only because its list
+   * failed, and acting on it would be acting on a cluster without pods: the controller waits.
+   */
+  synced(): boolean;
   /** Stops every informer. */
   stop(): Promise<void>;
 }
@@ -53,8 +58,13 @@ export interface StartCachesOptions {
  */
 export async function startCaches(api: KubeApis, options: StartCachesOptions): Promise<ClusterCaches> {
   const restartDelay = options.restartDelayMs ?? 1000;
+  const kinds: string[] = [];
   const informers: Informer<KubernetesObject>[] = [];
+  const listed = new Set<string>();
   let stopped = false;
+  // `informer.start()` resolves whether or not its list succeeded (a failure goes to 'error'): a kind counts as
+  // listed when its list function's answer arrived.
+  const start = (informer: Informer<KubernetesObject>) => informer.start().catch(() => undefined);
   const timers = new Set<NodeJS.Timeout>();
 
   function watch<T extends KubernetesObject>(
@@ -62,7 +72,12 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
     path: string,
     list: () => Promise<KubernetesListObject<T>>,
   ): Informer<T> & ObjectCache<T> {
-    const informer = makeInformer<T>(api.config, path, list);
+    const informer = makeInformer<T>(api.config, path, () =>
+      list().then((answer) => {
+        listed.add(kind);
+        return answer;
+      }),
+    );
     for (const verb of ['add', 'update', 'delete'] as const)
       informer.on(verb, (obj) => options.onChange(kind, obj, verb));
     informer.on('error', (err: unknown) => {
@@ -70,11 +85,12 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
       options.onError(kind, describeKubeError(err));
       const t = setTimeout(() => {
         timers.delete(t);
-        if (!stopped) informer.start().catch(() => undefined);
+        if (!stopped) void start(informer as unknown as Informer<KubernetesObject>);
       }, restartDelay);
       timers.add(t);
     });
     informers.push(informer as unknown as Informer<KubernetesObject>);
+    kinds.push(kind);
     return informer;
   }
 
@@ -98,13 +114,14 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
     ),
     cniNodes: custom<CustomObject>('v1alpha1', 'cninodes'),
     policies: custom<CustomObject>('v1beta1', 'securitygrouppolicies'),
+    synced: () => kinds.every((k) => listed.has(k)),
     async stop() {
       stopped = true;
       for (const t of timers) clearTimeout(t);
       await Promise.all(informers.map((i) => i.stop().catch(() => undefined)));
     },
   };
-  // A first list that fails reports through 'error' and restarts; do not hold the start on it.
-  await Promise.all(informers.map((i) => i.start().catch(() => undefined)));
+  // A first list that fails reports through 'error' and restarts; do not hold the start on it (see `synced`).
+  await Promise.all(informers.map(start));
   return caches;
 }

@@ -147,7 +147,9 @@ export class LeaderElector {
     }
     this.#observe(lease);
     const holder = lease.spec?.holderIdentity ?? '';
-    const expired = this.#now() - this.#observedAt >= this.#o.leaseDurationMs;
+    // The holder's own lease duration, as client-go reads it (replicas may be configured differently).
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? this.#o.leaseDurationMs / 1000) * 1000;
+    const expired = this.#now() - this.#observedAt >= durationMs;
     if (holder !== '' && holder !== identity && !expired) return false;
     try {
       this.#lease = await this.#api.coordination.replaceNamespacedLease({

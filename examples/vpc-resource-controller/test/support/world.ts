@@ -40,7 +40,11 @@ export interface World {
   readonly scratchPath: string;
   readonly nodes: readonly WorldNode[];
   /** Starts a controller in this process. */
-  controller(options?: { cooldownMs?: number; tickMs?: number }): Promise<RunningController>;
+  controller(options?: {
+    cooldownMs?: number;
+    tickMs?: number;
+    kubeconfig?: string;
+  }): Promise<RunningController>;
   /** Spawns the built program with these extra arguments; its stdout log lines are collected. */
   spawnBin(
     args: readonly string[],
@@ -118,7 +122,7 @@ export async function startWorld(nodes: WorldNode[] = DEFAULT_NODES): Promise<Wo
         region: ec2.region,
         ec2Endpoint: ec2.endpoint,
         ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
-        kubeconfig: kubeconfigPath,
+        kubeconfig: options.kubeconfig ?? kubeconfigPath,
         cooldownMs: options.cooldownMs ?? 300,
         tickMs: options.tickMs ?? 100,
         nodeRetryMs: 100,

@@ -1,0 +1,40 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the probes ask. */
+export interface HealthSource {
+  /** `/readyz`: 200 when true, 503 when false. */
+  readonly ready: () => boolean;
+}
+
+/**
+ * Serves the kubelet's probes: `/healthz` answers 200 while the process's event loop turns (a wedged process
+ * does not answer and is restarted), `/readyz` 200 or 503 from `source.ready()`. Anything else is 404. Resolves
+ * with the server and the address it listens on (port 0 picks one).
+ */
+export function serveHealthProbes(
+  source: HealthSource,
+  address: { readonly host: string; readonly port: number },
+): Promise<{ server: Server; address: AddressInfo }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    const [status, body] =
+      req.method !== 'GET' && req.method !== 'HEAD'
+        ? [405, 'method not allowed']
+        : path === '/healthz'
+          ? [200, 'ok']
+          : path === '/readyz'
+            ? source.ready()
+              ? [200, 'ok']
+              : [503, 'not ready: waiting for the cluster to be listed']
+            : [404, 'not found'];
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${body}\n`);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, address.host === '' ? undefined : address.host, () => {
+      server.off('error', reject);
+      resolve({ server, address: server.address() as AddressInfo });
+    });
+  });
+}
