@@ -216,6 +216,7 @@ async function bringUp(
       introspection: { netns: n.instance.netns, address: '127.0.0.1:61679' },
       metrics: { netns: n.instance.netns, address: '127.0.0.1:61678' },
       log: n.logFile,
+      daemonPid: n.daemon?.pid,
     })),
     pods: cluster.pods.map((p) => ({
       name: p.name,
@@ -281,10 +282,10 @@ async function hold(args: Args, readyFile: string): Promise<void> {
   rmSync(join(STATE_DIR, `${cluster.vpc.runId}.json`), { force: true });
 }
 
-/** Whether process `pid` runs the vpc-resource-controller program (so a recycled pid is never signalled). */
-function isResourceController(pid: number): boolean {
+/** Whether process `pid` runs `program` (its command line names it), so a recycled pid is never signalled. */
+function runs(pid: number, program: string): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('vpc-resource-controller');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(program);
   } catch {
     return false;
   }
@@ -296,7 +297,7 @@ async function down(runId: string): Promise<number> {
   if (existsSync(file)) {
     const { pid, description } = JSON.parse(readFileSync(file, 'utf8')) as {
       pid: number;
-      description?: { controllerPid?: number };
+      description?: { controllerPid?: number; nodes?: { daemonPid?: number }[] };
     };
     try {
       process.kill(pid, 'SIGTERM');
@@ -312,11 +313,16 @@ async function down(runId: string): Promise<number> {
     } catch {
       // the holder is gone already; clean up below
     }
-    // A holder that crashed left its VPC resource controller (--sgp) running: stop it, if that pid is still it.
-    const controllerPid = description?.controllerPid;
-    if (controllerPid !== undefined && isResourceController(controllerPid)) {
+    // A holder that crashed left its daemons and VPC resource controller (--sgp) running: stop each pid that
+    // still runs that program.
+    const left = [
+      ...(description?.nodes ?? []).map((n) => [n.daemonPid, 'aws-node.cjs'] as const),
+      [description?.controllerPid, 'vpc-resource-controller'] as const,
+    ];
+    for (const [pid, program] of left) {
+      if (pid === undefined || !runs(pid, program)) continue;
       try {
-        process.kill(controllerPid, 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
       } catch {
         // gone meanwhile
       }
