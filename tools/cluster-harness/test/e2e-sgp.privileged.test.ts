@@ -15,6 +15,7 @@ import { databaseHello } from '../src/database.js';
 import { inNetns } from '../src/exec.js';
 import { resourceControllerBin } from '../src/resource-controller.js';
 import { SGP, SMALL_TRUNK_TYPE, sgpLayout, sgpPolicies } from '../src/sgp-layout.js';
+import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
 import { eventually } from './support/scenario.js';
 
 const COOLDOWN_MS = 1000;
@@ -40,7 +41,8 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
       network: sgpLayout,
       podEni: { mode: 'strict' },
       perNode: [
-        undefined,
+        // The kubelet's TCP probes reach a strict-mode pod only with early demux off (as on EKS).
+        { env: { DISABLE_TCP_EARLY_DEMUX: 'true' } },
         { instanceType: SMALL_TRUNK_TYPE.name, env: { POD_SECURITY_GROUP_ENFORCING_MODE: 'standard' } },
       ],
       instanceTypes: [SMALL_TRUNK_TYPE],
@@ -195,6 +197,19 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     // Off the node a standard-mode branch pod still leaves through its branch ENI, with its groups.
     expect(await databaseHello(b1.netnsPath, cluster.database!.address, cluster.database!.port)).toBe(true);
     expect(cluster.database!.peers()).toContain(b1.address);
+  });
+
+  it('the node reaches its strict-mode branch pod over TCP (a kubelet probe)', async () => {
+    const a = pods.get('client-a')!;
+    const probe = tcpPeerProbe(a.netnsPath, a.address, 18090);
+    await new Promise((r) => setTimeout(r, 300));
+    const node = cluster.nodes[0]!.instance;
+    const [connected, peer] = await Promise.all([
+      tcpConnect(node.netnsPath, a.address, 18090),
+      probe.peer.catch(() => 'no peer'),
+    ]);
+    // From the node's own address, through the VPC (strict mode) and back up the branch.
+    expect({ connected, peer }).toEqual({ connected: true, peer: node.privateIp });
   });
 
   it('a daemon restart keeps branch pods connected, in both modes', async () => {
