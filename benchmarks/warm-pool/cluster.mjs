@@ -66,18 +66,52 @@ const POLICIES = {
 };
 
 /**
+ * The cluster budget: the share of the account's published limits the nodes draw from together (the rest is
+ * left to other callers in the account: controllers, consoles, autoscalers).
+ */
+export const BUDGET_SHARE = 0.9;
+
+/**
+ * One cluster-wide bucket per account family, `BUDGET_SHARE` of AWS's limits, on the simulation's clock: every
+ * node takes a token before each EC2 call and waits for one rather than being throttled.
+ */
+function clusterBudget(clock) {
+  const buckets = new Map();
+  for (const family of new Set(Object.values(ACCOUNT_FAMILY))) {
+    const l = AWS_RATE_LIMITS[family];
+    const capacity = Math.max(1, Math.floor(l.burst * BUDGET_SHARE));
+    buckets.set(family, {
+      bucket: new TokenBucket({ capacity, refillPerSecond: l.refillPerSecond * BUDGET_SHARE }, clock),
+      refillPerSecond: l.refillPerSecond * BUDGET_SHARE,
+      waiting: [],
+      grantAt: Number.POSITIVE_INFINITY,
+    });
+  }
+  return buckets;
+}
+
+/**
  * Runs one cluster scenario. `arrivals(node, rand)` gives one node's pod arrival times (ms); `startAt(node,
  * rand)` when its daemon starts (its primary ENI attached, no secondary addresses).
  */
-export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs = 3_600_000 }) {
+export function runCluster({
+  nodes,
+  policy,
+  arrivals,
+  startAt,
+  seed = 7,
+  endMs = 3_600_000,
+  budget = false,
+}) {
   const rand = prng(seed);
   let now = -120_000;
   const clock = { now: () => now, sleep: async () => {} };
   const account = new TokenBuckets(AWS_RATE_LIMITS, clock);
+  const shared = budget ? clusterBudget(clock) : undefined;
   const q = new Queue();
   const limits = CLUSTER_INSTANCE;
   const between = ([lo, hi]) => lo + (hi - lo) * rand();
-  const counts = { calls: 0, throttled: 0, failedActions: 0, byAction: {} };
+  const counts = { calls: 0, throttled: 0, failedActions: 0, byAction: {}, budgetWaits: 0 };
   const waits = [];
   let cold = 0;
   let pods = 0;
@@ -154,11 +188,63 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
     }
   };
   /** Runs `steps` (EC2 actions) in order, each through both token buckets with retries; then `done(ok)`. */
-  const call = (n, steps, done, i = 0, attempt = 0) => {
+  // The cluster budget hands out its tokens in order of need: first the node whose oldest waiting pod has
+  // waited longest, then calls for no waiting pod (pre-warming, releases) from the node with the fewest free
+  // addresses (the one that will run out first), then in the order asked.
+  let seq = 0;
+  const urgency = (r) => {
+    if (r.n.pending.size > 0) return [0, r.n.pending.values().next().value];
+    const st = r.n.ds.stats();
+    return [1, st.totalIPs - st.assignedIPs];
+  };
+  const before = (a, b) => {
+    const ua = urgency(a);
+    const ub = urgency(b);
+    return ua[0] !== ub[0] ? ua[0] < ub[0] : ua[1] !== ub[1] ? ua[1] < ub[1] : a.seq < b.seq;
+  };
+  /** What the cluster budget tells a node: how long a call would wait for its tokens now, ms. */
+  const budgetWaits = () => {
+    const est = (family) => {
+      const f = shared.get(family);
+      const short = f.waiting.length + 1 - f.bucket.available();
+      return short <= 0 ? 0 : (1000 * short) / f.refillPerSecond;
+    };
+    return { assign: est('ipv4-assign'), eni: Math.max(est('eni-lifecycle'), est('mutating')) };
+  };
+  const ask = (family, request) => {
+    const f = shared.get(family);
+    f.waiting.push({ ...request, seq: seq++ });
+    if (f.grantAt === Number.POSITIVE_INFINITY) {
+      f.grantAt = now;
+      q.push(now, 'grant', family);
+    }
+  };
+  const grant = (family) => {
+    const f = shared.get(family);
+    f.grantAt = Number.POSITIVE_INFINITY;
+    if (f.waiting.length === 0) return;
+    const wait = f.bucket.tryTake();
+    if (wait === 0) {
+      let best = 0;
+      for (let k = 1; k < f.waiting.length; k++) if (before(f.waiting[k], f.waiting[best])) best = k;
+      const [r] = f.waiting.splice(best, 1);
+      q.push(now, 'call', r);
+    }
+    if (f.waiting.length > 0) {
+      f.grantAt = now + wait;
+      q.push(f.grantAt, 'grant', family);
+    }
+  };
+
+  const call = (n, steps, done, i = 0, attempt = 0, granted = false) => {
     if (i === steps.length) return done(true);
     const action = steps[i];
     const wait = n.buckets.get(actionFamily(action)).tryTake();
     if (wait > 0) return q.push(now + wait, 'call', { n, steps, done, i, attempt });
+    if (shared && !granted) {
+      counts.budgetWaits += 1;
+      return ask(ACCOUNT_FAMILY[action], { n, steps, done, i, attempt, granted: true });
+    }
     counts.calls += 1;
     counts.byAction[action] = (counts.byAction[action] ?? 0) + 1;
     if (!account.take(ACCOUNT_FAMILY[action])) {
@@ -261,16 +347,20 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
         if (gen !== n.loopGen) break;
         n.loopAt = Number.POSITIVE_INFINITY;
         const timing = n.lastShrinkAt === undefined ? { now } : { now, lastShrinkAt: n.lastShrinkAt };
+        if (shared) n.driver.seen.budgetWaitMs = budgetWaits();
         const d = n.driver.decide(n.ds.stats(), timing, n.pending.size);
         n.busy = d.kind !== 'none';
         act(n, d, now);
         break;
       }
       case 'call': {
-        const { n, steps, done, i, attempt } = ev.data;
-        call(n, steps, done, i, attempt);
+        const { n, steps, done, i, attempt, granted } = ev.data;
+        call(n, steps, done, i, attempt, granted);
         break;
       }
+      case 'grant':
+        grant(ev.data);
+        break;
     }
   }
   const sorted = waits.slice().sort((a, b) => a - b);
@@ -293,17 +383,19 @@ export function runCluster({ nodes, policy, arrivals, startAt, seed = 7, endMs =
     throttled: counts.throttled,
     failedActions: counts.failedActions,
     callsPerPod: counts.calls / Math.max(pods, 1),
+    budgetWaits: counts.budgetWaits,
     byAction: counts.byAction,
     idleAtEnd: idle,
   };
 }
 
 /** Every node already up (boots spread over the 2 minutes before t = 0); 108 pods each arrive over 10 min. */
-export function fillScenario(nodes, policy, seed) {
+export function fillScenario(nodes, policy, seed, budget = false) {
   return runCluster({
     nodes,
     policy,
     seed,
+    budget,
     endMs: 1_800_000,
     startAt: (_, rand) => -120_000 + rand() * 60_000,
     arrivals: (_, rand) => Array.from({ length: 108 }, () => rand() * 600_000),
@@ -311,11 +403,12 @@ export function fillScenario(nodes, policy, seed) {
 }
 
 /** `nodes` join at t = 0 with empty pools and 20 pods each land on them within 2 s. */
-export function scaleUpScenario(nodes, policy, seed) {
+export function scaleUpScenario(nodes, policy, seed, budget = false) {
   return runCluster({
     nodes,
     policy,
     seed,
+    budget,
     endMs: 1_800_000,
     startAt: (_, rand) => rand() * 5_000,
     arrivals: (_, rand) => Array.from({ length: 20 }, () => 5_000 + rand() * 2_000),
@@ -341,25 +434,27 @@ export function clusterReport({ markdown = false, quick = false } = {}) {
   const scenarios = [
     ...(quick ? [10, 100] : [10, 100, 1_000]).map((n) => [
       `${n} nodes × 108 pods over 10 min`,
-      () => (p) => fillScenario(n, p, 7),
+      (p, b) => fillScenario(n, p, 7, b),
     ]),
-    ['200 nodes join, 20 pods each at once', () => (p) => scaleUpScenario(200, p, 11)],
+    ['200 nodes join, 20 pods each at once', (p, b) => scaleUpScenario(200, p, 11, b)],
   ];
-  for (const [label, mk] of scenarios) {
-    for (const policy of Object.values(POLICIES)) {
-      const m = mk()(policy);
-      rows.push([
-        label,
-        policy.name,
-        m.pods,
-        `${m.coldStarts} (${((100 * m.coldStarts) / Math.max(m.pods, 1)).toFixed(1)}%)`,
-        `${m.waitP50S.toFixed(2)} / ${m.waitP99S.toFixed(2)}`,
-        m.allServedS.toFixed(1),
-        m.calls,
-        m.throttled,
-        m.callsPerPod.toFixed(3),
-        `${m.idleAtEnd} (${(m.idleAtEnd / m.nodes).toFixed(1)}/node)`,
-      ]);
+  for (const [label, run] of scenarios) {
+    for (const budget of [false, true]) {
+      for (const policy of Object.values(POLICIES)) {
+        const m = run(policy, budget);
+        rows.push([
+          label,
+          `${policy.name}${budget ? ' + cluster budget' : ''}`,
+          m.pods,
+          `${m.coldStarts} (${((100 * m.coldStarts) / Math.max(m.pods, 1)).toFixed(1)}%)`,
+          `${m.waitP50S.toFixed(2)} / ${m.waitP99S.toFixed(2)}`,
+          m.allServedS.toFixed(1),
+          m.calls,
+          m.throttled,
+          m.callsPerPod.toFixed(3),
+          `${m.idleAtEnd} (${(m.idleAtEnd / m.nodes).toFixed(1)}/node)`,
+        ]);
+      }
     }
   }
   return formatTable(rows, markdown);

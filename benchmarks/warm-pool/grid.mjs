@@ -52,6 +52,24 @@ export function dominates(a, b) {
   );
 }
 
+/**
+ * The same with a third dimension: pod-seconds waited for an address. `a` dominates `b` when it is no worse on
+ * cold starts, waiting and idle address-hours, and better on one.
+ */
+export function dominatesWithWaits(a, b) {
+  const eps = 1e-9;
+  const noWorse =
+    a.coldStarts <= b.coldStarts &&
+    a.waitedPodS <= b.waitedPodS + eps &&
+    a.idleAddressHours <= b.idleAddressHours + eps;
+  return (
+    noWorse &&
+    (a.coldStarts < b.coldStarts ||
+      a.waitedPodS < b.waitedPodS - eps ||
+      a.idleAddressHours < b.idleAddressHours - eps)
+  );
+}
+
 /** The non-dominated rows, by cold starts then idle. */
 export function paretoFront(rows) {
   return rows

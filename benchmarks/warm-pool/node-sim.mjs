@@ -14,6 +14,12 @@ export const MAX_PODS = { ip: 29, prefix: 110 };
 export const DEFAULT_POLICY = { name: 'default (WARM_ENI_TARGET=1)', targets: { ...DEFAULT_TARGETS } };
 /** The adaptive policy with its default settings, on /32 secondary addresses. */
 export const ADAPTIVE_POLICY = { name: 'adaptive', targets: { ...DEFAULT_TARGETS }, adaptive: {} };
+/** The adaptive policy with prefix delegation (no static warm target: WARM_POOL_POLICY=adaptive allows it). */
+export const ADAPTIVE_PD_POLICY = {
+  name: 'adaptive (PD)',
+  targets: { ...DEFAULT_TARGETS, prefixDelegation: true },
+  adaptive: {},
+};
 
 /** The reference's pool loop: a check every 5 s (2.5 s + 2.5 s), one action per pass. */
 export const LOOP_MS = 5_000;
@@ -303,6 +309,9 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   const cold = waits.filter((w) => w > 0).sort((a, b) => a - b);
   const pct = (p) => (cold.length === 0 ? 0 : cold[Math.min(cold.length - 1, Math.floor(p * cold.length))]);
   const mutating = Object.values(calls).reduce((a, b) => a + b, 0);
+  // Every second a pod waited for its address, pods still waiting at the end included (until the end).
+  let waited = waits.reduce((a, b) => a + b, 0);
+  for (const at of pending.values()) waited += end - at;
   return {
     pods: served,
     overMaxPods,
@@ -311,6 +320,7 @@ export function simulate(events, policy, seed = 42, opts = {}) {
     coldWaitMeanS: cold.length === 0 ? 0 : cold.reduce((a, b) => a + b, 0) / cold.length / 1000,
     coldWaitP50S: pct(0.5) / 1000,
     coldWaitMaxS: (cold.at(-1) ?? 0) / 1000,
+    waitedPodS: waited / 1000,
     avgIdle: idleArea / end,
     idleAddressHours: idleArea / 3_600_000,
     peakIdle,

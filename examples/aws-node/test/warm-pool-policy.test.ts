@@ -2,8 +2,10 @@ import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
 import { ManualClock } from '@vpc-cni-kit/datastore/testing';
 import type { EniManager } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.js';
+import { loadConfig, poolTargets } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
+import { introspectionServer, listen } from '../src/daemon/http-servers.js';
+import { silentLogger } from '../src/daemon/logger.js';
 import { DaemonMetrics } from '../src/daemon/metrics.js';
 import type { PoolLoop } from '../src/daemon/pool-loop.js';
 import { testPool } from './support/pool.js';
@@ -20,6 +22,36 @@ describe('WARM_POOL_POLICY', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).problems.map((p) => p.variable)).toEqual(['WARM_POOL_POLICY']);
+  });
+
+  it('lets prefix delegation run without a static warm target under adaptive, and only there', () => {
+    const pd = loadConfig({ ENABLE_PREFIX_DELEGATION: 'true', WARM_POOL_POLICY: 'adaptive' });
+    expect(pd).toMatchObject({ prefixDelegation: true, warmPoolPolicy: 'adaptive', warmPrefixTarget: 0 });
+    let caught: unknown;
+    try {
+      loadConfig({ ENABLE_PREFIX_DELEGATION: 'true' });
+    } catch (e) {
+      caught = e;
+    }
+    expect((caught as ConfigError).problems.map((p) => p.problem).join('\n')).toContain(
+      'or WARM_POOL_POLICY=adaptive',
+    );
+  });
+
+  it('is reported on /v1/ipamd-env-settings next to the reference variables', async () => {
+    const ds = new Datastore({ clock: new ManualClock(), checkpointer: nullCheckpointer });
+    for (const [env, policy] of [
+      [{}, 'static'],
+      [{ WARM_POOL_POLICY: 'adaptive' }, 'adaptive'],
+    ] as const) {
+      const endpoint = await listen(introspectionServer(ds, loadConfig(env), silentLogger), '127.0.0.1:0');
+      try {
+        const res = await fetch(`http://${endpoint.address}/v1/ipamd-env-settings`);
+        expect(await res.json()).toMatchObject({ WARM_POOL_POLICY: policy, WARM_ENI_TARGET: 1 });
+      } finally {
+        await endpoint.close();
+      }
+    }
   });
 });
 
@@ -93,6 +125,8 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(d.reason.message).toMatch(/^adaptive warm \d+/);
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="warm"\} \d+/);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="surge"\} \d+/);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="surge_floor"\} [\d.]+/);
     expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-waiting"} 1');
     // The observer still forwards to the metrics it wraps.
     expect(text).toContain('awscni_no_available_ip_addresses 5');
@@ -105,5 +139,50 @@ describe('PoolLoop with the adaptive policy', () => {
     // 29 free wanted; the ENI's 26 free slots are filled in one call.
     expect(d).toMatchObject({ kind: 'assign', count: 26, reason: { code: 'below-warm-eni-target' } });
     expect(n.calls).toEqual([26]);
+  });
+
+  it('runs with prefix delegation and no static warm target: grows in /28 prefixes for a burst', async () => {
+    const clock = new ManualClock();
+    const datastore = new Datastore({
+      clock,
+      checkpointer: nullCheckpointer,
+      cooldownMs: 0,
+      prefixDelegation: true,
+    });
+    datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+    datastore.addCidr('eni-0', '10.0.16.0/28');
+    const requests: unknown[] = [];
+    let next = 32;
+    const eni = {
+      async assignIpv4(_eniId: string, request: { prefixCount?: number }) {
+        requests.push(request);
+        const prefixes: string[] = [];
+        for (let i = 0; i < (request.prefixCount ?? 0); i++, next += 16) prefixes.push(`10.0.16.${next}/28`);
+        return { ipv4Addresses: [], ipv4Prefixes: prefixes };
+      },
+    } as unknown as EniManager;
+    const config = loadConfig({ ENABLE_PREFIX_DELEGATION: 'true', WARM_POOL_POLICY: 'adaptive' });
+    let t = 1_000_000;
+    const metrics = new DaemonMetrics();
+    const pool = testPool(datastore, eni, 0, {
+      policy: config.warmPoolPolicy,
+      targets: poolTargets(config),
+      limits: { maxEnis: 1, ipv4PerEni: 10, maxPods: 110 },
+      // maxWarm 16: one prefix's worth (the start-up prior), so the test reads in prefixes.
+      adaptiveSettings: { maxWarm: 16 },
+      now: () => t,
+      observer: metrics,
+    });
+    const backendObserver = pool.observing(metrics);
+    t += 600_000;
+    // 14 pods land on the node's one prefix at once: 2 addresses left, and a surge under way.
+    for (let i = 0; i < 14; i++) {
+      datastore.assign({ networkName: 'aws-cni', containerID: `burst-${i}`, ifName: 'eth0' });
+      backendObserver.addNetwork(1, 'success');
+    }
+    const d = await pool.tick();
+    expect(d).toMatchObject({ kind: 'assign', unit: 'prefix' });
+    expect(requests).toEqual([{ prefixCount: d.kind === 'assign' ? d.count : -1 }]);
+    expect(datastore.stats().totalIPs).toBeGreaterThanOrEqual(32);
   });
 });

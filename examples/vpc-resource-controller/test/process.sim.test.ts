@@ -131,6 +131,21 @@ describe('the vpc-resource-controller program', () => {
     expect(await exited(second.child)).toBe(0);
   });
 
+  it('a leader that cannot renew its Lease within the deadline exits 1 with one line (it never acts beside a new one)', async () => {
+    world = await startWorld();
+    const run = world.spawnBin([
+      ...['--leader-elect', '--lease-duration', '2s', '--renew-deadline', '1s', '--retry-period', '200ms'],
+    ]);
+    await eventually('leader', () => run.log.some((l) => l.includes('"became the leader"')), 20_000);
+    world.kube.faults.setUnavailable(true);
+    expect(await exited(run.child)).toBe(1);
+    const stderr = run.stderr.join('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(
+      /^vpc-resource-controller: lost the leader lease: no renewal of the lease for 1000 ms \(hint: /,
+    );
+  });
+
   it('serves /healthz and /readyz with --health-probe-bind-address', async () => {
     world = await startWorld();
     const run = world.spawnBin(['--health-probe-bind-address', '127.0.0.1:0']);

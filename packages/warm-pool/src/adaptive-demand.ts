@@ -13,7 +13,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   maxWarm: 0,
   reactionMs: 5_000,
   initialLeadTimeMs: 2_000,
-  peakHalfLifeMs: 600_000,
+  peakHalfLifeMs: 15_000,
   leadTimeWeight: 0.3,
   band: 0.5,
   subnetShare: 0.5,
@@ -25,6 +25,15 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   startupHalfLifeMs: 120_000,
   pressureMs: 300_000,
   releaseDelayMs: 0,
+  surgeWindowMs: 1_500,
+  surgeGrowth: 2,
+  surgeHalfLifeMs: 300_000,
+  recurAfter: 2,
+  surgeToBurst: true,
+  floorLeads: 1,
+  burstyShare: 0.7,
+  pressureLeadMs: 15_000,
+  eniLeadMs: 5_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -38,6 +47,8 @@ export const initialAdaptiveState: AdaptiveState = {
 
 /** A burst's size is counted over this long after it starts. */
 const BURST_SPAN_MS = 60_000;
+/** Time constant of the burstiness average (share of arrivals that came in bursts), ms. */
+const BURSTINESS_WINDOW_MS = 1_800_000;
 /** Bursts remembered for recurrence. */
 const MAX_BURSTS = 4;
 
@@ -45,14 +56,35 @@ const MAX_BURSTS = 4;
  * The next burst, when the last three came at an even period (intervals within 10 % or 30 s of each other):
  * its expected start and size (the larger of the last two); undefined otherwise.
  */
-export function nextRecurringBurst(state: AdaptiveState): { at: number; size: number } | undefined {
+export function nextRecurringBurst(
+  state: AdaptiveState,
+  recurAfter = 3,
+): { at: number; size: number } | undefined {
   const b = state.bursts ?? [];
-  if (b.length < 3) return undefined;
-  const [x, y, z] = b.slice(-3) as [ArrivalSample, ArrivalSample, ArrivalSample];
-  const i1 = y.at - x.at;
+  if (b.length < Math.max(2, recurAfter)) return undefined;
+  const z = b.at(-1) as ArrivalSample;
+  const y = b.at(-2) as ArrivalSample;
   const i2 = z.at - y.at;
-  if (Math.abs(i1 - i2) > Math.max(0.1 * Math.max(i1, i2), 30_000)) return undefined;
-  return { at: z.at + (i1 + i2) / 2, size: Math.max(y.count, z.count) };
+  if (recurAfter >= 3) {
+    const x = b.at(-3) as ArrivalSample;
+    const i1 = y.at - x.at;
+    if (Math.abs(i1 - i2) > Math.max(0.1 * Math.max(i1, i2), 30_000)) return undefined;
+    return { at: z.at + (i1 + i2) / 2, size: Math.max(y.count, z.count) };
+  }
+  return { at: z.at + i2, size: Math.max(y.count, z.count) };
+}
+
+/** Share of recent arrivals (30 min average) that came in bursts, 0–1. */
+export function burstiness(state: AdaptiveState): number {
+  const all = state.allCount ?? 0;
+  return all <= 0 ? 0 : Math.min(1, (state.burstCount ?? 0) / all);
+}
+
+/** Arrivals in the state's history within `windowMs` before `now`. */
+export function arrivalsWithin(state: AdaptiveState, now: number, windowMs: number): number {
+  let n = 0;
+  for (const r of state.recent) if (r.at > now - windowMs && r.at <= now) n += r.count;
+  return n;
 }
 
 /** The most arrival samples kept; older ones are merged (bounds the state whatever the call rate). */
@@ -96,6 +128,18 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   if (typeof s.prewarmMs !== 'number' || !Number.isFinite(s.prewarmMs) || s.prewarmMs < 0)
     fail('settings.prewarmMs', 'must be a number ≥ 0');
   if (typeof s.eniHeadroom !== 'boolean') fail('settings.eniHeadroom', 'must be a boolean');
+  if (typeof s.surgeWindowMs !== 'number' || !Number.isFinite(s.surgeWindowMs) || s.surgeWindowMs < 0)
+    fail('settings.surgeWindowMs', 'must be a number ≥ 0');
+  positive(s.surgeGrowth, 'settings.surgeGrowth', 10);
+  positive(s.surgeHalfLifeMs, 'settings.surgeHalfLifeMs');
+  count(s.recurAfter, 'settings.recurAfter', 2);
+  positive(s.floorLeads, 'settings.floorLeads');
+  positive(s.eniLeadMs, 'settings.eniLeadMs');
+  if (typeof s.pressureLeadMs !== 'number' || !Number.isFinite(s.pressureLeadMs) || s.pressureLeadMs < 0)
+    fail('settings.pressureLeadMs', 'must be a number ≥ 0');
+  if (typeof s.burstyShare !== 'number' || !(s.burstyShare >= 0 && s.burstyShare <= 1))
+    fail('settings.burstyShare', 'must be in [0, 1]');
+  if (typeof s.surgeToBurst !== 'boolean') fail('settings.surgeToBurst', 'must be a boolean');
   return s;
 }
 
@@ -115,6 +159,15 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   if (observation.subnetFreeAddresses !== undefined)
     count(observation.subnetFreeAddresses, 'observation.subnetFreeAddresses');
   if (observation.throttled !== undefined) count(observation.throttled, 'observation.throttled');
+  if (observation.budgetWaitMs !== undefined) {
+    const w = observation.budgetWaitMs;
+    if (typeof w !== 'object' || w === null) fail('observation.budgetWaitMs', 'must be an object');
+    for (const key of ['assign', 'eni'] as const) {
+      const v = w[key];
+      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0))
+        fail(`observation.budgetWaitMs.${key}`, 'must be a number ≥ 0');
+    }
+  }
   if (typeof state !== 'object' || state === null || !Array.isArray(state.recent))
     fail('state', 'must be an AdaptiveState (start with initialAdaptiveState)');
   if (typeof state.peak !== 'number' || !(state.peak >= 0)) fail('state.peak', 'must be a number ≥ 0');
@@ -165,35 +218,62 @@ export function observe(
   }
   const withLead: AdaptiveState = lead === undefined ? state : { ...state, leadTimeMs: lead };
   const horizon = horizonMs(withLead, s);
-  let recent = withLead.recent.filter((r) => r.at > now - horizon && r.at <= now);
+  const kept = Math.max(horizon, s.surgeWindowMs);
+  let recent = withLead.recent.filter((r) => r.at > now - kept && r.at <= now);
   if (observation.arrivals > 0) recent.push({ at: now, count: observation.arrivals });
   if (recent.length > MAX_SAMPLES) {
     const [first, second, ...rest] = recent;
     recent = first && second ? [{ at: second.at, count: first.count + second.count }, ...rest] : recent;
   }
   let inWindow = 0;
-  for (const r of recent) inWindow += r.count;
+  for (const r of recent) if (r.at > now - horizon) inWindow += r.count;
+  // The floor counts arrivals within the time a grow needs to land (floorLeads × the smoothed lead time),
+  // at most one surge window.
+  const floorWindow = Math.min(s.surgeWindowMs, s.floorLeads * (lead ?? s.initialLeadTimeMs));
+  let surge = 0;
+  for (const r of recent) if (r.at > now - floorWindow) surge += r.count;
+  const surgeBefore = decayedPeak(
+    {
+      peak: withLead.surgePeak ?? 0,
+      peakAt: withLead.surgePeakAt ?? 0,
+      recent: [],
+      arrivals: 0,
+      departures: 0,
+    },
+    now,
+    s.surgeHalfLifeMs,
+  );
+  const surgeMoves = s.surgeWindowMs > 0 && surge >= 2 && surge >= surgeBefore;
   const decayed = decayedPeak(withLead, now, s.peakHalfLifeMs);
   const peakMoves = inWindow >= decayed && inWindow > 0;
   // Bursts: a new one starts when a horizon holds burstMin arrivals and the last one began over a minute ago;
   // while it lasts (one minute) its size is the most arrivals seen within one horizon.
   let bursts = [...(withLead.bursts ?? [])];
   const last = bursts.at(-1);
+  let inBursts = 0;
   if (last !== undefined && now - last.at <= BURST_SPAN_MS) {
     if (inWindow > last.count) bursts[bursts.length - 1] = { at: last.at, count: inWindow };
+    inBursts = observation.arrivals;
   } else if (inWindow >= s.burstMin) {
     bursts = [...bursts, { at: now, count: inWindow }].slice(-MAX_BURSTS);
+    inBursts = inWindow;
   }
   const dt = withLead.lastAt === undefined ? 0 : Math.max(0, now - withLead.lastAt);
   const rateCount = (withLead.rateCount ?? 0) * Math.exp(-dt / s.rateWindowMs) + observation.arrivals;
+  const slow = Math.exp(-dt / BURSTINESS_WINDOW_MS);
+  const allCount = (withLead.allCount ?? 0) * slow + observation.arrivals;
+  const burstCount = Math.min(allCount, (withLead.burstCount ?? 0) * slow + inBursts);
   return {
     ...withLead,
     bootAt: withLead.bootAt ?? now,
     ...((observation.throttled ?? 0) > 0 ? { throttledAt: now } : {}),
     rateCount,
+    allCount,
+    burstCount,
     bursts,
     lastAt: now,
     recent,
+    ...(surgeMoves ? { surgePeak: surge, surgePeakAt: now } : {}),
     peak: peakMoves ? inWindow : withLead.peak,
     peakAt: peakMoves ? now : withLead.peakAt,
     arrivals: withLead.arrivals + observation.arrivals,

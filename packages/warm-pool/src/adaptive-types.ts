@@ -55,12 +55,54 @@ export interface AdaptiveSettings {
    */
   readonly pressureMs?: number;
   /**
+   * The pool is also under pressure (as after a throttle) while the smoothed lead time of grows is at least
+   * this long, ms: calls are queueing for the account's budget (0 = off).
+   */
+  readonly pressureLeadMs?: number;
+  /**
    * Nothing is released for this long after a grow, ms (default 0: off; it saves calls at the price of idle
    * addresses after each burst).
    */
   readonly releaseDelayMs?: number;
   /** Keep at most this fraction of the subnet's free addresses warm on this node, in (0, 1]. */
   readonly subnetShare?: number;
+  /**
+   * The surge window, ms: arrivals within this long are a *surge* (the pods that land before a grow started
+   * now can land: about one `AssignPrivateIpAddresses`). 0 turns surges off.
+   */
+  readonly surgeWindowMs?: number;
+  /**
+   * While a surge of at least 2 pods is under way, a grow asks for this many times the surge's arrivals (grow
+   * fast: a burst is expected to go on at least as long as it has lasted).
+   */
+  readonly surgeGrowth?: number;
+  /**
+   * Half-life of the surge floor, ms: the most arrivals seen within one surge window stays warm, halving this
+   * slowly (shrink slowly), so the next burst's first pods find addresses while its grow is in flight.
+   */
+  readonly surgeHalfLifeMs?: number;
+  /**
+   * While a surge is under way, grow at least to the largest burst remembered (or `maxWarm` before any) in one
+   * call, instead of doubling call by call.
+   */
+  readonly surgeToBurst?: boolean;
+  /**
+   * The surge floor counts arrivals within this many smoothed lead times (at most `surgeWindowMs`): the pods
+   * that land while a grow is in flight.
+   */
+  readonly floorLeads?: number;
+  /**
+   * On a node where at least this share of recent arrivals came in bursts (0 = off), the first arrival after
+   * a quiet spell already grows for a whole remembered burst: there, a pod arriving is a burst starting.
+   */
+  readonly burstyShare?: number;
+  /**
+   * Time from deciding on a new ENI to its addresses being usable, ms, assumed when a cluster budget's queues
+   * route an assign through a new ENI (`observation.budgetWaitMs`).
+   */
+  readonly eniLeadMs?: number;
+  /** Bursts needed at an even period before the next one is predicted and warmed for (2 or more). */
+  readonly recurAfter?: number;
 }
 
 /** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
@@ -86,6 +128,13 @@ export interface AdaptiveObservation {
   readonly subnetFreeAddresses?: number;
   /** EC2 calls answered `RequestLimitExceeded` since the previous call (the account's budget is spent). */
   readonly throttled?: number;
+  /**
+   * When nodes share a cluster EC2 budget that reports its queues: how long a call would wait for its tokens
+   * now, ms — `assign` for `AssignPrivateIpAddresses`, `eni` for the longer of `CreateNetworkInterface` and
+   * `AttachNetworkInterface`. An assign that would wait at least twice as long as a new ENI takes (its wait
+   * plus `eniLeadMs`) becomes a new ENI.
+   */
+  readonly budgetWaitMs?: { readonly assign?: number; readonly eni?: number };
 }
 
 /** One slot of the arrival history: arrivals counted at one observation. */
@@ -125,6 +174,14 @@ export interface AdaptiveState {
   readonly bootAt?: number;
   /** The last few bursts (start time and size), oldest first, for recurring-burst prediction. */
   readonly bursts?: readonly ArrivalSample[];
+  /** Arrivals, exponentially averaged over 30 min (burstiness). */
+  readonly allCount?: number;
+  /** Arrivals that came in bursts, averaged like `allCount`. */
+  readonly burstCount?: number;
+  /** Most arrivals seen within one surge window (the surge floor, before decay). */
+  readonly surgePeak?: number;
+  /** When `surgePeak` was seen, ms. */
+  readonly surgePeakAt?: number;
 }
 
 /**
@@ -135,6 +192,8 @@ export interface AdaptiveState {
  * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
  * - `recurring-burst`: bursts have come at an even period; the pool is warm for the next one, due soon.
  * - `startup`: a node with little history keeps the start-up prior (decaying from `maxWarm`).
+ * - `lead-demand`: under EC2 pressure, the arrivals expected within one lead time set the target.
+ * - `surge-floor`: the most pods seen arriving within one surge window (slowly forgotten) sets the target.
  * - `subnet-scarce`: the subnet's free addresses cap the target (this node keeps only its share).
  */
 export type AdaptiveReasonCode =
@@ -144,6 +203,8 @@ export type AdaptiveReasonCode =
   | 'max-warm'
   | 'recurring-burst'
   | 'startup'
+  | 'surge-floor'
+  | 'lead-demand'
   | 'subnet-scarce';
 
 /** Why the warm target is what it is. */
@@ -174,6 +235,10 @@ export interface AdaptiveTargets {
   readonly peak: number;
   /** Horizon: reaction time plus smoothed lead time, ms. */
   readonly horizonMs: number;
+  /** The surge floor after decay: most arrivals seen within one surge window. */
+  readonly surgeFloor: number;
+  /** Arrivals within the last surge window (a surge is under way when ≥ 2). */
+  readonly surge: number;
 }
 
 /** Input of {@link decideAdaptive}: the static policy's input plus observations, settings and state. */

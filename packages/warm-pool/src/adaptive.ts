@@ -1,5 +1,7 @@
 import {
   arrivalRate,
+  arrivalsWithin,
+  burstiness,
   decayedPeak,
   horizonMs,
   nextRecurringBurst,
@@ -67,6 +69,36 @@ function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDe
     reason: {
       code: 'eni-headroom',
       message: `attached ENIs have free slots for ${have} addresses < ${wanted}: attach one more`,
+    },
+  };
+}
+
+/**
+ * With a cluster budget that reports its queues: an assign that would wait for the account's Assign tokens at
+ * least twice as long as a new ENI takes (its buckets' wait plus `eniLeadMs`) becomes a new ENI with the same
+ * addresses, when the node may attach one.
+ */
+function routeByBudget(
+  d: PoolDecision,
+  input: PoolInput,
+  obs: AdaptiveInput['observation'],
+  eniLeadMs: number,
+): PoolDecision {
+  const waits = obs.budgetWaitMs;
+  if (d.kind !== 'assign' || waits === undefined) return d;
+  const assign = waits.assign ?? 0;
+  const eni = waits.eni ?? 0;
+  const f = poolFigures(input);
+  // Only when an ENI is at least twice as fast: a routed grow takes a Create token another node may need for an
+  // ENI it cannot do without.
+  if (assign <= 2 * (eni + eniLeadMs) || !canAddEni(input, f)) return d;
+  return {
+    kind: 'create-eni',
+    unit: d.unit,
+    count: Math.min(d.count, f.maxSlotsPerEni),
+    reason: {
+      code: d.reason.code,
+      message: `${d.reason.message}; through a new ENI: the cluster budget has assigns waiting ${(assign / 1000).toFixed(1)} s, ENIs ${(eni / 1000).toFixed(1)} s`,
     },
   };
 }
@@ -139,12 +171,46 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     warm = demand;
     code = prior > peak ? 'startup' : 'peak-demand';
   }
-  const next = nextRecurringBurst(state);
+  const surgeFloor =
+    s.surgeWindowMs > 0 && state.surgePeak !== undefined
+      ? Math.min(
+          maxWarm,
+          decayedPeak(
+            { ...state, peak: state.surgePeak, peakAt: state.surgePeakAt ?? now },
+            now,
+            s.surgeHalfLifeMs,
+          ),
+        )
+      : 0;
+  if (Math.ceil(surgeFloor - 1e-9) > warm) {
+    warm = Math.ceil(surgeFloor - 1e-9);
+    code = 'surge-floor';
+  }
+  const surge = s.surgeWindowMs > 0 ? arrivalsWithin(state, now, s.surgeWindowMs) + obs.waiting : 0;
+  const next = nextRecurringBurst(state, s.recurAfter);
   if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
     const size = Math.min(next.size, maxWarm);
     if (size > warm) {
       warm = size;
       code = 'recurring-burst';
+    }
+  }
+  const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
+  // EC2's budget is spent: a call was throttled recently, or grows take so long (waiting for the account's
+  // tokens, when nodes share a cluster budget) that every call must count.
+  const pressured =
+    (state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs) ||
+    (s.pressureLeadMs > 0 && lead >= s.pressureLeadMs);
+  if (pressured) {
+    // A grow asked for now lands one lead time from now: hold what arrives meanwhile (more than one ENI's
+    // worth if need be, never more than the pods the node can still take).
+    const meanwhile = Math.min(
+      Math.ceil(arrivalRate(state, s) * (lead / 1000) - 1e-9),
+      Math.max(0, input.limits.maxPods - f.assigned),
+    );
+    if (meanwhile > warm) {
+      warm = meanwhile;
+      code = 'lead-demand';
     }
   }
   if (obs.waiting > 0) {
@@ -161,12 +227,20 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'subnet-scarce';
     }
   }
-  const lead = state.leadTimeMs ?? s.initialLeadTimeMs;
   const expected = arrivalRate(state, s) * (Math.max(s.batchWindowMs, 10 * lead) / 1000);
-  const pressured = state.throttledAt !== undefined && now - state.throttledAt < s.pressureMs;
   const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
   const batch = Math.min(wanted, maxWarm);
-  const aim = warm + batch - 1;
+  // While a surge is under way (≥ 2 pods within one surge window), grow for the rest of the burst in one call:
+  // as many again as have arrived (times surgeGrowth), or the largest burst remembered (before any: what one
+  // ENI holds, never more than the default keeps) less the pods of it already here.
+  const remembered = (state.bursts ?? []).reduce((m, b) => Math.max(m, b.count), 0);
+  const guess = s.surgeToBurst ? (remembered > 0 ? remembered : maxWarm) - surge : 0;
+  const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
+  const rest =
+    surge >= (bursty ? 1 : 2)
+      ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess))
+      : 0;
+  const aim = Math.max(warm + batch - 1, s.minWarm + rest);
   const high = aim + Math.max(1, Math.ceil(warm * s.band));
   const cooling = coolingAddresses(input);
   const usable = f.available - cooling;
@@ -189,20 +263,23 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const holding = pressured || settling;
   const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
-  const step = s.eniHeadroom ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
+  const step =
+    s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
+  const routed = routeByBudget(step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =
-    holding && (step.kind === 'release' || step.kind === 'free-eni')
+    holding && (routed.kind === 'release' || routed.kind === 'free-eni')
       ? {
           kind: 'none',
           reason: {
             code: 'within-targets',
             message: pressured
-              ? 'EC2 throttled recently: nothing released'
+              ? 'EC2 throttled recently or slow: nothing released'
               : 'grew recently: nothing released yet',
           },
         }
-      : step;
+      : routed;
   const targets: AdaptiveTargets = {
     warm,
     high,
@@ -213,6 +290,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     minimum: input.targets.minimumIpTarget,
     peak,
     horizonMs: horizon,
+    surgeFloor,
+    surge,
   };
   const held =
     holding && usable > high
@@ -258,6 +337,10 @@ function reasonText(
       return `bursts recur at an even period; the next is due soon: warm ${v.warm}`;
     case 'startup':
       return `little history yet: start-up prior above ${peak}: warm ${v.warm}`;
+    case 'surge-floor':
+      return `a surge seen earlier is kept warm for the next one's first pods: warm ${v.warm}`;
+    case 'lead-demand':
+      return `EC2 calls take ${(v.horizon / 1000).toFixed(1)} s: warm covers the arrivals meanwhile: warm ${v.warm}`;
     case 'subnet-scarce':
       return `subnet has ${v.subnetFree} free addresses: warm capped at ${v.warm}`;
   }

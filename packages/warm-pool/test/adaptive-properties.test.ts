@@ -35,6 +35,13 @@ const node: fc.Arbitrary<Node> = fc.record({
       peakHalfLifeMs: fc.integer({ min: 10_000, max: 1_200_000 }),
       band: fc.double({ min: 0.1, max: 2, noNaN: true }),
       eniHeadroom: fc.boolean(),
+      surgeWindowMs: fc.oneof(fc.constant(0), fc.integer({ min: 200, max: 5_000 })),
+      surgeGrowth: fc.double({ min: 1, max: 4, noNaN: true }),
+      surgeHalfLifeMs: fc.integer({ min: 1_000, max: 3_600_000 }),
+      floorLeads: fc.double({ min: 0.5, max: 4, noNaN: true }),
+      burstyShare: fc.double({ min: 0, max: 1, noNaN: true }),
+      recurAfter: fc.integer({ min: 2, max: 4 }),
+      pressureLeadMs: fc.oneof(fc.constant(0), fc.integer({ min: 1_000, max: 30_000 })),
     },
     { requiredKeys: [] },
   ),
@@ -47,6 +54,10 @@ const step = fc.record({
   dtMs: fc.integer({ min: 10, max: 60_000 }),
   leadMs: fc.option(fc.integer({ min: 100, max: 12_000 }), { nil: undefined }),
   throttled: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(3)),
+  budget: fc.option(
+    fc.record({ assign: fc.integer({ min: 0, max: 60_000 }), eni: fc.integer({ min: 0, max: 60_000 }) }),
+    { nil: undefined },
+  ),
 });
 
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
@@ -128,6 +139,7 @@ describe('adaptive warm pool: invariants', () => {
               waiting,
               throttled: st.throttled,
               ...(st.leadMs !== undefined ? { leadTimesMs: [st.leadMs] } : {}),
+              ...(st.budget !== undefined ? { budgetWaitMs: st.budget } : {}),
             },
             state,
             settings: n.settings,
@@ -138,7 +150,17 @@ describe('adaptive warm pool: invariants', () => {
           const minWarm = n.settings.minWarm ?? 2;
           expect(r.targets.warm).toBeGreaterThanOrEqual(Math.min(minWarm, r.targets.warm));
           expect(r.targets.warm).toBeGreaterThanOrEqual(minWarm);
-          expect(r.targets.warm).toBeLessThanOrEqual(maxWarmOf(n) + waiting);
+          // At most maxWarm, or under EC2 pressure the arrivals expected within one lead time, which never
+          // exceed the pods the node can still take.
+          expect(r.targets.warm).toBeLessThanOrEqual(
+            (r.targets.pressured ? Math.max(maxWarmOf(n), n.maxPods - after) : maxWarmOf(n)) + waiting,
+          );
+          if (r.targets.pressured) {
+            // Under pressure every call is budget: nothing is given back and no ENI is attached ahead of need.
+            expect(r.decision.kind).not.toBe('release');
+            expect(r.decision.kind).not.toBe('free-eni');
+            expect(r.decision.reason.code).not.toBe('eni-headroom');
+          }
           expect(r.targets.high).toBeGreaterThan(r.targets.warm);
           expect(r.decision.reason.message.length).toBeGreaterThan(0);
           expect(r.why.message.length).toBeGreaterThan(0);
@@ -283,6 +305,18 @@ describe('adaptive warm pool: invariants', () => {
       [{ settings: { minWarm: 0 } }, 'settings.minWarm'],
       [{ settings: { minWarm: 5, maxWarm: 3 } }, 'settings.maxWarm'],
       [{ settings: { band: 0 } }, 'settings.band'],
+      [{ settings: { surgeWindowMs: -1 } }, 'settings.surgeWindowMs'],
+      [{ settings: { surgeGrowth: 0 } }, 'settings.surgeGrowth'],
+      [{ settings: { floorLeads: Number.NaN } }, 'settings.floorLeads'],
+      [{ settings: { burstyShare: 1.5 } }, 'settings.burstyShare'],
+      [{ settings: { recurAfter: 1 } }, 'settings.recurAfter'],
+      [{ settings: { surgeToBurst: 'yes' } }, 'settings.surgeToBurst'],
+      [{ settings: { pressureLeadMs: -5 } }, 'settings.pressureLeadMs'],
+      [{ settings: { eniLeadMs: 0 } }, 'settings.eniLeadMs'],
+      [
+        { observation: { arrivals: 0, departures: 0, waiting: 0, budgetWaitMs: { assign: -1 } } },
+        'observation.budgetWaitMs.assign',
+      ],
       [{ state: { peak: 0 } }, 'state'],
     ];
     for (const [patch, field] of cases) {

@@ -1,9 +1,14 @@
-import { DEFAULT_TARGETS, decideAdaptive, initialAdaptiveState } from '@vpc-cni-kit/warm-pool';
+import {
+  type AdaptiveState,
+  DEFAULT_TARGETS,
+  decideAdaptive,
+  initialAdaptiveState,
+} from '@vpc-cni-kit/warm-pool';
 import { describe, expect, it } from 'vitest';
 import { mkEni, stats } from './model.js';
 
 /** A node up for a while: the start-up prior has decayed. */
-const settled = { ...initialAdaptiveState, bootAt: 0 };
+const settled: AdaptiveState = { ...initialAdaptiveState, bootAt: 0 };
 
 const limits = { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 };
 const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number }> = {}) => ({
@@ -33,6 +38,8 @@ describe('decideAdaptive', () => {
 
   it('raises the target at once for a burst and for waiting pods, then forgets the burst gradually', () => {
     const enis = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 1)];
+    // Surges off: this is the peak alone (the surge floor has its own test).
+    const settings = { surgeWindowMs: 0 };
     const first = decideAdaptive({
       stats: stats(enis),
       targets: DEFAULT_TARGETS,
@@ -40,6 +47,7 @@ describe('decideAdaptive', () => {
       timing: { now: 1_000_000 },
       observation: obs({ arrivals: 6, waiting: 3 }),
       state: settled,
+      settings,
     });
     expect(first.why.code).toBe('pods-waiting');
     expect(first.targets.warm).toBe(9);
@@ -48,12 +56,104 @@ describe('decideAdaptive', () => {
       stats: stats(enis),
       targets: DEFAULT_TARGETS,
       limits,
-      timing: { now: 1_000_000 + 600_000 },
+      timing: { now: 1_000_000 + 15_000 },
       observation: obs(),
       state: first.state,
+      settings,
     });
     expect(later.why.code).toBe('peak-demand');
-    expect(later.targets.warm).toBe(3); // peak 6 halved after one half-life (10 min)
+    expect(later.targets.warm).toBe(3); // peak 6 halved after one half-life (15 s)
+  });
+
+  it('grows for the rest of a burst in one call while a surge is under way', () => {
+    // 3 pods within one surge window on a settled node with 2 usable left, no burst remembered yet: the grow
+    // covers what one ENI holds (9) less the 3 already here, on top of minWarm — one call, not three.
+    const r = decideAdaptive({
+      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs({ arrivals: 3 }),
+      state: settled,
+    });
+    expect(r.targets.surge).toBe(3);
+    expect(r.targets.aim).toBe(8);
+    expect(r.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 }); // eni-0's 4 free slots
+    // The same arrivals spread out (no surge) grow by the usual batch only.
+    const spread = decideAdaptive({
+      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs({ arrivals: 1 }),
+      state: settled,
+    });
+    expect(spread.targets.surge).toBe(1);
+    expect(spread.targets.aim).toBeLessThan(r.targets.aim);
+  });
+
+  it('keeps a surge floor sized from the lead time, forgotten with its half-life (5 min)', () => {
+    const run = (now: number, arrivals: number, state = settled) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 9, { assigned: 0 }), mkEni(1, 0)]),
+        targets: DEFAULT_TARGETS,
+        limits,
+        timing: { now },
+        observation: { ...obs({ arrivals }), leadTimesMs: [600] },
+        state,
+      });
+    // 4 pods within one lead time (600 ms) set the floor…
+    const burst = run(1_000_000, 4);
+    // …which still holds 2 min later (peak long forgotten), and has halved after one more half-life.
+    const later = run(1_120_000, 0, burst.state);
+    expect(later.why.code).toBe('surge-floor');
+    expect(later.targets.surgeFloor).toBeCloseTo(4 * 2 ** (-120 / 300), 5);
+    expect(later.targets.warm).toBe(4);
+    expect(run(1_000_000 + 900_000, 0, later.state).targets.warm).toBe(2); // 4 / 8 → minWarm
+  });
+
+  it('predicts a CronJob from two bursts at the same period and warms for the third ahead of time', () => {
+    let state = settled;
+    const at = (now: number, arrivals: number) => {
+      const r = decideAdaptive({
+        stats: stats([mkEni(0, 9, { assigned: 0 }), mkEni(1, 0)]),
+        targets: DEFAULT_TARGETS,
+        limits,
+        timing: { now },
+        observation: obs({ arrivals }),
+        state,
+        settings: { surgeWindowMs: 0 },
+      });
+      state = r.state;
+      return r;
+    };
+    at(1_000_000, 8); // burst 1
+    at(1_000_000 + 900_000, 8); // burst 2, 15 min later
+    expect(at(1_000_000 + 1_700_000, 0).why.code).toBe('min-warm'); // quiet between
+    const before = at(1_000_000 + 1_760_000, 0); // 40 s before the third
+    expect(before.why.code).toBe('recurring-burst');
+    expect(before.targets.warm).toBe(8);
+  });
+
+  it('when grows wait long for EC2 (a spent budget), holds the arrivals of one lead time and gives nothing back', () => {
+    const run = (leadMs: number) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 29, { assigned: 10 }), mkEni(1, 0)]),
+        targets: DEFAULT_TARGETS,
+        limits: { maxEnis: 8, ipv4PerEni: 30, maxPods: 110 },
+        timing: { now: 1_000_000 },
+        observation: { ...obs(), leadTimesMs: [leadMs] },
+        // 60 arrivals in the last 5 min: 0.2 pods/s.
+        state: { ...settled, rateCount: 60, lastAt: 1_000_000 },
+      });
+    const quick = run(2_000);
+    expect(quick.targets.pressured).toBe(false);
+    expect(quick.decision.kind).toBe('release');
+    const slow = run(200_000);
+    expect(slow.targets.pressured).toBe(true);
+    expect(slow.why.code).toBe('lead-demand');
+    expect(slow.targets.warm).toBe(40); // 0.2/s × 200 s: more than one ENI (29) holds
+    expect(slow.decision.kind).toBe('assign');
   });
 
   it('caps the target by its share of a scarce subnet', () => {
@@ -118,5 +218,31 @@ describe('decideAdaptive', () => {
       state: settled,
     });
     expect(r.decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
+  });
+
+  it('routes a grow through a new ENI when the cluster budget has assigns waiting longer than an ENI takes', () => {
+    const run = (budgetWaitMs?: { assign?: number; eni?: number }, maxEnis = 3) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 2, { assigned: 2 })]),
+        targets: DEFAULT_TARGETS,
+        limits: { ...limits, maxEnis },
+        timing: { now: 1_000_000 },
+        observation: { ...obs({ waiting: 3 }), ...(budgetWaitMs ? { budgetWaitMs } : {}) },
+        state: settled,
+      });
+    expect(run().decision.kind).toBe('assign');
+    // Assigns queue 4 s, ENIs 0 s: a new ENI (eniLeadMs 5 s) is not clearly faster, stay with the assign.
+    expect(run({ assign: 4_000, eni: 0 }).decision.kind).toBe('assign');
+    // ENIs queue too (8 s + 5 s): not twice as fast as waiting 20 s, stay with the assign.
+    expect(run({ assign: 20_000, eni: 8_000 }).decision.kind).toBe('assign');
+    const routed = run({ assign: 12_000, eni: 0 });
+    const plain = run();
+    expect(routed.decision).toMatchObject({ kind: 'create-eni', unit: 'ip' });
+    expect(routed.decision.kind === 'create-eni' && routed.decision.count).toBe(
+      plain.decision.kind === 'assign' ? plain.decision.count : -1,
+    );
+    expect(routed.decision.reason.message).toContain('through a new ENI');
+    // No room for another ENI: the assign waits.
+    expect(run({ assign: 12_000, eni: 0 }, 1).decision.kind).toBe('assign');
   });
 });

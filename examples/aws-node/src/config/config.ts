@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
 import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
+import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -112,6 +113,17 @@ export const UNSUPPORTED_FEATURES: Readonly<Record<string, string>> = {
  *
  * @throws {@link ConfigError} listing every invalid variable.
  */
+/** The warm-pool targets of a configuration (what the pool loop hands the policy). */
+export function poolTargets(config: AwsNodeConfig): PoolTargets {
+  return {
+    warmEniTarget: config.warmEniTarget,
+    warmIpTarget: config.warmIpTarget,
+    minimumIpTarget: config.minimumIpTarget,
+    warmPrefixTarget: config.warmPrefixTarget,
+    prefixDelegation: config.prefixDelegation,
+  };
+}
+
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): AwsNodeConfig {
   const r = new EnvReader(env);
 
@@ -138,10 +150,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const warmIpTarget = r.int('WARM_IP_TARGET', 0, 0);
   const minimumIpTarget = r.int('MINIMUM_IP_TARGET', 0, 0);
   const warmPrefixTarget = r.int('WARM_PREFIX_TARGET', 0, 0);
-  if (prefixDelegation && warmIpTarget === 0 && minimumIpTarget === 0 && warmPrefixTarget === 0) {
+  const warmPoolPolicy = r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']);
+  // The adaptive policy sets its own warm target, so prefix delegation needs no static one with it.
+  if (
+    prefixDelegation &&
+    warmPoolPolicy === 'static' &&
+    warmIpTarget === 0 &&
+    minimumIpTarget === 0 &&
+    warmPrefixTarget === 0
+  ) {
     r.problem(
       'ENABLE_PREFIX_DELEGATION',
-      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0',
+      'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0 (or WARM_POOL_POLICY=adaptive)',
     );
   }
   const maxEniRaw = r.int('MAX_ENI', -1, Number.MIN_SAFE_INTEGER);
@@ -169,7 +189,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     prefixDelegation,
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
-    warmPoolPolicy: r.oneOf<'static' | 'adaptive'>('WARM_POOL_POLICY', 'static', ['static', 'adaptive']),
+    warmPoolPolicy,
     eniMtu,
     podMtu,
     vethPrefix,

@@ -16,7 +16,7 @@ import {
 import { detectBackend, planSnat, processRunner, reconcileSnat } from '@vpc-cni-kit/iptables-snat';
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
 import { planBranchNode } from '@vpc-cni-kit/sgp-branch';
-import type { AwsNodeConfig } from '../config/config.js';
+import { type AwsNodeConfig, poolTargets } from '../config/config.js';
 import { createKubeSide, readPodView, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
 import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
@@ -293,13 +293,7 @@ async function start(
   const pool = new PoolLoop({
     datastore,
     eni,
-    targets: {
-      warmEniTarget: config.warmEniTarget,
-      warmIpTarget: config.warmIpTarget,
-      minimumIpTarget: config.minimumIpTarget,
-      warmPrefixTarget: config.warmPrefixTarget,
-      prefixDelegation: config.prefixDelegation,
-    },
+    targets: poolTargets(config),
     policy: config.warmPoolPolicy,
     limits: {
       maxEnis: limits.maxEnis,

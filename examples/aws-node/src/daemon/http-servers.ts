@@ -202,6 +202,8 @@ export function introspectionServer(
           ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
           ENABLE_POD_ENI: config.podEni.enabled,
           POD_SECURITY_GROUP_ENFORCING_MODE: config.podEni.mode,
+          // This daemon's own setting (the reference has none): which warm-pool policy the pool loop runs.
+          WARM_POOL_POLICY: config.warmPoolPolicy,
         });
       default:
         return json(res, 200, { AvailableCommands: COMMANDS });

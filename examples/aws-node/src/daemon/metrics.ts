@@ -204,7 +204,7 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
 
   private readonly adaptiveTarget = new Gauge({
     name: 'awscni_warm_pool_adaptive_target',
-    help: 'WARM_POOL_POLICY=adaptive: the targets of the last decision (warm, aim, high, batch, cooling, minimum, peak; pressured 1 while EC2 throttles)',
+    help: 'WARM_POOL_POLICY=adaptive: the targets of the last decision (warm, aim, high, batch, cooling, minimum, peak, surge_floor, surge; pressured 1 while EC2 throttles or grows are slow)',
     labelNames: ['target'],
     registers: [this.registry],
   });
@@ -275,6 +275,8 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
   adaptive(targets: AdaptiveTargets, why: AdaptiveReason): void {
     for (const k of ['warm', 'aim', 'high', 'batch', 'cooling', 'minimum', 'peak'] as const)
       this.adaptiveTarget.set({ target: k }, targets[k]);
+    this.adaptiveTarget.set({ target: 'surge_floor' }, targets.surgeFloor);
+    this.adaptiveTarget.set({ target: 'surge' }, targets.surge);
     this.adaptiveTarget.set({ target: 'pressured' }, targets.pressured ? 1 : 0);
     this.adaptiveReason.inc({ reason: why.code });
   }
