@@ -9,14 +9,24 @@ import { join } from 'node:path';
 import { daemonClient, ServingStatus } from '@vpc-cni-kit/aws-node';
 import {
   type DescribedInstance,
+  type InstanceTypeSpec,
   startVirtualVpc,
   type VirtualVpc,
   VPC_ADDRESSES,
 } from '@vpc-cni-kit/ec2-simulator';
+import { parseIp } from '@vpc-cni-kit/ip-address';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import { POD_ENI_ANNOTATION, parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
+import {
+  BRANCH_DESCRIPTION,
+  EVENT_COMPONENT as CONTROLLER_COMPONENT,
+  POD_UID_TAG,
+} from '@vpc-cni-kit/vpc-resource-controller';
+import { type ClusterDatabase, type DatabaseOptions, startDatabase } from './database.js';
 import { inNetns } from './exec.js';
 import { ClusterKubeApi } from './kube-api.js';
 import { type NodeLauncher, processLauncher } from './launcher.js';
+import { ResourceController, type ResourceControllerOptions, webhookLimits } from './resource-controller.js';
 
 const REGION = 'us-west-2';
 
@@ -28,6 +38,24 @@ export interface ClusterOptions {
   instanceType?: string;
   /** Extra environment for every daemon (the reference's variables: WARM_IP_TARGET, …). */
   env?: Record<string, string>;
+  /**
+   * Per node (by index), what differs from the rest: its instance type, environment added to `env` (e.g. one
+   * node in strict and one in standard `POD_SECURITY_GROUP_ENFORCING_MODE`).
+   */
+  perNode?: readonly ({ instanceType?: string; env?: Record<string, string> } | undefined)[];
+  /**
+   * Instance types added to the simulator's table (the scenario's `instanceTypes`), e.g. a small
+   * trunking-compatible type whose branch limit a test can reach.
+   */
+  instanceTypes?: readonly InstanceTypeSpec[];
+  /**
+   * Security groups for pods: every daemon runs with `ENABLE_POD_ENI=true` (and this branch-link kind: the
+   * virtual VPC's `macvlan`, ADR 0006) and the enforcing mode (`perNode` env may override it); start the VPC
+   * resource controller with {@link Cluster.startController}.
+   */
+  podEni?: { mode?: 'strict' | 'standard' };
+  /** A database instance in the first node subnet (not a node): see {@link ClusterDatabase}. */
+  database?: DatabaseOptions;
   /** Directory holding `aws-node.cjs`, `aws-vpc-cni-init.cjs` and `aws-cni.cjs` (the package's dist/bin: `awsNodeBinDir()`). */
   binDir: string;
   /** Path of the libcni runner binary (tools/libcni-runner). */
@@ -86,8 +114,21 @@ export interface ClusterNetwork {
   securityGroups?: readonly {
     id: string;
     name: string;
-    ingress?: readonly { ipProtocol: string; cidrIpv4: string }[];
+    ingress?: readonly SecurityGroupRule[];
+    egress?: readonly SecurityGroupRule[];
   }[];
+}
+
+/** A security-group rule of a {@link ClusterNetwork} group (the ec2-simulator scenario's). */
+export interface SecurityGroupRule {
+  /** `tcp`, `udp`, `icmp`, `-1` or a number. */
+  ipProtocol: string;
+  fromPort?: number;
+  toPort?: number;
+  /** The peer: a CIDR, or … */
+  cidrIpv4?: string;
+  /** … every address of every interface in this group. */
+  referencedGroupId?: string;
 }
 
 const DEFAULT_NETWORK: ClusterNetwork = {
@@ -143,6 +184,34 @@ export interface ClusterPod {
   containerId: string;
   address: string;
   result: unknown;
+  /** Security groups for pods: the pod's branch ENI (from its `vpc.amazonaws.com/pod-eni` annotation), if it has one. */
+  branch?: { eniId: string; vlanId: number; mac: string };
+}
+
+/** What a test pod is created with (its object, then the CNI ADD). */
+export interface AddPodOptions {
+  name?: string;
+  namespace?: string;
+  /** How long to retry ADD while the plugin answers code 11 ("try again later"), as kubelet does (ms, default 30 000). */
+  retryForMs?: number;
+  capabilityArgs?: unknown;
+  /** The pod's labels (a SecurityGroupPolicy's podSelector matches them). */
+  labels?: Record<string, string>;
+  /** The pod's ServiceAccount (created when missing; a policy's serviceAccountSelector matches its labels). */
+  serviceAccountName?: string;
+  /** Annotations of the Pod object (e.g. `vpc.amazonaws.com/pod-eni`, written as a controller would). */
+  annotations?: Record<string, string>;
+  /**
+   * Limits of its container (e.g. `vpc.amazonaws.com/pod-eni: "1"` for a branch-ENI pod); given, they replace
+   * what the webhook would add, and the ADD does not wait for the controller.
+   */
+  limits?: Record<string, string>;
+  /**
+   * A pod that a SecurityGroupPolicy selects gets `vpc.amazonaws.com/pod-eni` in its limits (the webhook), and
+   * its ADD waits until the controller decided (annotated it, or put a Warning Event on it; at most
+   * `retryForMs`), as its sandbox waits for the scheduler in EKS. `false`: ADD at once.
+   */
+  awaitBranch?: boolean;
 }
 
 /** A libcni failure (the plugin's CNI error, or libcni's own). */
@@ -161,6 +230,10 @@ export class PodError extends Error {
 export class Cluster {
   readonly pods: ClusterPod[] = [];
   private podSeq = 0;
+  /** The VPC resource controller, while one runs ({@link startController}). */
+  controller: ResourceController | undefined;
+  /** The database instance, with `ClusterOptions.database`. */
+  database: ClusterDatabase | undefined;
 
   private constructor(
     readonly vpc: VirtualVpc,
@@ -195,14 +268,27 @@ export class Cluster {
           })),
         ],
         ...(net.securityGroups ? { securityGroups: net.securityGroups } : {}),
-        instances: Array.from({ length: count }, (_, i) => {
-          const subnetId = net.nodeSubnets[i % net.nodeSubnets.length]!;
-          return {
-            instanceType: options.instanceType ?? 'm5.large',
-            subnetId,
-            ...(hasIpv6.has(subnetId) ? { ipv6AddressCount: 1 } : {}),
-          };
-        }),
+        ...(options.instanceTypes ? { instanceTypes: options.instanceTypes } : {}),
+        instances: [
+          ...Array.from({ length: count }, (_, i) => {
+            const subnetId = net.nodeSubnets[i % net.nodeSubnets.length]!;
+            return {
+              instanceType: options.perNode?.[i]?.instanceType ?? options.instanceType ?? 'm5.large',
+              subnetId,
+              ...(hasIpv6.has(subnetId) ? { ipv6AddressCount: 1 } : {}),
+            };
+          }),
+          ...(options.database
+            ? [
+                {
+                  instanceType: options.database.instanceType ?? 'm5.large',
+                  subnetId: net.nodeSubnets[0]!,
+                  securityGroupIds: [options.database.securityGroupId],
+                  tags: { Name: 'database' },
+                },
+              ]
+            : []),
+        ],
       },
       ...(options.simulator ? { simulator: options.simulator } : {}),
     });
@@ -227,7 +313,8 @@ export class Cluster {
       await vpc.close();
       throw e;
     }
-    const nodes: ClusterNode[] = described.instances.map((instance, index) => {
+    const nodeInstances = described.instances.slice(0, count);
+    const nodes: ClusterNode[] = nodeInstances.map((instance, index) => {
       const dir = join(workDir, `node${index}`);
       const run = runBase === undefined ? join(dir, 'run') : join(runBase, `node${index}`);
       const node: ClusterNode = {
@@ -266,13 +353,24 @@ export class Cluster {
         AWS_VPC_K8S_CNI_LOGLEVEL: 'info',
         ...access.env,
         ...(options.ipv6 ? IPV6_ENV : {}),
+        ...(options.podEni
+          ? {
+              ENABLE_POD_ENI: 'true',
+              POD_SECURITY_GROUP_ENFORCING_MODE: options.podEni.mode ?? 'strict',
+              AWS_NODE_BRANCH_LINK_KIND: 'macvlan',
+            }
+          : {}),
         ...options.env,
+        ...options.perNode?.[index]?.env,
       };
       mkdirSync(run, { recursive: true });
       return node;
     });
     const cluster = new Cluster(vpc, kube, nodes, options, workDir, runBase);
     try {
+      const db = described.instances[count];
+      if (options.database && db !== undefined)
+        cluster.database = await startDatabase(db, db.enis[0]!.eniId, options.database.port ?? 5432);
       await Promise.all(nodes.map((n) => cluster.initNode(n)));
       await Promise.all(nodes.map((n) => cluster.startDaemon(n.index)));
     } catch (e) {
@@ -376,22 +474,12 @@ export class Cluster {
   }
 
   /**
-   * Creates a pod on node `i` through libcni (ADD of the whole conflist). Retries while the plugin answers
-   * code 11 ("try again later"), as kubelet does, up to `retryForMs`.
+   * Creates a pod on node `i`: its object (labels, ServiceAccount; what a SecurityGroupPolicy selects gets the
+   * pod-eni limit, as from the webhook), then ADD through libcni (the whole conflist). Retries while the plugin
+   * answers code 11 ("try again later"), as kubelet does, up to `retryForMs`. A failed ADD is followed by DEL,
+   * the pod's namespace and object go, and the plugin's error is thrown as a {@link PodError}.
    */
-  async addPod(
-    i: number,
-    options: {
-      name?: string;
-      namespace?: string;
-      retryForMs?: number;
-      capabilityArgs?: unknown;
-      /** Annotations of the Pod object (e.g. `vpc.amazonaws.com/pod-eni`, written as a controller would). */
-      annotations?: Record<string, string>;
-      /** Limits of its container (e.g. `vpc.amazonaws.com/pod-eni: "1"` for a branch-ENI pod). */
-      limits?: Record<string, string>;
-    } = {},
-  ): Promise<ClusterPod> {
+  async addPod(i: number, options: AddPodOptions = {}): Promise<ClusterPod> {
     const node = this.nodes[i];
     if (node === undefined) throw new Error(`no node ${i}`);
     const seq = this.podSeq++;
@@ -406,18 +494,59 @@ export class Cluster {
       containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
     };
     // As the scheduler and kubelet would: the Pod object exists, bound to the node, before its CNI ADD.
+    const labels = options.labels ?? {};
+    if (options.serviceAccountName !== undefined)
+      this.kube.ensureServiceAccount(pod.namespace, options.serviceAccountName);
+    const selected =
+      options.limits === undefined
+        ? webhookLimits(this.kube, {
+            namespace: pod.namespace,
+            labels,
+            serviceAccountName: options.serviceAccountName,
+          })
+        : undefined;
+    const limits = options.limits ?? selected;
     this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
+      labels,
+      ...(options.serviceAccountName !== undefined ? { serviceAccountName: options.serviceAccountName } : {}),
       ...(options.annotations ? { annotations: options.annotations } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
+      ...(limits ? { limits } : {}),
     });
     const deadline = Date.now() + (options.retryForMs ?? 30_000);
+    if (selected !== undefined && options.awaitBranch !== false) {
+      // Until the controller decided: annotated, or a Warning Event of its own on the pod (e.g. the trunk's
+      // branch limit reached), after which the ADD shows what the node answers for such a pod.
+      while (
+        this.podEniAnnotation(pod.namespace, pod.name) === undefined &&
+        !this.kube
+          .podEvents(pod.namespace, pod.name)
+          .some((e) => e.type === 'Warning' && e.source === CONTROLLER_COMPONENT)
+      ) {
+        if (Date.now() > deadline) {
+          netnsDel(netns);
+          this.kube.deletePod(pod.namespace, pod.name);
+          throw new Error(
+            `pod ${pod.namespace}/${pod.name} was not given a branch ENI within ${options.retryForMs ?? 30_000} ms (is the VPC resource controller running? ${this.controller?.running ? 'yes' : 'no'})`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
     for (;;) {
       const r = await this.libcni(node, 'add', pod, options.capabilityArgs);
       const out = parseRunner(r.stdout, r.stderr);
       if (out.ok) {
         const result = out.result as { ips?: { address: string }[] };
         const address = result.ips?.[0]?.address.split('/')[0] ?? '';
-        const created: ClusterPod = { ...pod, node: i, address, result: out.result };
+        const annotation = this.podEniAnnotation(pod.namespace, pod.name);
+        const branch = annotation === undefined ? undefined : parseBranch(annotation);
+        const created: ClusterPod = {
+          ...pod,
+          node: i,
+          address,
+          result: out.result,
+          ...(branch ? { branch } : {}),
+        };
         const hostIp = this.options.ipv6
           ? (node.instance.ipv6 ?? node.instance.privateIp)
           : node.instance.privateIp;
@@ -435,6 +564,135 @@ export class Cluster {
       await new Promise((r2) => setTimeout(r2, 500));
     }
   }
+
+  /** A pod's `vpc.amazonaws.com/pod-eni` annotation, if it has one. */
+  podEniAnnotation(namespace: string, name: string): string | undefined {
+    const pod = this.kube.pod(namespace, name) as
+      | { metadata?: { annotations?: Record<string, string> } }
+      | undefined;
+    return pod?.metadata?.annotations?.[POD_ENI_ANNOTATION];
+  }
+
+  /**
+   * Starts the VPC resource controller (the built program, a process of this machine, stopped by its pid) and
+   * waits until it acts. One at a time: a running one is stopped first.
+   */
+  async startController(
+    options: Omit<ResourceControllerOptions, 'kubeconfigPath' | 'ec2Endpoint' | 'region'> = {},
+  ): Promise<ResourceController> {
+    await this.stopController();
+    const d = this.vpc.describe();
+    mkdirSync(this.workDir, { recursive: true });
+    this.controller = await ResourceController.start(this.kube, {
+      ...options,
+      kubeconfigPath: join(this.workDir, 'controller.kubeconfig'),
+      ec2Endpoint: d.ec2EndpointLocal,
+      region: d.region,
+    });
+    return this.controller;
+  }
+
+  /** Stops the controller with `signal` (SIGTERM: graceful; SIGKILL: a crash); none running is fine. */
+  async stopController(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.controller?.stop(signal);
+  }
+
+  /** Node `i`'s trunk ENI (attached), once the controller gave it one. */
+  trunkOf(i: number): { eniId: string; mac: string; routerLink: string | undefined } | undefined {
+    const instanceId = this.nodes[i]?.instance.instanceId;
+    const eni = this.vpc.simulator.state
+      .enis()
+      .find((e) => e.interfaceType === 'trunk' && e.attachment?.instanceId === instanceId);
+    if (eni === undefined) return undefined;
+    const described = this.vpc
+      .describe()
+      .instances.find((x) => x.instanceId === instanceId)
+      ?.enis.find((e) => e.eniId === eni.id);
+    return { eniId: eni.id, mac: eni.mac, routerLink: described?.routerLink };
+  }
+
+  /** Waits until every node has its trunk ENI attached and plugged (the daemons asked through their CNINodes). */
+  async waitForTrunks(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.nodes.every((n) => this.trunkOf(n.index)?.routerLink !== undefined)) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `not every node has a trunk ENI after ${timeoutMs} ms (nodes without: ${this.nodes
+            .filter((n) => this.trunkOf(n.index) === undefined)
+            .map((n) => n.index)
+            .join(', ')}; controller ${this.controller?.running ? 'running' : 'not running'})`,
+        );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The branch ENIs EC2 holds now (associated or not), with the pod UID they were made for. */
+  branchEnis(): {
+    eniId: string;
+    subnetId: string;
+    groups: string[];
+    podUid: string | undefined;
+    address: string;
+  }[] {
+    return this.vpc.simulator.state
+      .enis()
+      .filter((e) => e.description === BRANCH_DESCRIPTION)
+      .map((e) => ({
+        eniId: e.id,
+        subnetId: e.subnetId,
+        groups: [...e.groups],
+        podUid: e.tags.get(POD_UID_TAG),
+        address: e.privateIps[0]?.value ?? '',
+      }));
+  }
+
+  /**
+   * Runs `run` while counting the IPv4 packets the VPC router forwards between addresses `a` and `b` (either
+   * way; counted before the security-group checks, so refused ones count too): what crossed the VPC between
+   * them. The counter is a table of its own in the router namespace, removed afterwards.
+   */
+  async routerPackets<T>(
+    a: string,
+    b: string,
+    run: () => Promise<T>,
+  ): Promise<{ result: T; packets: number }> {
+    for (const x of [a, b])
+      if (parseIp(x)?.family !== 4) throw new Error(`not an IPv4 address: ${JSON.stringify(x)}`);
+    const router = this.vpc.describe().router.netnsPath;
+    const table = `vckcount${this.#counters++}`;
+    const nft = async (...args: string[]) => {
+      const r = await inNetns(router, ['nft', ...args]);
+      if (r.code !== 0) throw new Error(`nft in the router namespace: ${r.stderr.trim()}`);
+      return r.stdout;
+    };
+    await nft('add', 'table', 'ip', table);
+    try {
+      await nft(
+        'add',
+        'chain',
+        'ip',
+        table,
+        'forwarded',
+        '{ type filter hook forward priority -300; policy accept; }',
+      );
+      for (const [from, to] of [
+        [a, b],
+        [b, a],
+      ] as const)
+        await nft('add', 'rule', 'ip', table, 'forwarded', 'ip', 'saddr', from, 'ip', 'daddr', to, 'counter');
+      const result = await run();
+      const listed = JSON.parse(await nft('-j', 'list', 'table', 'ip', table)) as {
+        nftables: { rule?: { expr: { counter?: { packets: number } }[] } }[];
+      };
+      const packets = listed.nftables
+        .flatMap((o) => o.rule?.expr ?? [])
+        .reduce((n, e) => n + (e.counter?.packets ?? 0), 0);
+      return { result, packets };
+    } finally {
+      await nft('delete', 'table', 'ip', table);
+    }
+  }
+  #counters = 0;
 
   /** Deletes a pod: libcni DEL (twice, the second without a netns, as containerd does), then its namespace. */
   async delPod(pod: ClusterPod): Promise<void> {
@@ -498,12 +756,23 @@ export class Cluster {
       }
     }
     this.pods.length = 0;
+    await this.stopController('SIGTERM');
+    await this.database?.stop();
     await Promise.all(this.nodes.map((n) => this.stopDaemon(n.index, 'SIGTERM')));
     for (const n of this.nodes) await this.launcher.cleanup?.(n);
     await this.kube.close();
     await this.vpc.close();
     rmSync(this.workDir, { recursive: true, force: true });
     if (this.runBase !== undefined) rmSync(this.runBase, { recursive: true, force: true });
+  }
+}
+
+function parseBranch(annotation: string): ClusterPod['branch'] {
+  try {
+    const b = parsePodEniAnnotation(annotation, { family: 4 });
+    return { eniId: b.eniId, vlanId: b.vlanId, mac: b.mac };
+  } catch {
+    return undefined;
   }
 }
 

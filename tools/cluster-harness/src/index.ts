@@ -7,6 +7,7 @@
 
 export { awsNodeBinDir } from './bin-dir.js';
 export {
+  type AddPodOptions,
   Cluster,
   type ClusterNetwork,
   type ClusterNode,
@@ -14,16 +15,30 @@ export {
   type ClusterPod,
   DUAL_STACK_NETWORK,
   PodError,
+  type SecurityGroupRule,
 } from './cluster.js';
 export { type Containerd, containerdLauncher, startContainerd } from './containerd.js';
 export { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from './custom-networking.js';
+export { type ClusterDatabase, type DatabaseOptions, databaseHello, startDatabase } from './database.js';
 export { inNetns, type Ran } from './exec.js';
 export { buildImage, type ImageBuild, type ImageName } from './image.js';
 export {
   awsNodeRbacManifest,
   ClusterKubeApi,
+  CONTROLLER_SERVICE_ACCOUNT,
   type DaemonKubeAccess,
   KUBE_API_PORT,
   nodeName,
+  type PodObjectOptions,
+  type SecurityGroupPolicySpec,
+  SGP_API,
 } from './kube-api.js';
 export { type NodeLauncher, processLauncher } from './launcher.js';
+export {
+  HARNESS_CLUSTER_NAME,
+  ResourceController,
+  type ResourceControllerOptions,
+  resourceControllerBin,
+  webhookLimits,
+} from './resource-controller.js';
+export { SGP, SMALL_TRUNK_TYPE, sgpLayout, sgpPolicies } from './sgp-layout.js';

@@ -42,6 +42,49 @@ export function awsNodeRbacManifest(): KubeObject[] {
   return awsNodeManifest('rbac.yaml');
 }
 
+/** A manifest of the vpc-resource-controller package (`manifests/<file>`). */
+function controllerManifest(file: string): KubeObject[] {
+  const require = createRequire(import.meta.url);
+  return manifest(
+    join(dirname(require.resolve('@vpc-cni-kit/vpc-resource-controller/package.json')), 'manifests', file),
+  );
+}
+
+/** The ServiceAccount the VPC resource controller runs as (its own manifest's RBAC decides what it may do). */
+export const CONTROLLER_SERVICE_ACCOUNT = {
+  namespace: 'kube-system',
+  name: 'vpc-resource-controller',
+} as const;
+
+/** The SecurityGroupPolicy API (`vpcresources.k8s.aws/v1beta1`, plural `securitygrouppolicies`). */
+export const SGP_API = ['vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies'] as const;
+
+/** A SecurityGroupPolicy to create: which pods of `namespace` get a branch ENI with `groupIds`. */
+export interface SecurityGroupPolicySpec {
+  readonly namespace?: string;
+  readonly name: string;
+  /** `spec.podSelector.matchLabels`. */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** `spec.serviceAccountSelector.matchLabels`. */
+  readonly serviceAccountLabels?: Readonly<Record<string, string>>;
+  readonly groupIds: readonly string[];
+}
+
+/** What a test pod's object says besides its name and node. */
+export interface PodObjectOptions {
+  /** Labels. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Annotations (e.g. `vpc.amazonaws.com/pod-eni`, written as the controller would). */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** `spec.serviceAccountName` (created in the namespace when missing). */
+  readonly serviceAccountName?: string;
+  /**
+   * The first container's `resources.limits` (e.g. `vpc.amazonaws.com/pod-eni: "1"`, what the VPC resource
+   * controller's webhook adds to a pod a SecurityGroupPolicy selects).
+   */
+  readonly limits?: Readonly<Record<string, string>>;
+}
+
 /** The name EKS gives the Node of an instance (its private DNS name). */
 export function nodeName(instance: DescribedInstance, region: string): string {
   return `ip-${instance.privateIp.replaceAll('.', '-')}.${region}.compute.internal`;
@@ -80,6 +123,9 @@ export class ClusterKubeApi {
         ...manifest(ownFile('manifests', 'cninode-crd.yaml')),
         ...awsNodeManifest('eniconfig-crd.yaml'),
         ...awsNodeRbacManifest(),
+        // The VPC resource controller's CRDs (SecurityGroupPolicy) and RBAC, as EKS installs them.
+        ...controllerManifest('crds.yaml'),
+        ...controllerManifest('rbac.yaml'),
       ]) {
         const [apiVersion, plural] = pluralOf(obj);
         sim.objects.create(apiVersion, plural, obj);
@@ -179,30 +225,113 @@ export class ClusterKubeApi {
     };
   }
 
-  /**
-   * Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do), with optional
-   * annotations and limits on its container (e.g. `vpc.amazonaws.com/pod-eni` for a branch-ENI pod).
-   */
-  createPod(
-    namespace: string,
-    name: string,
-    node: string,
-    extra: { annotations?: Record<string, string>; limits?: Record<string, string> } = {},
-  ): void {
+  /** Creates a namespace unless it exists. */
+  ensureNamespace(namespace: string): void {
     if (!this.sim.objects.get('v1', 'namespaces', namespace))
       this.sim.objects.create('v1', 'namespaces', { metadata: { name: namespace } });
+  }
+
+  /** Creates a ServiceAccount (with labels, which a SecurityGroupPolicy's serviceAccountSelector matches) unless it exists. */
+  ensureServiceAccount(namespace: string, name: string, labels: Record<string, string> = {}): void {
+    this.ensureNamespace(namespace);
+    if (!this.sim.objects.get('v1', 'serviceaccounts', name, namespace))
+      this.sim.objects.create('v1', 'serviceaccounts', { metadata: { name, namespace, labels } });
+  }
+
+  /** Creates a SecurityGroupPolicy. */
+  createSecurityGroupPolicy(policy: SecurityGroupPolicySpec): KubeObject {
+    const namespace = policy.namespace ?? 'default';
+    this.ensureNamespace(namespace);
+    return this.sim.objects.create(SGP_API[0], SGP_API[1], {
+      metadata: { name: policy.name, namespace },
+      spec: {
+        ...(policy.podLabels ? { podSelector: { matchLabels: { ...policy.podLabels } } } : {}),
+        ...(policy.serviceAccountLabels
+          ? { serviceAccountSelector: { matchLabels: { ...policy.serviceAccountLabels } } }
+          : {}),
+        securityGroups: { groupIds: [...policy.groupIds] },
+      },
+    });
+  }
+
+  /** The SecurityGroupPolicy objects of a namespace. */
+  securityGroupPolicies(namespace: string): KubeObject[] {
+    return this.sim.objects.list(SGP_API[0], SGP_API[1], namespace);
+  }
+
+  /** A pod object, if it exists. */
+  pod(namespace: string, name: string): KubeObject | undefined {
+    return this.sim.objects.get('v1', 'pods', name, namespace);
+  }
+
+  /** The Events about a pod, oldest first. */
+  podEvents(
+    namespace: string,
+    name: string,
+  ): { type: string; reason: string; message: string; source: string }[] {
+    return this.sim.objects
+      .list('v1', 'events', namespace)
+      .filter((e) => {
+        const o = (e as { involvedObject?: { kind?: string; name?: string } }).involvedObject;
+        return o?.kind === 'Pod' && o.name === name;
+      })
+      .map((e) => {
+        const ev = e as {
+          type?: string;
+          reason?: string;
+          message?: string;
+          note?: string;
+          source?: { component?: string };
+          reportingComponent?: string;
+        };
+        return {
+          type: ev.type ?? '',
+          reason: ev.reason ?? '',
+          message: ev.message ?? ev.note ?? '',
+          source: ev.source?.component ?? ev.reportingComponent ?? '',
+        };
+      });
+  }
+
+  /** Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do). */
+  createPod(namespace: string, name: string, node: string, options: PodObjectOptions = {}): void {
+    this.ensureNamespace(namespace);
+    if (options.serviceAccountName !== undefined)
+      this.ensureServiceAccount(namespace, options.serviceAccountName);
     this.sim.objects.create('v1', 'pods', {
-      metadata: { name, namespace, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+      metadata: {
+        name,
+        namespace,
+        ...(options.labels ? { labels: { ...options.labels } } : {}),
+        ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
+      },
       spec: {
         nodeName: node,
+        ...(options.serviceAccountName !== undefined
+          ? { serviceAccountName: options.serviceAccountName }
+          : {}),
         containers: [
           {
             name: 'app',
             image: 'registry.k8s.io/pause:3.9',
-            ...(extra.limits ? { resources: { limits: extra.limits, requests: extra.limits } } : {}),
+            ...(options.limits
+              ? { resources: { limits: { ...options.limits }, requests: { ...options.limits } } }
+              : {}),
           },
         ],
       },
+    });
+  }
+
+  /**
+   * A kubeconfig (on this machine's loopback) holding a token of the VPC resource controller's ServiceAccount:
+   * what the controller runs with here, so its own RBAC manifest decides what it may do.
+   */
+  controllerKubeconfig(): string {
+    const { namespace, name } = CONTROLLER_SERVICE_ACCOUNT;
+    return this.sim.kubeconfig({
+      token: this.sim.mintServiceAccountToken(namespace, name),
+      name: 'controller',
     });
   }
 
@@ -238,6 +367,8 @@ function pluralOf(obj: KubeObject): [string, string] {
     ServiceAccount: 'serviceaccounts',
     ClusterRole: 'clusterroles',
     ClusterRoleBinding: 'clusterrolebindings',
+    Role: 'roles',
+    RoleBinding: 'rolebindings',
   };
   const plural = kinds[String(obj.kind)];
   if (!plural) throw new Error(`the cluster harness cannot seed a ${String(obj.kind)}`);

@@ -31,6 +31,9 @@ describe('npm run demo -- …', () => {
       ['stray'],
       ['--down', 'not-an-id'],
       ['--ipv6', '--custom-networking'],
+      ['--sgp', '--pods', '2'],
+      ['--sgp', '--custom-networking'],
+      ['--sgp', '--ipv6'],
     ]) {
       const r = run(...args);
       expect(r.status, args.join(' ')).toBe(2);

@@ -61,6 +61,12 @@ export interface BranchPodsDeps {
    * hot-plugged interface arrives down.
    */
   readonly prepareTrunk?: (link: HostLink) => Promise<void>;
+  /**
+   * Branches one trunk of this instance type carries (the published table). A branch pod without its annotation
+   * on a node whose branch links already number this many fails with `BRANCH_LIMIT_REACHED`, not
+   * `ANNOTATION_MISSING`: the controller cannot give it one.
+   */
+  readonly branchLimit?: number | undefined;
   /** Wall-clock ms, for the record. */
   readonly now: () => number;
 }
@@ -126,8 +132,8 @@ export class BranchPods {
 
   /**
    * `undefined` for a pod without a branch (an ordinary address from the pool); else its branch. Throws
-   * {@link SgpError} with the cause: `POD_NOT_FOUND`, `NO_TRUNK`, `ANNOTATION_MISSING`, `ANNOTATION_INVALID`,
-   * `TRUNK_LINK_NOT_FOUND`.
+   * {@link SgpError} with the cause: `POD_NOT_FOUND`, `NO_TRUNK`, `BRANCH_LIMIT_REACHED`, `ANNOTATION_MISSING`,
+   * `ANNOTATION_INVALID`, `TRUNK_LINK_NOT_FOUND`.
    */
   async resolve(namespace: string, name: string): Promise<ResolvedBranch | undefined> {
     const pod = await this.deps.readPod(namespace, name);
@@ -140,8 +146,19 @@ export class BranchPods {
         op: 'AddNetwork',
         detail: `pod ${namespace}/${name} needs a branch ENI and the node has no trunk ENI yet`,
       });
+    const links = await this.deps.hostLinks();
+    const limit = this.deps.branchLimit;
+    if (annotation === undefined && limit !== undefined && limit > 0) {
+      const inUse = links.filter((l) => /^vlan\.eth\.\d+$/.test(l.name)).length;
+      if (inUse >= limit)
+        throw new SgpError({
+          code: 'BRANCH_LIMIT_REACHED',
+          op: 'AddNetwork',
+          detail: `pod ${namespace}/${name} has no branch ENI, and the node's trunk ${trunk.eniId} carries ${inUse} of ${limit} branches`,
+        });
+    }
     const branch = parsePodEniAnnotation(annotation, { family: 4 });
-    const link = trunkLinkOf(await this.deps.hostLinks(), trunk.mac);
+    const link = trunkLinkOf(links, trunk.mac);
     const prepared = `${link.name} ${link.mac}`;
     if (this.#preparedTrunk !== prepared && this.deps.prepareTrunk !== undefined) {
       try {

@@ -11,6 +11,7 @@ import {
   isEniManagerError,
   maxPods,
   type NodeInfo,
+  publishedBranchLimit,
 } from '@vpc-cni-kit/eni-manager';
 import {
   detectBackend,
@@ -472,12 +473,21 @@ async function start(
   // Security groups for pods: the trunk (classified by every reconcile; looked for at once, at most every
   // second, when a branch pod arrives before the reconcile has seen it) and the branch pods.
   let trunkLookedAt = Number.NEGATIVE_INFINITY;
+  // Concurrent ADDs share the lookup in flight (a burst right after the trunk attached must not fail NO_TRUNK).
+  let trunkLookup: Promise<ReturnType<typeof nodeEnis.trunk>> | undefined;
   const findTrunk = async () => {
     const known = nodeEnis.trunk();
-    if (known !== undefined || performance.now() - trunkLookedAt < 1000) return known;
+    if (known !== undefined) return known;
+    if (trunkLookup !== undefined) return trunkLookup;
+    if (performance.now() - trunkLookedAt < 1000) return undefined;
     trunkLookedAt = performance.now();
-    await pool.exclusive(async () => nodeEnis.select(await metadata.listEnis()));
-    return nodeEnis.trunk();
+    trunkLookup = pool
+      .exclusive(async () => nodeEnis.select(await metadata.listEnis()))
+      .then(() => nodeEnis.trunk())
+      .finally(() => {
+        trunkLookup = undefined;
+      });
+    return trunkLookup;
   };
   const branchPods = config.podEni.enabled
     ? new BranchPods({
@@ -488,6 +498,7 @@ async function start(
         hostLinks: () => host.links(),
         plumber: host.branchPlumber,
         prepareTrunk: (link) => host.setMtu(link.name, config.eniMtu),
+        branchLimit: publishedBranchLimit(node.instanceType),
         now: () => Date.now(),
       })
     : undefined;

@@ -9,6 +9,10 @@
  *                    pods get 100.64.x addresses from ENIs in the zone's pod subnet, with the pods' group
  *   --ipv6           an IPv6 cluster: dual-stack VPC, aws-node in IPv6 mode (pods get /128s from each node's /80),
  *                    egress-cni for IPv4 destinations; the matrix pings the IPv6 and the IPv4-only internet hosts
+ *   --sgp            security groups for pods: the VPC resource controller and aws-node with ENABLE_POD_ENI
+ *                    (node 0 strict, node 1 standard), SecurityGroupPolicies for app=db-client and app=isolated,
+ *                    a database that admits TCP 5432 from db-client only; per node a db-client, an isolated and
+ *                    a web pod; trunks, branch ENIs and VLANs, and the connectivity matrix with the database
  *   --down RUN_ID    tear down a kept setup
  *   --image          run aws-vpc-cni-init and aws-node as containers of the aws-node image (built by
  *                    deploy/image/build.mjs) under containerd, started for the demo and stopped after it
@@ -23,7 +27,9 @@ import { Cluster } from '../cluster.js';
 import { type Containerd, containerdLauncher, startContainerd } from '../containerd.js';
 import { CN, customNetworkingEnv, customNetworkingLayout, eniConfigObject } from '../custom-networking.js';
 import { buildImage } from '../image.js';
+import { SGP, sgpLayout } from '../sgp-layout.js';
 import { connectivityMatrix, kubernetesView, podTable, poolState } from './report.js';
+import { branchesAfterTeardown, demoMode, sgpMatrix, sgpPodTable, sgpWorkload, trunkTable } from './sgp.js';
 
 const STATE_DIR = '/run/vck-demo';
 
@@ -37,11 +43,12 @@ interface Args {
   image: boolean;
   customNetworking: boolean;
   ipv6: boolean;
+  sgp: boolean;
 }
 
 const USAGE = [
   'usage: npm run demo -- [--keep] [--json] [--image] [--nodes N (1-10, default 2)] [--pods N (1-20, default 3)]',
-  '                        [--custom-networking | --ipv6]',
+  '                        [--custom-networking | --ipv6 | --sgp]',
   '       npm run demo -- --down RUN_ID',
   '       npm run demo -- --help | --version',
 ].join('\n');
@@ -61,6 +68,7 @@ const DEMO_OPTIONS = {
   image: { type: 'boolean' },
   'custom-networking': { type: 'boolean' },
   ipv6: { type: 'boolean' },
+  sgp: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -90,10 +98,19 @@ function parseDemoArgs(argv: string[]): Args | 'help' | 'version' {
     image: values.image === true,
     customNetworking: values['custom-networking'] === true,
     ipv6: values.ipv6 === true,
+    sgp: values.sgp === true,
   };
   if (a.ipv6 && a.customNetworking)
     throw new UsageError(
       '--ipv6 and --custom-networking do not go together (no custom networking in IPv6 mode)',
+    );
+  if (a.sgp && a.ipv6)
+    throw new UsageError(
+      '--sgp and --ipv6 do not go together (aws-node refuses ENABLE_POD_ENI in IPv6 mode)',
+    );
+  if (a.sgp && (a.customNetworking || a.image || values.pods !== undefined))
+    throw new UsageError(
+      '--sgp has its own layout and pods: not with --custom-networking, --image or --pods',
     );
   if (!Number.isInteger(a.nodes) || a.nodes < 1 || a.nodes > 10) throw new UsageError('--nodes must be 1–10');
   if (!Number.isInteger(a.pods) || a.pods < 1 || a.pods > 20) throw new UsageError('--pods must be 1–20');
@@ -123,7 +140,7 @@ async function bringUp(
     launcher = containerdLauncher(containerd, report.image);
   }
   print(
-    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}${args.ipv6 ? ' (IPv6: a dual-stack VPC, aws-node in IPv6 mode, /128 pods from a /80 per node)' : ''}…`,
+    `bringing up a virtual VPC with ${args.nodes} m5.large nodes${args.customNetworking ? ' (custom networking: nodes in 10.20.0.0/16, pods in 100.64.0.0/16)' : ''}${args.ipv6 ? ' (IPv6: a dual-stack VPC, aws-node in IPv6 mode, /128 pods from a /80 per node)' : ''}${args.sgp ? ` and a database instance (security groups for pods: ${Array.from({ length: args.nodes }, (_, i) => `node${i} ${demoMode(i)}`).join(', ')})` : ''}…`,
   );
   const cluster = await Cluster.start({
     nodes: args.nodes,
@@ -133,6 +150,16 @@ async function bringUp(
     env: { ANNOTATE_POD_IP: 'true', ...(args.customNetworking ? customNetworkingEnv : {}) },
     ...(args.customNetworking ? { network: customNetworkingLayout } : {}),
     ...(args.ipv6 ? { ipv6: true } : {}),
+    ...(args.sgp
+      ? {
+          network: sgpLayout,
+          podEni: { mode: 'strict' as const },
+          perNode: Array.from({ length: args.nodes }, (_, i) => ({
+            env: { POD_SECURITY_GROUP_ENFORCING_MODE: demoMode(i) },
+          })),
+          database: { securityGroupId: SGP.databaseGroup, port: SGP.databasePort },
+        }
+      : {}),
     ...(launcher ? { launcher } : {}),
   }).catch(async (e: unknown) => {
     await stopContainerd(containerd);
@@ -153,15 +180,33 @@ async function bringUp(
     }
     print('ENIConfigs us-west-2a and us-west-2b created; aws-node puts new ENIs in their pod subnets');
   }
-  print(
-    `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → egress-cni → portmap → bandwidth)…\n`,
-  );
-  for (let p = 0; p < args.pods; p++) {
-    for (const n of cluster.nodes) await cluster.addPod(n.index, { name: `web-${n.index}-${p}` });
+  let matrix: { text: string; ok: boolean };
+  if (args.sgp) {
+    print(`aws-node is healthy on ${args.nodes} nodes (ENABLE_POD_ENI=true)`);
+    await sgpWorkload(cluster, print).catch(async (e: unknown) => {
+      await cluster.close();
+      throw e;
+    });
+    print(`created per node a db-client, an isolated and a web pod through libcni\n`);
+    print(`Trunks (EC2, and the Node capacity the controller set)\n${trunkTable(cluster)}\n`);
+    print(`Pods\n${await sgpPodTable(cluster)}\n`);
+    matrix = await sgpMatrix(cluster);
+    print(
+      `Connectivity (ping; TCP to the database; ! = not what the groups and modes say)\n${matrix.text}\n` +
+        '  strict (node0): every packet of a branch pod crosses the VPC and its groups, node-local too;\n' +
+        '  standard (node1): node-local traffic stays on the node; the database admits TCP 5432 from db-client only.\n',
+    );
+  } else {
+    print(
+      `aws-node is healthy on ${args.nodes} nodes; creating ${args.pods} pods per node through libcni (aws-cni → egress-cni → portmap → bandwidth)…\n`,
+    );
+    for (let p = 0; p < args.pods; p++) {
+      for (const n of cluster.nodes) await cluster.addPod(n.index, { name: `web-${n.index}-${p}` });
+    }
+    print(`Pods\n${await podTable(cluster)}\n`);
+    matrix = await connectivityMatrix(cluster);
+    print(`Connectivity (ping)\n${matrix.text}\n`);
   }
-  print(`Pods\n${await podTable(cluster)}\n`);
-  const matrix = await connectivityMatrix(cluster);
-  print(`Connectivity (ping)\n${matrix.text}\n`);
   print(`Warm pool\n${await poolState(cluster)}\n`);
   print(
     `Kubernetes (the cluster's API: Nodes, CNINodes and pods as aws-node and the kubelet left them)\n${kubernetesView(cluster)}\n`,
@@ -182,6 +227,7 @@ async function bringUp(
       introspection: { netns: n.instance.netns, address: '127.0.0.1:61679' },
       metrics: { netns: n.instance.netns, address: '127.0.0.1:61678' },
       log: n.logFile,
+      daemonPid: n.daemon?.pid,
     })),
     pods: cluster.pods.map((p) => ({
       name: p.name,
@@ -193,6 +239,16 @@ async function bringUp(
     })),
     internetHost: described.internet.host,
     ...(described.internet.hostIpv6 ? { internetHostIpv6: described.internet.hostIpv6 } : {}),
+    ...(cluster.database
+      ? {
+          database: {
+            netns: cluster.database.instance.netns,
+            address: cluster.database.address,
+            port: cluster.database.port,
+          },
+          controllerPid: cluster.controller?.pid,
+        }
+      : {}),
     kubernetes: { server: `https://${cluster.kube.address}:443`, kubeconfigFromHost: cluster.kube.sim.url },
     connectivityOk: matrix.ok,
     down: `${selfCommand()} --down ${cluster.vpc.runId}`,
@@ -212,6 +268,10 @@ async function stopContainerd(containerd: Containerd | undefined): Promise<void>
 async function tearDown(cluster: Cluster, print: (s: string) => void): Promise<void> {
   print('tearing down…');
   for (const pod of [...cluster.pods]) await cluster.delPod(pod).catch(() => undefined);
+  if (cluster.controller?.running) {
+    const left = await branchesAfterTeardown(cluster);
+    print(`branch ENIs left in EC2 once the pods went and the cooldown passed: ${left}`);
+  }
   await cluster.close();
   await stopContainerd(containerds.get(cluster));
   print('done: no namespace, daemon or file of this run is left.');
@@ -234,11 +294,23 @@ async function hold(args: Args, readyFile: string): Promise<void> {
   rmSync(join(STATE_DIR, `${cluster.vpc.runId}.json`), { force: true });
 }
 
+/** Whether process `pid` runs `program` (its command line names it), so a recycled pid is never signalled. */
+function runs(pid: number, program: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(program);
+  } catch {
+    return false;
+  }
+}
+
 async function down(runId: string): Promise<number> {
   if (!/^[0-9a-f]{8}$/.test(runId)) throw new UsageError(`not a run id: ${runId}`);
   const file = join(STATE_DIR, `${runId}.json`);
   if (existsSync(file)) {
-    const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number };
+    const { pid, description } = JSON.parse(readFileSync(file, 'utf8')) as {
+      pid: number;
+      description?: { controllerPid?: number; nodes?: { daemonPid?: number }[] };
+    };
     try {
       process.kill(pid, 'SIGTERM');
       const deadline = Date.now() + 60_000;
@@ -252,6 +324,20 @@ async function down(runId: string): Promise<number> {
       }
     } catch {
       // the holder is gone already; clean up below
+    }
+    // A holder that crashed left its daemons and VPC resource controller (--sgp) running: stop each pid that
+    // still runs that program.
+    const left = [
+      ...(description?.nodes ?? []).map((n) => [n.daemonPid, 'aws-node.cjs'] as const),
+      [description?.controllerPid, 'vpc-resource-controller'] as const,
+    ];
+    for (const [pid, program] of left) {
+      if (pid === undefined || !runs(pid, program)) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
     }
     rmSync(file, { force: true });
   }
@@ -299,11 +385,11 @@ async function main(): Promise<number> {
       readyFile,
       '--nodes',
       String(args.nodes),
-      '--pods',
-      String(args.pods),
+      ...(args.sgp ? [] : ['--pods', String(args.pods)]),
       ...(args.image ? ['--image'] : []),
       ...(args.customNetworking ? ['--custom-networking'] : []),
       ...(args.ipv6 ? ['--ipv6'] : []),
+      ...(args.sgp ? ['--sgp'] : []),
     ],
     {
       detached: true,
