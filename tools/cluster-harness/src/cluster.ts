@@ -16,7 +16,7 @@ import {
 } from '@vpc-cni-kit/ec2-simulator';
 import { parseIp } from '@vpc-cni-kit/ip-address';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
-import { POD_ENI_ANNOTATION, parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
+import { POD_ENI_ANNOTATION, POD_ENI_RESOURCE, parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import {
   BRANCH_DESCRIPTION,
   EVENT_COMPONENT as CONTROLLER_COMPONENT,
@@ -26,7 +26,7 @@ import { type ClusterDatabase, type DatabaseOptions, startDatabase } from './dat
 import { inNetns } from './exec.js';
 import { ClusterKubeApi } from './kube-api.js';
 import { type NodeLauncher, processLauncher } from './launcher.js';
-import { ResourceController, type ResourceControllerOptions, webhookLimits } from './resource-controller.js';
+import { ResourceController, type ResourceControllerOptions } from './resource-controller.js';
 
 const REGION = 'us-west-2';
 
@@ -497,21 +497,18 @@ export class Cluster {
     const labels = options.labels ?? {};
     if (options.serviceAccountName !== undefined)
       this.kube.ensureServiceAccount(pod.namespace, options.serviceAccountName);
-    const selected =
-      options.limits === undefined
-        ? webhookLimits(this.kube, {
-            namespace: pod.namespace,
-            labels,
-            serviceAccountName: options.serviceAccountName,
-          })
-        : undefined;
-    const limits = options.limits ?? selected;
-    this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
+    // The controller's webhook (when it runs) adds the pod-eni resource to a pod a policy selects.
+    const stored = await this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
       labels,
       ...(options.serviceAccountName !== undefined ? { serviceAccountName: options.serviceAccountName } : {}),
       ...(options.annotations ? { annotations: options.annotations } : {}),
-      ...(limits ? { limits } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
     });
+    const firstContainer = (
+      stored.spec as { containers?: { resources?: { limits?: Record<string, string> } }[] }
+    )?.containers?.[0];
+    const selected =
+      options.limits === undefined ? firstContainer?.resources?.limits?.[POD_ENI_RESOURCE] : undefined;
     const deadline = Date.now() + (options.retryForMs ?? 30_000);
     if (selected !== undefined && options.awaitBranch !== false) {
       // Until the controller decided: annotated, or a Warning Event of its own on the pod (e.g. the trunk's

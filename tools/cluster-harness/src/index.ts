@@ -39,6 +39,5 @@ export {
   ResourceController,
   type ResourceControllerOptions,
   resourceControllerBin,
-  webhookLimits,
 } from './resource-controller.js';
 export { SGP, SMALL_TRUNK_TYPE, sgpLayout, sgpPolicies } from './sgp-layout.js';

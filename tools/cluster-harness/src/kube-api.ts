@@ -5,6 +5,7 @@
  * controller: it creates a Node per instance, the aws-node Pod per node and each test pod before its CNI ADD.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { createRequire } from 'node:module';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -100,6 +101,9 @@ export interface DaemonKubeAccess {
   readonly podName: string;
 }
 
+/** The controller's webhook Service (`kube-system/<name>`, manifests/webhook.yaml). */
+export const CONTROLLER_WEBHOOK_SERVICE = 'vpc-resource-controller-webhook';
+
 /** A cluster's API server and its splice into the VPC. */
 export class ClusterKubeApi {
   #splice: Server | undefined;
@@ -110,14 +114,44 @@ export class ClusterKubeApi {
     readonly sim: KubeSimulator,
     private readonly region: string,
     readonly address: string,
+    private readonly webhook: { address: { host: string; port: number } | undefined },
   ) {}
+
+  /**
+   * Points the controller's webhook Service at `address` (its HTTPS server on this machine's loopback), with
+   * `caPem` as the configuration's `caBundle` — the MutatingWebhookConfiguration of the controller's manifests,
+   * created once. `undefined`: the Service has no endpoint (the controller is down), so the API server skips
+   * the webhook (`failurePolicy: Ignore`) and pods are created without the pod-eni resource, as in EKS.
+   */
+  serveWebhookAt(address: { host: string; port: number } | undefined, caPem?: string): void {
+    this.webhook.address = address;
+    if (address === undefined || caPem === undefined) return;
+    const plural = 'mutatingwebhookconfigurations';
+    for (const obj of controllerManifest('webhook.yaml')) {
+      if (obj.kind !== 'MutatingWebhookConfiguration') continue;
+      const name = String(obj.metadata?.name);
+      for (const w of obj.webhooks as { clientConfig: { caBundle?: string } }[])
+        w.clientConfig.caBundle = Buffer.from(caPem).toString('base64');
+      if (this.sim.objects.get('admissionregistration.k8s.io/v1', plural, name))
+        this.sim.objects.delete('admissionregistration.k8s.io/v1', plural, name);
+      this.sim.objects.create('admissionregistration.k8s.io/v1', plural, obj);
+    }
+  }
 
   /**
    * Starts the simulator (certificate for `address`, CRDs, aws-node's RBAC). Independent of the VPC, so it
    * can come up while the VPC does; {@link openIn} then makes it reachable from the instances.
    */
   static async start(address: string, region: string): Promise<ClusterKubeApi> {
-    const sim = await startKubeSimulator({ tls: await selfSignedCertificate([address]) });
+    // The controller's webhook Service is reached wherever the controller serves it (serveWebhookAt).
+    const webhook: { address: { host: string; port: number } | undefined } = { address: undefined };
+    const sim = await startKubeSimulator({
+      tls: await selfSignedCertificate([address]),
+      resolveWebhookService: (ref) =>
+        ref.namespace === 'kube-system' && ref.name === CONTROLLER_WEBHOOK_SERVICE
+          ? webhook.address
+          : undefined,
+    });
     try {
       for (const obj of [
         ...manifest(ownFile('manifests', 'cninode-crd.yaml')),
@@ -134,7 +168,7 @@ export class ClusterKubeApi {
       await sim.close();
       throw e;
     }
-    return new ClusterKubeApi(sim, region, address);
+    return new ClusterKubeApi(sim, region, address, webhook);
   }
 
   /** Listens on port 443 inside the VPC's internet namespace (which owns `address`), splicing to the simulator. */
@@ -293,12 +327,21 @@ export class ClusterKubeApi {
       });
   }
 
-  /** Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do). */
-  createPod(namespace: string, name: string, node: string, options: PodObjectOptions = {}): void {
+  /**
+   * Creates a pod object bound to a node (before its CNI ADD, as the scheduler and kubelet do). While the VPC
+   * resource controller serves its webhook, through the API server's HTTPS front so admission runs and the webhook
+   * adds the pod-eni resource to a pod a SecurityGroupPolicy selects. Resolves with the pod as stored.
+   */
+  async createPod(
+    namespace: string,
+    name: string,
+    node: string,
+    options: PodObjectOptions = {},
+  ): Promise<KubeObject> {
     this.ensureNamespace(namespace);
     if (options.serviceAccountName !== undefined)
       this.ensureServiceAccount(namespace, options.serviceAccountName);
-    this.sim.objects.create('v1', 'pods', {
+    const pod = {
       metadata: {
         name,
         namespace,
@@ -320,6 +363,42 @@ export class ClusterKubeApi {
           },
         ],
       },
+    };
+    // Through HTTPS (and admission) while the controller's webhook serves; otherwise as the API server would
+    // store it with the webhook skipped — directly, which also works while a test holds the API server down.
+    if (this.webhook.address === undefined) return this.sim.objects.create('v1', 'pods', pod);
+    return this.#post(`/api/v1/namespaces/${namespace}/pods`, pod);
+  }
+
+  /** POSTs `body` as the administrator; resolves with the answer, rejects with the API server's message. */
+  #post(path: string, body: unknown): Promise<KubeObject> {
+    const text = JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        `${this.sim.url}${path}`,
+        {
+          method: 'POST',
+          ca: this.sim.caPem,
+          headers: {
+            authorization: `Bearer ${this.sim.adminToken}`,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(text)),
+          },
+        },
+        (res) => {
+          let answer = '';
+          res.setEncoding('utf8').on('data', (c: string) => {
+            answer += c;
+          });
+          res.on('end', () => {
+            const parsed = JSON.parse(answer) as KubeObject & { message?: string };
+            if (res.statusCode === 201) resolve(parsed);
+            else reject(new Error(`creating ${path}: HTTP ${res.statusCode}: ${parsed.message ?? answer}`));
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(text);
     });
   }
 

@@ -8,15 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { KubeObject } from '@vpc-cni-kit/kube-simulator';
-import {
-  isSgpError,
-  POD_ENI_RESOURCE,
-  podSecurityGroups,
-  type SecurityGroupPolicy,
-  validateSecurityGroupPolicy,
-} from '@vpc-cni-kit/sgp-branch';
-import type { ClusterKubeApi } from './kube-api.js';
+import { selfSignedCertificate } from '@vpc-cni-kit/kube-simulator';
+import { type ClusterKubeApi, CONTROLLER_WEBHOOK_SERVICE } from './kube-api.js';
 
 /** The cluster name the harness's controller tags its ENIs with (`kubernetes.io/cluster/<name>`). */
 export const HARNESS_CLUSTER_NAME = 'vck-harness';
@@ -50,7 +43,10 @@ export class ResourceController {
   readonly log: string[] = [];
   #stderr = '';
 
-  private constructor(readonly child: ChildProcess) {
+  private constructor(
+    readonly child: ChildProcess,
+    private readonly kube: ClusterKubeApi,
+  ) {
     child.stdout?.setEncoding('utf8').on('data', (s: string) => {
       for (const line of s.split('\n')) if (line !== '') this.log.push(line);
     });
@@ -75,7 +71,8 @@ export class ResourceController {
   }
 
   /**
-   * Starts the program and waits until it acts (its `acting: watching the cluster` line); a program that exits
+   * Starts the program and waits until it acts and serves its webhook (its `acting: watching the cluster` and
+   * `serving the pod mutating webhook` lines), then points the webhook Service at it; a program that exits
    * first, or does not get there in `timeoutMs`, is an error naming its stderr.
    */
   static async start(
@@ -84,6 +81,13 @@ export class ResourceController {
     timeoutMs = 20_000,
   ): Promise<ResourceController> {
     writeFileSync(o.kubeconfigPath, kube.controllerKubeconfig(), { mode: 0o600 });
+    // Its pod webhook, served over HTTPS on loopback with a certificate for the Service's name, as the
+    // manifests' Secret would hold; the API server calls it for every pod create.
+    const tls = await selfSignedCertificate([`${CONTROLLER_WEBHOOK_SERVICE}.kube-system.svc`]);
+    const certFile = join(dirname(o.kubeconfigPath), 'webhook-tls.crt');
+    const keyFile = join(dirname(o.kubeconfigPath), 'webhook-tls.key');
+    writeFileSync(certFile, tls.cert);
+    writeFileSync(keyFile, tls.key, { mode: 0o600 });
     const child = spawn(
       process.execPath,
       [
@@ -100,6 +104,12 @@ export class ResourceController {
         `${o.cooldownMs ?? 1000}ms`,
         '--log-level',
         o.logLevel ?? 'info',
+        '--webhook-bind-address',
+        '127.0.0.1:0',
+        '--webhook-cert-file',
+        certFile,
+        '--webhook-key-file',
+        keyFile,
       ],
       {
         env: {
@@ -112,9 +122,12 @@ export class ResourceController {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
-    const rc = new ResourceController(child);
+    const rc = new ResourceController(child, kube);
     const deadline = Date.now() + timeoutMs;
-    while (!rc.log.some((l) => l.includes('"acting: watching the cluster"'))) {
+    const ready = () =>
+      rc.log.some((l) => l.includes('"acting: watching the cluster"')) &&
+      rc.log.some((l) => l.includes('"serving the pod mutating webhook"'));
+    while (!ready()) {
       if (!rc.running)
         throw new Error(`vpc-resource-controller exited (${child.exitCode}): ${rc.stderr.trim()}`);
       if (Date.now() > deadline) {
@@ -123,67 +136,20 @@ export class ResourceController {
       }
       await new Promise((r) => setTimeout(r, 50));
     }
+    const served = rc.log.find((l) => l.includes('"serving the pod mutating webhook"'));
+    kube.serveWebhookAt(
+      { host: '127.0.0.1', port: (JSON.parse(served!) as { port: number }).port },
+      tls.cert,
+    );
     return rc;
   }
 
   /** Stops it with `signal` (SIGTERM: graceful; SIGKILL: a crash) and waits for the exit. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    this.kube.serveWebhookAt(undefined);
     if (!this.running) return;
     const exited = new Promise<void>((r) => this.child.once('exit', () => r()));
     this.child.kill(signal);
     await exited;
-  }
-}
-
-/**
- * What the VPC resource controller's mutating webhook does in EKS: a pod that a SecurityGroupPolicy of its
- * namespace selects (by its labels, or its ServiceAccount's) gets `vpc.amazonaws.com/pod-eni: "1"` in its first
- * container's limits — which is how aws-node tells a branch pod apart at ADD. Malformed policies select nothing,
- * as in the controller.
- */
-export function webhookLimits(
-  kube: ClusterKubeApi,
-  pod: { namespace: string; labels: Record<string, string>; serviceAccountName?: string | undefined },
-): Record<string, string> | undefined {
-  const policies = kube.securityGroupPolicies(pod.namespace).flatMap((obj) => {
-    const p = policyOf(obj);
-    return p === undefined ? [] : [p];
-  });
-  const sa = kube.sim.objects.get(
-    'v1',
-    'serviceaccounts',
-    pod.serviceAccountName ?? 'default',
-    pod.namespace,
-  ) as { metadata?: { labels?: Record<string, string> } } | undefined;
-  const groups = podSecurityGroups(
-    { namespace: pod.namespace, labels: pod.labels, serviceAccountLabels: sa?.metadata?.labels ?? {} },
-    policies,
-  );
-  return groups.length > 0 ? { [POD_ENI_RESOURCE]: '1' } : undefined;
-}
-
-/**
- * A SecurityGroupPolicy object's selectors and groups, as the controller reads them (`spec.podSelector`,
- * `spec.serviceAccountSelector`, `spec.securityGroups.groupIds`), validated; `undefined` for a malformed one.
- */
-function policyOf(obj: KubeObject): SecurityGroupPolicy | undefined {
-  const spec = (obj.spec ?? {}) as {
-    podSelector?: unknown;
-    serviceAccountSelector?: unknown;
-    securityGroups?: { groupIds?: unknown };
-  };
-  try {
-    return validateSecurityGroupPolicy({
-      namespace: obj.metadata?.namespace ?? '',
-      name: obj.metadata?.name ?? '',
-      ...(spec.podSelector !== undefined ? { podSelector: spec.podSelector } : {}),
-      ...(spec.serviceAccountSelector !== undefined
-        ? { serviceAccountSelector: spec.serviceAccountSelector }
-        : {}),
-      groupIds: spec.securityGroups?.groupIds,
-    } as SecurityGroupPolicy);
-  } catch (e) {
-    if (isSgpError(e)) return undefined;
-    throw e;
   }
 }

@@ -286,6 +286,17 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
       cluster.addPod(0, { name: `churn-c${k}`, labels: { app: 'db-client' }, retryForMs: 60_000 }),
     );
     const before = cluster.branchEnis().length;
+    // Every churn pod is created (through the controller's webhook, so it carries the pod-eni resource) before
+    // the kill: a pod created while the webhook is down gets no resource, as in EKS with failurePolicy Ignore.
+    await eventually(
+      'the churn pods created',
+      async () =>
+        Array.from({ length: 4 }, (_, k) =>
+          cluster.kube.sim.objects.get('v1', 'pods', `churn-c${k}`, 'default'),
+        ).every((p) => p !== undefined),
+      15_000,
+      10,
+    );
     await eventually('a branch ENI being made', async () => cluster.branchEnis().length > before, 15_000, 10);
     await cluster.stopController('SIGKILL');
     // It died with work left: some of the churn's pods have no branch yet.
