@@ -71,18 +71,7 @@ export async function verifyHost(pod: PrevResultPod, netns: string, ifname: stri
     throw new CniError(CniErrorCode.Internal, 'check: prevResult names no host veth');
   const { rt, port, close } = await hostPort();
   try {
-    // The neighbour entry (the host veth's MAC) is not compared: the MAC placeholder only fills the plan.
-    const plan = rt.planPodNetwork(
-      {
-        podIp: pod.address,
-        hostVeth: pod.hostVethName,
-        containerIf: ifname,
-        netnsPath: netns,
-        mtu: 1500,
-        eniTable: pod.routeTableId,
-      },
-      '02:00:00:00:00:00',
-    );
+    const plan = checkPlan(rt, pod.address, pod.hostVethName, netns, ifname, pod.routeTableId);
     await verifyPodSide(rt, plan, netns, ifname);
     await rt.verifyRouting(port, plan.host);
   } catch (e) {
@@ -110,6 +99,24 @@ export async function teardownBranchWithoutDaemon(pod: PrevResultBranchPod): Pro
 }
 
 /**
+ * The pod plan a CHECK compares the node against, rebuilt from what prevResult says. The neighbour entry (the host
+ * veth's MAC) is not compared: the MAC placeholder only fills the plan.
+ */
+function checkPlan(
+  rt: RoutingTable,
+  podIp: string,
+  hostVeth: string,
+  netnsPath: string,
+  containerIf: string,
+  eniTable: number,
+): ReturnType<RoutingTable['planPodNetwork']> {
+  return rt.planPodNetwork(
+    { podIp, hostVeth, containerIf, netnsPath, mtu: 1500, eniTable },
+    '02:00:00:00:00:00',
+  );
+}
+
+/**
  * CNI CHECK of a branch-ENI pod: the pod side as for any pod, and on the node its branch link
  * `vlan.eth.<vlanId>` and the rules of either mode (strict: `iif <hostVeth>` at 10 into table `vlanId+100`;
  * standard: `to <podIP>` at 512). Anything missing is an `Internal` (999) error naming it.
@@ -117,17 +124,7 @@ export async function teardownBranchWithoutDaemon(pod: PrevResultBranchPod): Pro
 export async function verifyBranch(pod: PrevResultBranchPod, netns: string, ifname: string): Promise<void> {
   const { rt, port, close } = await hostPort();
   try {
-    const plan = rt.planPodNetwork(
-      {
-        podIp: pod.address,
-        hostVeth: pod.hostVethName,
-        containerIf: ifname,
-        netnsPath: netns,
-        mtu: 1500,
-        eniTable: pod.vlanId + 100,
-      },
-      '02:00:00:00:00:00',
-    );
+    const plan = checkPlan(rt, pod.address, pod.hostVethName, netns, ifname, pod.vlanId + 100);
     await verifyPodSide(rt, plan, netns, ifname);
     const link = `vlan.eth.${pod.vlanId}`;
     if (!(await port.links()).some((l) => l.name === link))
