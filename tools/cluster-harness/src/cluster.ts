@@ -486,79 +486,88 @@ export class Cluster {
     const name = options.name ?? `pod-${i}-${seq}`;
     const netns = `vckpod-${this.vpc.runId}-${seq}`;
     const netnsPath = netnsAdd(netns);
-    const pod = {
-      name,
-      namespace: options.namespace ?? 'default',
-      netns,
-      netnsPath,
-      containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
-    };
-    // As the scheduler and kubelet would: the Pod object exists, bound to the node, before its CNI ADD.
-    const labels = options.labels ?? {};
-    if (options.serviceAccountName !== undefined)
-      this.kube.ensureServiceAccount(pod.namespace, options.serviceAccountName);
-    // The controller's webhook (when it runs) adds the pod-eni resource to a pod a policy selects.
-    const stored = await this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
-      labels,
-      ...(options.serviceAccountName !== undefined ? { serviceAccountName: options.serviceAccountName } : {}),
-      ...(options.annotations ? { annotations: options.annotations } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
-    });
-    const firstContainer = (
-      stored.spec as { containers?: { resources?: { limits?: Record<string, string> } }[] }
-    )?.containers?.[0];
-    const selected =
-      options.limits === undefined ? firstContainer?.resources?.limits?.[POD_ENI_RESOURCE] : undefined;
-    const deadline = Date.now() + (options.retryForMs ?? 30_000);
-    if (selected !== undefined && options.awaitBranch !== false) {
-      // Until the controller decided: annotated, or a Warning Event of its own on the pod (e.g. the trunk's
-      // branch limit reached), after which the ADD shows what the node answers for such a pod.
-      while (
-        this.podEniAnnotation(pod.namespace, pod.name) === undefined &&
-        !this.kube
-          .podEvents(pod.namespace, pod.name)
-          .some((e) => e.type === 'Warning' && e.source === CONTROLLER_COMPONENT)
-      ) {
-        if (Date.now() > deadline) {
+    // Whatever fails from here on (the API server refusing the Pod, the controller never deciding, libcni itself)
+    // takes the pod's namespace with it.
+    try {
+      const pod = {
+        name,
+        namespace: options.namespace ?? 'default',
+        netns,
+        netnsPath,
+        containerId: `c${this.vpc.runId}${seq.toString().padStart(4, '0')}`,
+      };
+      // As the scheduler and kubelet would: the Pod object exists, bound to the node, before its CNI ADD.
+      const labels = options.labels ?? {};
+      if (options.serviceAccountName !== undefined)
+        this.kube.ensureServiceAccount(pod.namespace, options.serviceAccountName);
+      // The controller's webhook (when it runs) adds the pod-eni resource to a pod a policy selects.
+      const stored = await this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
+        labels,
+        ...(options.serviceAccountName !== undefined
+          ? { serviceAccountName: options.serviceAccountName }
+          : {}),
+        ...(options.annotations ? { annotations: options.annotations } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+      });
+      const firstContainer = (
+        stored.spec as { containers?: { resources?: { limits?: Record<string, string> } }[] }
+      )?.containers?.[0];
+      const selected =
+        options.limits === undefined ? firstContainer?.resources?.limits?.[POD_ENI_RESOURCE] : undefined;
+      const deadline = Date.now() + (options.retryForMs ?? 30_000);
+      if (selected !== undefined && options.awaitBranch !== false) {
+        // Until the controller decided: annotated, or a Warning Event of its own on the pod (e.g. the trunk's
+        // branch limit reached), after which the ADD shows what the node answers for such a pod.
+        while (
+          this.podEniAnnotation(pod.namespace, pod.name) === undefined &&
+          !this.kube
+            .podEvents(pod.namespace, pod.name)
+            .some((e) => e.type === 'Warning' && e.source === CONTROLLER_COMPONENT)
+        ) {
+          if (Date.now() > deadline) {
+            netnsDel(netns);
+            this.kube.deletePod(pod.namespace, pod.name);
+            throw new Error(
+              `pod ${pod.namespace}/${pod.name} was not given a branch ENI within ${options.retryForMs ?? 30_000} ms (is the VPC resource controller running? ${this.controller?.running ? 'yes' : 'no'})`,
+            );
+          }
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+      for (;;) {
+        const r = await this.libcni(node, 'add', pod, options.capabilityArgs);
+        const out = parseRunner(r.stdout, r.stderr);
+        if (out.ok) {
+          const result = out.result as { ips?: { address: string }[] };
+          const address = result.ips?.[0]?.address.split('/')[0] ?? '';
+          const annotation = this.podEniAnnotation(pod.namespace, pod.name);
+          const branch = annotation === undefined ? undefined : parseBranch(annotation);
+          const created: ClusterPod = {
+            ...pod,
+            node: i,
+            address,
+            result: out.result,
+            ...(branch ? { branch } : {}),
+          };
+          const hostIp = this.options.ipv6
+            ? (node.instance.ipv6 ?? node.instance.privateIp)
+            : node.instance.privateIp;
+          this.kube.podRunning(pod.namespace, pod.name, address, hostIp);
+          this.pods.push(created);
+          return created;
+        }
+        if (out.error.code !== 11 || Date.now() > deadline) {
+          // A failed ADD is followed by DEL, as a runtime does; then the namespace goes.
+          await this.libcni(node, 'del', pod);
           netnsDel(netns);
           this.kube.deletePod(pod.namespace, pod.name);
-          throw new Error(
-            `pod ${pod.namespace}/${pod.name} was not given a branch ENI within ${options.retryForMs ?? 30_000} ms (is the VPC resource controller running? ${this.controller?.running ? 'yes' : 'no'})`,
-          );
+          throw new PodError(out.error.code, out.error.msg, out.error.details);
         }
-        await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r2) => setTimeout(r2, 500));
       }
-    }
-    for (;;) {
-      const r = await this.libcni(node, 'add', pod, options.capabilityArgs);
-      const out = parseRunner(r.stdout, r.stderr);
-      if (out.ok) {
-        const result = out.result as { ips?: { address: string }[] };
-        const address = result.ips?.[0]?.address.split('/')[0] ?? '';
-        const annotation = this.podEniAnnotation(pod.namespace, pod.name);
-        const branch = annotation === undefined ? undefined : parseBranch(annotation);
-        const created: ClusterPod = {
-          ...pod,
-          node: i,
-          address,
-          result: out.result,
-          ...(branch ? { branch } : {}),
-        };
-        const hostIp = this.options.ipv6
-          ? (node.instance.ipv6 ?? node.instance.privateIp)
-          : node.instance.privateIp;
-        this.kube.podRunning(pod.namespace, pod.name, address, hostIp);
-        this.pods.push(created);
-        return created;
-      }
-      if (out.error.code !== 11 || Date.now() > deadline) {
-        // A failed ADD is followed by DEL, as a runtime does; then the namespace goes.
-        await this.libcni(node, 'del', pod);
-        netnsDel(netns);
-        this.kube.deletePod(pod.namespace, pod.name);
-        throw new PodError(out.error.code, out.error.msg, out.error.details);
-      }
-      await new Promise((r2) => setTimeout(r2, 500));
+    } catch (e) {
+      if (existsSync(netnsPath)) netnsDel(netns);
+      throw e;
     }
   }
 
