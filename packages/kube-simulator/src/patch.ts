@@ -166,26 +166,9 @@ function pointer(path: string): string[] {
 }
 
 /** Pointer steps follow own properties only, so `/__proto__/…` or `/constructor/…` cannot reach shared prototypes. */
-function parentOf(doc: Json, parts: string[], path: string): { parent: Json; last: string } {
+function walk(doc: Json, steps: string[], path: string): Json {
   let cur = doc;
-  for (const p of parts.slice(0, -1)) {
-    const next = Array.isArray(cur)
-      ? cur[Number(p)]
-      : isObject(cur) && Object.hasOwn(cur, p)
-        ? cur[p]
-        : undefined;
-    if (next === undefined)
-      throw unprocessable(
-        `the server rejected our request due to an error in our request: doc is missing path: "${path}"`,
-      );
-    cur = next;
-  }
-  return { parent: cur, last: parts[parts.length - 1]! };
-}
-
-function getAt(doc: Json, path: string): Json {
-  let cur = doc;
-  for (const p of pointer(path)) {
+  for (const p of steps) {
     const next = Array.isArray(cur)
       ? cur[Number(p)]
       : isObject(cur) && Object.hasOwn(cur, p)
@@ -198,6 +181,14 @@ function getAt(doc: Json, path: string): Json {
     cur = next;
   }
   return cur;
+}
+
+function parentOf(doc: Json, parts: string[], path: string): { parent: Json; last: string } {
+  return { parent: walk(doc, parts.slice(0, -1), path), last: parts[parts.length - 1]! };
+}
+
+function getAt(doc: Json, path: string): Json {
+  return walk(doc, pointer(path), path);
 }
 
 function removeAt(doc: Json, path: string): Json {
