@@ -203,4 +203,11 @@ describePrivileged('aws-node and aws-vpc-cni-init: hostile command lines and sta
     expect(o.stderr).toContain('WARM_IP_TARGET');
     expect(existsSync(join(o.dir, 'log')), 'log directory created').toBe(false);
   });
+
+  it('aws-vpc-cni-init refuses a malformed DISABLE_TCP_EARLY_DEMUX before installing or setting anything', async () => {
+    const o = await untouched(bare, 'aws-vpc-cni-init.cjs', [], { DISABLE_TCP_EARLY_DEMUX: 'yes' });
+    expect(o.code).toBe(1);
+    expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    expect(o.stderr).toContain('DISABLE_TCP_EARLY_DEMUX');
+  });
 });

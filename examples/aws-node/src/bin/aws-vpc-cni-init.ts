@@ -60,6 +60,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const flags = new EnvReader(env);
   const ipv6 = flags.bool('ENABLE_IPv6', false);
   const v6Egress = flags.bool('ENABLE_V6_EGRESS', false);
+  const noEarlyDemux = flags.bool('DISABLE_TCP_EARLY_DEMUX', false);
   if (flags.problems.length > 0) throw new ConfigError(flags.problems);
   // Everything that can fail for want of the environment (IMDS, the core plugins) is looked at before
   // anything is installed or set, so a failed init leaves the node as it was.
@@ -70,6 +71,19 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     [env['AWS_NODE_CORE_PLUGINS_DIR'] || join(__dirname, 'core-plugins'), '/usr/lib/cni'],
     binDir,
   );
+  const handle = await open();
+  try {
+    const primary = (await handle.linkList()).find((l) => l.address?.toLowerCase() === node.primaryMac);
+    if (primary === undefined) throw new Error(`no interface has the primary ENI's MAC ${node.primaryMac}`);
+    await install(binDir, corePlugins);
+    configureNode(primary.name, ipv6, v6Egress, noEarlyDemux);
+  } finally {
+    handle.close();
+  }
+}
+
+/** Installs aws-cni, egress-cni, koffi and the core plugins into `binDir`. */
+async function install(binDir: string, corePlugins: Awaited<ReturnType<typeof findCorePlugins>>): Promise<void> {
   await mkdir(binDir, { recursive: true });
   // The single executable (Node and the program in one file: nothing needed from the host) when this build
   // has one, else the launcher, which needs Node on the runtime's PATH.
@@ -97,33 +111,29 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   process.stdout.write(
     `installed aws-cni and egress-cni (${plugin.kind})${corePlugins.length > 0 ? ` and ${corePlugins.map((p) => p.name).join(', ')} (from ${from.join(', ')})` : ''} into ${binDir}\n`,
   );
+}
 
-  const handle = await open();
-  try {
-    const primary = (await handle.linkList()).find((l) => l.address?.toLowerCase() === node.primaryMac);
-    if (primary === undefined) throw new Error(`no interface has the primary ENI's MAC ${node.primaryMac}`);
-    sysctlWrite(`net/ipv4/conf/${primary.name}/rp_filter`, '2');
+/** The node's sysctls: rp_filter on the primary interface, forwarding, early demux, and IPv6 when asked. */
+function configureNode(primaryName: string, ipv6: boolean, v6Egress: boolean, noEarlyDemux: boolean): void {
+    sysctlWrite(`net/ipv4/conf/${primaryName}/rp_filter`, '2');
     // Pods are routed through the node: forwarding must be on. The reference leaves this to the node image
     // (the EKS AMI enables it); a node without it cannot carry pod traffic, so set it here.
     sysctlWrite('net/ipv4/ip_forward', '1');
     try {
-      sysctlWrite('net/ipv4/tcp_early_demux', env['DISABLE_TCP_EARLY_DEMUX'] === 'true' ? '0' : '1');
+      sysctlWrite('net/ipv4/tcp_early_demux', noEarlyDemux ? '0' : '1');
     } catch {
       // absent on this kernel: the reference skips it too
     }
-    process.stdout.write(`set rp_filter=2 on ${primary.name}\n`);
+    process.stdout.write(`set rp_filter=2 on ${primaryName}\n`);
     // The reference's configureIPv6Settings (IPv6 stays as the host has it otherwise): IPv6 pods and
     // egress-cni's v6if0 are forwarded by the node, whose default route keeps coming from router
     // advertisements with forwarding on (accept_ra=2).
     if (ipv6) sysctlWrite('net/ipv6/conf/all/disable_ipv6', '0');
     if (ipv6 || v6Egress) {
       sysctlWrite('net/ipv6/conf/all/forwarding', '1');
-      sysctlWrite(`net/ipv6/conf/${primary.name}/accept_ra`, '2');
-      process.stdout.write(`set IPv6 forwarding=1 and accept_ra=2 on ${primary.name}\n`);
+      sysctlWrite(`net/ipv6/conf/${primaryName}/accept_ra`, '2');
+      process.stdout.write(`set IPv6 forwarding=1 and accept_ra=2 on ${primaryName}\n`);
     }
-  } finally {
-    handle.close();
-  }
 }
 
 const answered = answerCommandLine(
