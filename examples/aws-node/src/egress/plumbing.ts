@@ -142,7 +142,6 @@ export function plumbV6(
   mtu: number,
   a: EgressAddress,
 ): EgressVeth {
-  sysctlWrite(`net/ipv6/conf/${podMainIf}/disable_ipv6`, '1', { netns: h.podNetns });
   const veth = createVeth(h, hostIf, podIf, mtu);
   sysctlWrite(`net/ipv6/conf/${hostIf}/accept_dad`, '0');
   sysctlWrite(`net/ipv6/conf/${podIf}/accept_dad`, '0', { netns: h.podNetns });
@@ -153,6 +152,8 @@ export function plumbV6(
   const gateway = linkLocalOf(h.host, hostIf, hostLink.index);
   h.pod.routeReplace({ dst: '::/0', gateway, dev: podIf });
   addHostRoute(h.host, { dst: `${a.ip}/128`, dev: hostLink.index });
+  // Last, so that a failure above (rolled back by removing v6if0) leaves the pod's own interface as it was.
+  sysctlWrite(`net/ipv6/conf/${podMainIf}/disable_ipv6`, '1', { netns: h.podNetns });
   return veth;
 }
 
