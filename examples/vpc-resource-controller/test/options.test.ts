@@ -50,6 +50,15 @@ describe('the command line', () => {
     });
   });
 
+  it('refuses a leader-election flag given without --leader-elect (it would act without a lease)', () => {
+    const run = (args: string[]) => readCommandLine([...base, ...args], env);
+    for (const flag of ['--leader-election-namespace', '--leader-election-id', '--lease-duration']) {
+      const value = flag === '--lease-duration' ? '15s' : 'x';
+      expect(run([flag, value])).toEqual({ kind: 'invalid', problem: `${flag} needs --leader-elect` });
+    }
+    expect(run(['--leader-elect', '--lease-duration', '15s'])).toMatchObject({ kind: 'run' });
+  });
+
   it('has the reference defaults: 60 s cooldown, no election, 8 at once; region from the environment', () => {
     const line = readCommandLine(base, env);
     expect(line).toMatchObject({

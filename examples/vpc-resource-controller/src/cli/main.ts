@@ -154,7 +154,13 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       if (done) return;
       done = true;
       log.log('info', 'stopping', { signal });
-      void stop().then(() => resolve(0));
+      stop().then(
+        () => resolve(0),
+        (e: unknown) => {
+          io.stderr(`vpc-resource-controller: stopping failed: ${String(e)}\n`);
+          resolve(1);
+        },
+      );
     });
     void controller.lost.then(async (reason) => {
       if (done) return;
@@ -162,7 +168,11 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       webhook?.server.close();
       webhook?.server.closeAllConnections();
       probes?.server.close();
-      await controller.stop();
+      await controller
+        .stop()
+        .catch((e: unknown) =>
+          log.log('error', 'stopping after the lost lease failed', { error: String(e) }),
+        );
       io.stderr(
         `vpc-resource-controller: lost the leader lease: ${reason} (hint: another replica acts now; this one exits to restart clean)\n`,
       );

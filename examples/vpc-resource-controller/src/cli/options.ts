@@ -201,6 +201,18 @@ export function readCommandLine(
   )
     return invalid('--webhook-cert-file and --webhook-key-file need --webhook-bind-address');
 
+  const LEADER_FLAGS = [
+    'leader-election-namespace',
+    'leader-election-id',
+    'leader-election-identity',
+    'lease-duration',
+    'renew-deadline',
+    'retry-period',
+  ] as const;
+  const strayLeaderFlag = LEADER_FLAGS.find((f) => str(f) !== undefined);
+  if (!values['leader-elect'] && strayLeaderFlag !== undefined)
+    return invalid(`--${strayLeaderFlag} needs --leader-elect`);
+
   let leaderElection: LeaderElectionOptions | undefined;
   if (values['leader-elect']) {
     const lease = durations['lease-duration']!;

@@ -95,11 +95,19 @@ export async function startController(options: ControllerOptions): Promise<Runni
   });
   let runtime: Runtime | undefined;
   let stopped = false;
+  /** Set when the lease is lost: a runtime still starting then must not act. */
+  let leaseLost = false;
 
   const activate = async () => {
     if (stopped || runtime !== undefined) return;
     log.log('info', 'acting: watching the cluster');
-    runtime = await Runtime.start(kube, ec2, limits, options, now);
+    const started = await Runtime.start(kube, ec2, limits, options, now);
+    // The lease may have been lost, or stop() called, while the runtime was starting: it never acts then.
+    if (stopped || leaseLost) {
+      await started.stop();
+      return;
+    }
+    runtime = started;
   };
 
   let elector: LeaderElector | undefined;
@@ -120,7 +128,12 @@ export async function startController(options: ControllerOptions): Promise<Runni
         },
         onStoppedLeading: (reason) => {
           log.log('error', 'lost the lease: stopping', { reason });
-          void runtime?.stop();
+          leaseLost = true;
+          runtime
+            ?.stop()
+            .catch((e: unknown) =>
+              log.log('error', 'stopping after the lost lease failed', { error: String(e) }),
+            );
           runtime = undefined;
           resolveLost(reason);
         },
