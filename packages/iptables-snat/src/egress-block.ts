@@ -50,7 +50,8 @@ export function egressRangeBlock(family: 4 | 6): EgressRangeBlock {
 
 /**
  * Ensures {@link egressRangeBlock} is in place: checked with `-C`, inserted at position 1 of `FORWARD` when
- * missing (as the reference does); a second call changes nothing. Throws `COMMAND_FAILED` when the insert fails.
+ * missing (as the reference does); a second call changes nothing. Throws `COMMAND_FAILED` when the check fails
+ * other than with "no such rule" (exit 1) or the insert fails.
  * Returns whether it inserted the rule.
  */
 export async function ensureEgressRangeBlock(runner: CommandRunner, family: 4 | 6): Promise<boolean> {
@@ -58,6 +59,16 @@ export async function ensureEgressRangeBlock(runner: CommandRunner, family: 4 | 
   const base = ['-w', '-t', b.table];
   const present = await runner.run({ file: b.command, args: [...base, '-C', b.chain, ...b.rule] });
   if (present.exitCode === 0) return false;
+  // 1 is "no such rule"; anything else (a bad parameter, the xtables lock) says nothing about whether the rule
+  // is there, and inserting then could duplicate it.
+  if (present.exitCode !== 1)
+    throw new SnatError({
+      code: 'COMMAND_FAILED',
+      subject: b.command,
+      exitCode: present.exitCode,
+      stderr: present.stderr,
+      detail: `cannot check for the FORWARD rule blocking ${EGRESS_RANGES[family]}`,
+    });
   const added = await runner.run({ file: b.command, args: [...base, '-I', b.chain, '1', ...b.rule] });
   if (added.exitCode !== 0)
     throw new SnatError({

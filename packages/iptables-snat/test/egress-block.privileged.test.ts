@@ -33,4 +33,17 @@ describePrivileged('egress-range FORWARD block in a real network namespace', () 
     const e = await ensureEgressRangeBlock(failing, 4).catch((x: unknown) => x);
     expect(isSnatError(e) && e.code).toBe('COMMAND_FAILED');
   });
+
+  it('inserts only when the check says "no such rule" (exit 1): a check that fails otherwise inserts nothing', async () => {
+    const calls: string[][] = [];
+    const lockBusy: CommandRunner = {
+      run: async ({ args }) => {
+        calls.push([...args]);
+        return { exitCode: 4, stdout: '', stderr: 'Another app is currently holding the xtables lock' };
+      },
+    };
+    const e = await ensureEgressRangeBlock(lockBusy, 4).catch((x: unknown) => x);
+    expect(isSnatError(e) && e.code).toBe('COMMAND_FAILED');
+    expect(calls.map((a) => a[3])).toEqual(['-C']);
+  });
 });
