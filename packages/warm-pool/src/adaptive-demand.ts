@@ -149,6 +149,7 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   count(observation.arrivals, 'observation.arrivals');
   count(observation.departures, 'observation.departures');
   count(observation.waiting, 'observation.waiting');
+  if (observation.bound !== undefined) count(observation.bound, 'observation.bound');
   if (observation.leadTimesMs !== undefined) {
     if (!Array.isArray(observation.leadTimesMs)) fail('observation.leadTimesMs', 'must be an array');
     observation.leadTimesMs.forEach((v, i) => {

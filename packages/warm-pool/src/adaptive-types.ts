@@ -120,6 +120,13 @@ export interface AdaptiveObservation {
    */
   readonly waiting: number;
   /**
+   * Pods bound to this node (seen through the API server) that have not asked for an address yet, now: a level,
+   * not a count since the previous call. Kubelet mounts volumes and starts the sandbox before the CNI ADD, so a
+   * bound pod is an arrival seen a few hundred ms early. Pods that need no pool address (host network, branch
+   * ENI) are not counted; pods already waiting are in `waiting`, not here. Default 0.
+   */
+  readonly bound?: number;
+  /**
    * Lead times of grows that completed since the previous call: ms from the decision to the addresses being
    * usable (EC2 call, attach, IMDS).
    */
@@ -187,6 +194,8 @@ export interface AdaptiveState {
 /**
  * Stable codes of why the adaptive policy chose its warm target.
  * - `pods-waiting`: pods are waiting for an address; the target covers them on top of the expected demand.
+ * - `pods-bound`: pods are bound to the node but have not asked yet; the target covers them on top of the
+ *   expected demand.
  * - `peak-demand`: the remembered peak of pod arrivals within one lead time sets the target.
  * - `min-warm`: demand is below the operator's minimum warm; the minimum applies.
  * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
@@ -198,6 +207,7 @@ export interface AdaptiveState {
  */
 export type AdaptiveReasonCode =
   | 'pods-waiting'
+  | 'pods-bound'
   | 'peak-demand'
   | 'min-warm'
   | 'max-warm'

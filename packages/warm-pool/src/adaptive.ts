@@ -151,6 +151,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const s = resolveAdaptiveSettings(input.settings);
   const now = input.timing.now;
   const obs = input.observation;
+  const bound = obs.bound ?? 0;
   const state = observe(input.state, obs, now, s);
   const f = poolFigures(input);
   const maxWarm = s.maxWarm === 0 ? Math.max(f.maxIpsPerEni, s.minWarm) : s.maxWarm;
@@ -186,7 +187,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     warm = Math.ceil(surgeFloor - 1e-9);
     code = 'surge-floor';
   }
-  const surge = s.surgeWindowMs > 0 ? arrivalsWithin(state, now, s.surgeWindowMs) + obs.waiting : 0;
+  const surge = s.surgeWindowMs > 0 ? arrivalsWithin(state, now, s.surgeWindowMs) + obs.waiting + bound : 0;
   const next = nextRecurringBurst(state, s.recurAfter);
   if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
     const size = Math.min(next.size, maxWarm);
@@ -213,9 +214,9 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'lead-demand';
     }
   }
-  if (obs.waiting > 0) {
-    warm += obs.waiting;
-    code = 'pods-waiting';
+  if (obs.waiting + bound > 0) {
+    warm += obs.waiting + bound;
+    code = obs.waiting > 0 ? 'pods-waiting' : 'pods-bound';
   }
   if (obs.subnetFreeAddresses !== undefined) {
     const share = Math.floor(obs.subnetFreeAddresses * s.subnetShare);
@@ -252,6 +253,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       peak,
       horizon,
       waiting: obs.waiting,
+      bound,
       maxWarm,
       minWarm: s.minWarm,
       subnetFree: obs.subnetFreeAddresses,
@@ -318,6 +320,7 @@ function reasonText(
     peak: number;
     horizon: number;
     waiting: number;
+    bound: number;
     maxWarm: number;
     minWarm: number;
     subnetFree: number | undefined;
@@ -326,7 +329,9 @@ function reasonText(
   const peak = `peak ${v.peak.toFixed(1)} arrivals per ${(v.horizon / 1000).toFixed(1)} s`;
   switch (code) {
     case 'pods-waiting':
-      return `${v.waiting} pods waiting on top of ${peak}: warm ${v.warm}`;
+      return `${v.waiting} pods waiting${v.bound > 0 ? ` and ${v.bound} bound` : ''} on top of ${peak}: warm ${v.warm}`;
+    case 'pods-bound':
+      return `${v.bound} pods bound to the node, not yet asking, on top of ${peak}: warm ${v.warm}`;
     case 'peak-demand':
       return `${peak}: warm ${v.warm}`;
     case 'min-warm':

@@ -11,7 +11,7 @@ import { mkEni, stats } from './model.js';
 const settled: AdaptiveState = { ...initialAdaptiveState, bootAt: 0 };
 
 const limits = { maxEnis: 3, ipv4PerEni: 10, maxPods: 29 };
-const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number }> = {}) => ({
+const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number; bound: number }> = {}) => ({
   arrivals: 0,
   departures: 0,
   waiting: 0,
@@ -63,6 +63,29 @@ describe('decideAdaptive', () => {
     });
     expect(later.why.code).toBe('peak-demand');
     expect(later.targets.warm).toBe(3); // peak 6 halved after one half-life (15 s)
+  });
+
+  it('grows for pods bound to the node before their ADD arrives, and refuses a malformed bound count', () => {
+    // A settled node holding minWarm (2 usable): 4 pods are bound but have not asked yet. The target covers them
+    // on top of the minimum, so the pool grows now rather than when their ADDs find it short.
+    const base = {
+      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      state: settled,
+      settings: { surgeWindowMs: 0 },
+    };
+    const quiet = decideAdaptive({ ...base, observation: obs() });
+    expect(quiet.decision.kind).toBe('none');
+    const r = decideAdaptive({ ...base, observation: obs({ bound: 4 }) });
+    expect(r.why.code).toBe('pods-bound');
+    expect(r.why.message).toContain('4 pods bound');
+    expect(r.targets.warm).toBe(quiet.targets.warm + 4);
+    expect(r.decision.kind).toBe('assign');
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      expect(() => decideAdaptive({ ...base, observation: obs({ bound: bad }) })).toThrow(/observation\.bound/);
+    }
   });
 
   it('grows for the rest of a burst in one call while a surge is under way', () => {
