@@ -84,7 +84,9 @@ describe('decideAdaptive', () => {
     expect(r.targets.warm).toBe(quiet.targets.warm + 4);
     expect(r.decision.kind).toBe('assign');
     for (const bad of [-1, 1.5, Number.NaN]) {
-      expect(() => decideAdaptive({ ...base, observation: obs({ bound: bad }) })).toThrow(/observation\.bound/);
+      expect(() => decideAdaptive({ ...base, observation: obs({ bound: bad }) })).toThrow(
+        /observation\.bound/,
+      );
     }
   });
 
