@@ -225,16 +225,22 @@ describe('PodWatch against kube-simulator, with the RBAC of manifests/rbac.yaml'
 
   it('stop() ends the stream and closes every connection it opened', async () => {
     // The watches of the tests before were stopped (afterEach): nothing of theirs is left open either.
-    await eventually('no connection left', () => sim.openWatches === 0 && sim.openConnections === 0, 5000).catch(
-      (e: unknown) => {
-        throw new Error(`${String(e)}: ${sim.openWatches} watches, ${sim.openConnections} connections`);
-      },
-    );
+    await eventually(
+      'no connection left',
+      () => sim.openWatches === 0 && sim.openConnections === 0,
+      5000,
+    ).catch((e: unknown) => {
+      throw new Error(`${String(e)}: ${sim.openWatches} watches, ${sim.openConnections} connections`);
+    });
     const w = startWatch(recordingSink(), recordingLogger());
     await eventually('the watch', () => w.status().state === 'watching' && sim.openWatches === 1);
     expect(sim.openConnections).toBeGreaterThan(0);
     await w.stop();
-    await eventually('no open watch or connection', () => sim.openWatches === 0 && sim.openConnections === 0, 5000);
+    await eventually(
+      'no open watch or connection',
+      () => sim.openWatches === 0 && sim.openConnections === 0,
+      5000,
+    );
     expect(w.status().state).toBe('off');
   });
 

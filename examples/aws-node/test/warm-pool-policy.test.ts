@@ -38,6 +38,34 @@ describe('WARM_POOL_POLICY', () => {
     );
   });
 
+  it('AWS_NODE_ADAPTIVE_POD_WATCH: on with adaptive and the Kubernetes API, off otherwise; an explicit true that would do nothing is refused', () => {
+    const inCluster = { KUBERNETES_SERVICE_HOST: '10.100.0.1', MY_NODE_NAME: 'ip-10-0-0-9' };
+    expect(loadConfig({ ...inCluster, WARM_POOL_POLICY: 'adaptive' }).adaptivePodWatch).toBe(true);
+    expect(loadConfig({ ...inCluster }).adaptivePodWatch).toBe(false);
+    expect(loadConfig({ WARM_POOL_POLICY: 'adaptive' }).adaptivePodWatch).toBe(false);
+    expect(
+      loadConfig({ ...inCluster, WARM_POOL_POLICY: 'adaptive', AWS_NODE_ADAPTIVE_POD_WATCH: 'false' })
+        .adaptivePodWatch,
+    ).toBe(false);
+    expect(loadConfig({ AWS_NODE_ADAPTIVE_POD_WATCH: 'false' }).adaptivePodWatch).toBe(false);
+    for (const [env, problem] of [
+      [{ ...inCluster, AWS_NODE_ADAPTIVE_POD_WATCH: 'true' }, 'only used with WARM_POOL_POLICY=adaptive'],
+      [{ WARM_POOL_POLICY: 'adaptive', AWS_NODE_ADAPTIVE_POD_WATCH: 'true' }, 'needs the Kubernetes API'],
+      [{ WARM_POOL_POLICY: 'adaptive', AWS_NODE_ADAPTIVE_POD_WATCH: 'sometimes' }, 'must be a boolean'],
+    ] as const) {
+      let caught: unknown;
+      try {
+        loadConfig(env);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ConfigError);
+      const problems = (caught as ConfigError).problems;
+      expect(problems.map((p) => p.variable)).toEqual(['AWS_NODE_ADAPTIVE_POD_WATCH']);
+      expect(problems[0]!.problem).toContain(problem);
+    }
+  });
+
   it('is reported on /v1/ipamd-env-settings next to the reference variables', async () => {
     const ds = new Datastore({ clock: new ManualClock(), checkpointer: nullCheckpointer });
     for (const [env, policy] of [

@@ -225,8 +225,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   }
   // Read before the Kubernetes settings (which come later): an explicit true needs both the adaptive policy and
   // the API, so a switch that would do nothing is named rather than ignored.
-  const podWatchSet = r.raw('AWS_NODE_ADAPTIVE_POD_WATCH') !== undefined;
+  const problemsBefore = r.problems.length;
   const podWatch = r.bool('AWS_NODE_ADAPTIVE_POD_WATCH', true);
+  // Set to a valid boolean (an invalid one is its own problem already).
+  const podWatchSet =
+    r.raw('AWS_NODE_ADAPTIVE_POD_WATCH') !== undefined && r.problems.length === problemsBefore;
   if (podWatchSet && podWatch && warmPoolPolicy !== 'adaptive')
     r.problem('AWS_NODE_ADAPTIVE_POD_WATCH', 'is only used with WARM_POOL_POLICY=adaptive (unset it)');
   const maxEniRaw = r.int('MAX_ENI', -1, Number.MIN_SAFE_INTEGER);
