@@ -17,31 +17,17 @@ import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { BoundPods } from '../src/daemon/bound-pods.js';
+import { abortableSleep as sleep } from '../src/kube/daemon-kube.js';
 import { httpsPodWatchApi } from '../src/kube/https-kube-api.js';
 import type { InClusterTarget } from '../src/kube/in-cluster.js';
 import { PodWatch, type PodWatchSink } from '../src/kube/pod-watch.js';
 import type { Logger } from '../src/log/logger.js';
+import { recordingLogger } from './support/logger.js';
 
 const NODE = 'ip-10-0-0-7.us-west-2.compute.internal';
 const dir = scratchDir('vck-aws-node-pod-watch-');
 let sim: KubeSimulator;
 let target: InClusterTarget;
-
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  const at =
-    (l: string) =>
-    (msg: string, fields: Record<string, unknown> = {}) =>
-      lines.push(`${l} ${msg} ${JSON.stringify(fields)}`);
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 
 function createPod(name: string, node = NODE, extra: Record<string, unknown> = {}): void {
   sim.objects.create('v1', 'pods', {

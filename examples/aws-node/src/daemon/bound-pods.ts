@@ -168,7 +168,10 @@ export class BoundPods implements PodWatchSink {
 
   remove(object: unknown): void {
     const v = podVerdict(object, this.deps.nodeName);
-    if (!v.ok) return this.#ignored(v.problem);
+    if (!v.ok) {
+      this.#ignored(v.problem);
+      return;
+    }
     this.#awaiting.delete(v.key);
     this.#asked.delete(v.key);
     this.#changed();

@@ -13,7 +13,8 @@ import { PodWatch, type PodWatchSink } from './pod-watch.js';
 /** Per-request timeout of Kubernetes API calls (the reference's client uses 5 s for its start-up checks). */
 export const KUBE_REQUEST_TIMEOUT_MS = 5000;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
@@ -46,7 +47,7 @@ export async function createKubeSide(
     connect: async (t) => httpsKubeApi(t, KUBE_REQUEST_TIMEOUT_MS),
     now: () => Date.now(),
     random: Math.random,
-    sleep,
+    sleep: abortableSleep,
   });
 }
 
@@ -66,7 +67,7 @@ export async function createPodWatch(
     sink,
     log,
     random: Math.random,
-    sleep,
+    sleep: abortableSleep,
   });
 }
 
