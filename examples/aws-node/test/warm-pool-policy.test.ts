@@ -160,6 +160,37 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(text).toContain('awscni_no_available_ip_addresses 5');
   });
 
+  it('grows for pods bound to the node before any of them asks (observation.bound), with its metric and reason', async () => {
+    const n = node(3);
+    const metrics = new DaemonMetrics();
+    let t = 1_000_000;
+    let bound = 0;
+    const pool = loopFor(n, {
+      policy: 'adaptive',
+      adaptiveSettings: { minWarm: 2, maxWarm: 2 },
+      now: () => t,
+      observer: metrics,
+      bound: () => {
+        metrics.boundPods(bound);
+        return bound;
+      },
+    });
+    expect((await pool.tick()).kind).toBe('none');
+    t += 60_000;
+    // Six pods bound, none has asked: no ADD, no miss, yet the pool grows for them in one call.
+    bound = 6;
+    const d = await pool.tick();
+    expect(d.kind).toBe('assign');
+    expect(n.calls).toHaveLength(1);
+    expect(n.datastore.stats().totalIPs).toBeGreaterThanOrEqual(2 + 6);
+    expect(pool.lastAdaptive()).toMatchObject({ bound: 6, why: { code: 'pods-bound' } });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('awscni_warm_pool_adaptive_bound_pods 6');
+    expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-bound"} 1');
+    // Without the watch (the static policy, or the switch off) nothing is asked.
+    expect(loopFor(node(3)).lastAdaptive()).toBeUndefined();
+  });
+
   it('the static policy stays the reference: the same node with WARM_ENI_TARGET=1 fills its ENI', async () => {
     const n = node(3);
     const pool = loopFor(n);

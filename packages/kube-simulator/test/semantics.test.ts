@@ -389,7 +389,10 @@ describe('open watches and connections', () => {
     req.destroy();
     agent.destroy();
     const deadline = Date.now() + 5000;
-    while ((sim.openWatches > before.watches || sim.openConnections > before.connections) && Date.now() < deadline)
+    while (
+      (sim.openWatches > before.watches || sim.openConnections > before.connections) &&
+      Date.now() < deadline
+    )
       await new Promise((r) => setTimeout(r, 10));
     expect(sim.openWatches).toBe(before.watches);
     expect(sim.openConnections).toBe(before.connections);
