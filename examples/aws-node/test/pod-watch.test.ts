@@ -308,4 +308,20 @@ describe('PodWatch against a server that sends what no API server should', () =>
     expect(log.lines.filter((l) => l.startsWith('warn') || l.startsWith('error'))).toEqual([]);
     expect(changes).toBe(1);
   });
+
+  it('a server answering every watch with an ERROR is relisted with backoff, not in a tight loop', async () => {
+    served = [
+      JSON.stringify({
+        type: 'ERROR',
+        object: { kind: 'Status', status: 'Failure', code: 500, reason: 'InternalError', message: 'boom' },
+      }),
+    ];
+    const log = recordingLogger();
+    const w = startWatch(recordingSink(), log, { target: fakeTarget });
+    await new Promise((r) => setTimeout(r, 1000));
+    // Backoff 20 → 100 ms: about a dozen rounds in a second (a tight loop would be hundreds).
+    expect(w.status().lists).toBeGreaterThanOrEqual(3);
+    expect(w.status().lists).toBeLessThan(20);
+    expect(log.lines.filter((l) => l.startsWith('warn') || l.startsWith('error'))).toEqual([]);
+  });
 });

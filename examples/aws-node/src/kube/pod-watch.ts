@@ -168,9 +168,11 @@ export class PodWatch {
         if (signal.aborted) return;
         this.#state = 'watching';
         if (end !== 'ended') this.#rv = undefined;
-        // A stream that ended having carried nothing (not even a bookmark) waits before the next one, so a
-        // server that closes every watch at once is not asked in a tight loop.
-        if (events > 0 || end === 'expired') failures = 0;
+        // A stream that carried nothing (not even a bookmark) before it ended waits before the next request, so
+        // a server that ends every watch at once, or answers each with an ERROR, is not asked in a tight loop.
+        // The usual 410 — a resume that came too late — relists at once, the first time.
+        if (events > 0) failures = 0;
+        else if (end === 'expired' && failures === 0) failures = 1;
         else await this.deps.sleep(backoffDelay(backoff, failures++, this.deps.random), signal);
       } catch (e) {
         if (signal.aborted) return;
@@ -231,6 +233,7 @@ export class PodWatch {
         case 'BOOKMARK':
           break;
         case 'ERROR': {
+          events -= 1;
           const status = record(object)!;
           end =
             status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone'
