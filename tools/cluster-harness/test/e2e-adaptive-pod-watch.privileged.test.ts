@@ -81,4 +81,34 @@ describePrivileged('adaptive warm pool with the pod watch', () => {
     expect(await c.ping(pods[1]!.netnsPath, c.nodes[0]!.instance.privateIp)).toBe(true);
     for (const p of pods) await c.delPod(p);
   }, 180_000);
+
+  it('the API away: the count goes to 0 with one log line, pods are still served; back: counted again', async () => {
+    const c = (cluster = await startOneNode({ env: { WARM_POOL_POLICY: 'adaptive' } }));
+    const warmPool = async () => (await c.introspect(0, '/v1/warm-pool')) as WarmPool;
+    await eventually('the pod watch', async () => (await warmPool()).boundPods?.watch.state === 'watching');
+    for (let i = 0; i < 3; i++) await c.bindPod(0);
+    await eventually('3 bound pods', async () => (await warmPool()).boundPods?.count === 3);
+    await c.kube.sim.suspend();
+    try {
+      await eventually(
+        'the watch to give up',
+        async () => (await warmPool()).boundPods?.watch.state === 'unreachable',
+      );
+      expect((await warmPool()).boundPods!.count).toBe(0);
+      // The pool works as without the watch: a pod starts while the API is away.
+      const pod = await c.addPod(0, { retryForMs: 30_000 });
+      expect(pod.address).toMatch(/^10\.0\./);
+      // Several retries later (0.5 s → 5 s backoff), still one line.
+      await new Promise((r) => setTimeout(r, 2000));
+      const lines = c.logTail(0, 400).split('\n');
+      expect(lines.filter((l) => l.includes('pods bound to this node are not counted'))).toHaveLength(1);
+      await c.delPod(pod);
+    } finally {
+      await c.kube.sim.resume();
+    }
+    await eventually('counted again', async () => (await warmPool()).boundPods?.count === 3, 30_000);
+    expect((await warmPool()).boundPods!.watch.lists).toBeGreaterThanOrEqual(2);
+    expect(c.logTail(0, 400)).toContain('pods bound to this node watched again');
+    expect(metric(await c.metrics(0), 'awscni_warm_pool_adaptive_bound_pods')).toBe(3);
+  }, 120_000);
 });
