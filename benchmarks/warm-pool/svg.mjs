@@ -129,15 +129,18 @@ export function timelineSvg(title, panels, durationS) {
   return out.join('\n');
 }
 
-/** Pareto plot: idle address-hours (x) against cold starts (y), one point per static setting. */
-export function paretoSvg(title, statics, frontNames, def, adaptive) {
+/**
+ * Pareto plot: idle address-hours (x) against cold starts (y), one point per static setting; the default, the
+ * adaptive policy and (when given) the adaptive policy with the pod watch marked.
+ */
+export function paretoSvg(title, statics, frontNames, def, adaptive, watched) {
   const W = 560;
   const H = 380;
   const x0 = 60;
   const y0 = 40;
   const w = W - x0 - 30;
   const h = H - y0 - 60;
-  const all = [...statics.map((r) => r.m), def.m, adaptive.m];
+  const all = [...statics.map((r) => r.m), def.m, adaptive.m, ...(watched ? [watched.m] : [])];
   const xMax = Math.max(0.1, ...all.map((m) => m.idleAddressHours)) * 1.05;
   // Cold starts on a log scale (log2(1 + n)): the settings that matter sit near zero.
   const lg = (v) => Math.log2(1 + v);
@@ -180,6 +183,7 @@ export function paretoSvg(title, statics, frontNames, def, adaptive) {
   };
   mark(def.m, '#dd6b20', 'default', 'square');
   mark(adaptive.m, '#2f855a', 'adaptive', 'diamond');
+  if (watched) mark(watched.m, '#2b6cb0', 'adaptive + pod watch', 'diamond');
   out.push(
     `<text x="${x0}" y="${H - 12}" font-size="9" fill="#555">grey: static settings (dark = Pareto front, dashed); lower-left is better</text>`,
   );

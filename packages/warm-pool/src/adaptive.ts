@@ -6,6 +6,7 @@ import {
   horizonMs,
   nextRecurringBurst,
   observe,
+  recalledBurst,
   resolveAdaptiveSettings,
   startupPrior,
   validateAdaptive,
@@ -17,10 +18,10 @@ import type {
   AdaptiveReasonCode,
   AdaptiveTargets,
 } from './adaptive-types.js';
-import { canAddEni, slotHeadroom } from './capacity.js';
+import { canAddEni, fillableEnis, slotHeadroom } from './capacity.js';
 import { INSUFFICIENT_ADDRESSES_BACKOFF_MS } from './constants.js';
 import { decide } from './decide.js';
-import { inMode, poolFigures } from './figures.js';
+import { inMode, poolFigures, slotsUsed } from './figures.js';
 import type { PoolDecision, PoolInput } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -100,6 +101,33 @@ function routeByBudget(
       code: d.reason.code,
       message: `${d.reason.message}; through a new ENI: the cluster budget has assigns waiting ${(assign / 1000).toFixed(1)} s, ENIs ${(eni / 1000).toFixed(1)} s`,
     },
+  };
+}
+
+/**
+ * A grow of /32s that the static maths cut to the first ENI's free slots goes, in one call, to an ENI whose free
+ * slots hold all of it (the lowest device number of those), or else to the one with the most free slots.
+ */
+function onOneEni(d: PoolDecision, input: PoolInput): PoolDecision {
+  if (d.kind !== 'assign' || d.unit !== 'ip') return d;
+  const f = poolFigures(input);
+  if (d.count >= f.short) return d;
+  let best: { id: string; free: number } | undefined;
+  for (const e of fillableEnis(input, f)) {
+    const free = f.maxSlotsPerEni - slotsUsed(e);
+    if (free >= f.short) {
+      best = { id: e.id, free };
+      break;
+    }
+    if (best === undefined || free > best.free) best = { id: e.id, free };
+  }
+  if (best === undefined || best.free <= d.count) return d;
+  const count = Math.min(best.free, f.short);
+  return {
+    ...d,
+    eniId: best.id,
+    count,
+    reason: { code: d.reason.code, message: `${d.reason.message}; all ${count} on ${best.id}, in one call` },
   };
 }
 
@@ -188,6 +216,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     code = 'surge-floor';
   }
   const surge = s.surgeWindowMs > 0 ? arrivalsWithin(state, now, s.surgeWindowMs) + obs.waiting + bound : 0;
+  const cooling = coolingAddresses(input);
+  const usable = f.available - cooling;
   const next = nextRecurringBurst(state, s.recurAfter);
   if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
     const size = Math.min(next.size, maxWarm);
@@ -214,9 +244,22 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'lead-demand';
     }
   }
-  if (obs.waiting + bound > 0) {
-    warm += obs.waiting + bound;
+  // Bound pods count on top of the target during a surge, or when the free addresses do not cover them; a lone
+  // bound pod a free address covers is served warm, and the pool grows after it (the loop stays free).
+  const boundCounted = !s.boundCover || surge >= 2 || usable < obs.waiting + bound ? bound : 0;
+  if (obs.waiting + boundCounted > 0) {
+    warm += obs.waiting + boundCounted;
     code = obs.waiting > 0 ? 'pods-waiting' : 'pods-bound';
+  }
+  // A pod seen bound (not yet asking) after a quiet spell, on a node that remembers a burst: a burst may be
+  // starting. Warm for the remembered burst (its size halving every burstHalfLifeMs) while the pod is on its way.
+  const recalled = s.boundBursts && bound > 0 && surge < 2 ? recalledBurst(state, now, s.burstHalfLifeMs) : 0;
+  if (recalled >= s.burstMin) {
+    const forBurst = s.minWarm + Math.min(maxWarm, Math.ceil(recalled - 1e-9) - surge);
+    if (forBurst > warm) {
+      warm = forBurst;
+      code = 'burst-starting';
+    }
   }
   if (obs.subnetFreeAddresses !== undefined) {
     const share = Math.floor(obs.subnetFreeAddresses * s.subnetShare);
@@ -243,8 +286,6 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       : 0;
   const aim = Math.max(warm + batch - 1, s.minWarm + rest);
   const high = aim + Math.max(1, Math.ceil(warm * s.band));
-  const cooling = coolingAddresses(input);
-  const usable = f.available - cooling;
 
   const why: AdaptiveReason = {
     code,
@@ -266,10 +307,15 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
   // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
+  // Nor while a surge is under way and the attached ENIs still have free slots: an attach takes the loop for
+  // 1–10 s, an assign for the surge's next pods takes 0.3–0.8 s (the ENI follows once the surge is over).
+  const surging = s.surgeDefersEni && surge >= 2 && slotHeadroom(input, f) > 0;
   const step =
-    s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+    s.eniHeadroom && !pressured && !surging
+      ? keepHeadroom(stepInput, decide(stepInput), maxWarm)
+      : decide(stepInput);
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
-  const routed = routeByBudget(step, input, obs, s.eniLeadMs);
+  const routed = routeByBudget(s.oneCallGrows ? onOneEni(step, stepInput) : step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =
     holding && (routed.kind === 'release' || routed.kind === 'free-eni')
       ? {
@@ -330,6 +376,8 @@ function reasonText(
   switch (code) {
     case 'pods-waiting':
       return `${v.waiting} pods waiting${v.bound > 0 ? ` and ${v.bound} bound` : ''} on top of ${peak}: warm ${v.warm}`;
+    case 'burst-starting':
+      return `a pod is bound after a quiet spell and a burst is remembered: warm ${v.warm} for it`;
     case 'pods-bound':
       return `${v.bound} pods bound to the node, not yet asking, on top of ${peak}: warm ${v.warm}`;
     case 'peak-demand':
