@@ -34,8 +34,8 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   burstyShare: 0.7,
   pressureLeadMs: 15_000,
   eniLeadMs: 5_000,
-  oneCallGrows: false,
-  surgeDefersEni: false,
+  surgeAim: true,
+  surgeDefersEni: true,
   boundCover: true,
   boundBursts: true,
   burstHalfLifeMs: 1_800_000,
@@ -152,7 +152,7 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   if (typeof s.burstyShare !== 'number' || !(s.burstyShare >= 0 && s.burstyShare <= 1))
     fail('settings.burstyShare', 'must be in [0, 1]');
   if (typeof s.surgeToBurst !== 'boolean') fail('settings.surgeToBurst', 'must be a boolean');
-  if (typeof s.oneCallGrows !== 'boolean') fail('settings.oneCallGrows', 'must be a boolean');
+  if (typeof s.surgeAim !== 'boolean') fail('settings.surgeAim', 'must be a boolean');
   if (typeof s.surgeDefersEni !== 'boolean') fail('settings.surgeDefersEni', 'must be a boolean');
   if (typeof s.boundCover !== 'boolean') fail('settings.boundCover', 'must be a boolean');
   if (typeof s.boundBursts !== 'boolean') fail('settings.boundBursts', 'must be a boolean');

@@ -104,10 +104,10 @@ export interface AdaptiveSettings {
   /** Bursts needed at an even period before the next one is predicted and warmed for (2 or more). */
   readonly recurAfter?: number;
   /**
-   * A grow the static maths would cut to the first ENI's free slots goes to an ENI that can take all of it, in
-   * one `AssignPrivateIpAddresses` (/32 addresses only): a burst is one call, not two in a row.
+   * While a surge is under way, the pool grows as soon as its usable free addresses fall below what the surge
+   * is still expected to bring (`minWarm` + the rest of the burst), not only below the warm target.
    */
-  readonly oneCallGrows?: boolean;
+  readonly surgeAim?: boolean;
   /**
    * While a surge is under way and the attached ENIs still have free slots, no ENI is attached for headroom:
    * an attach holds the pool loop for 1–10 s, an assign for the surge's next pods 0.3–0.8 s.

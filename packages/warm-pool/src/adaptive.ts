@@ -18,10 +18,10 @@ import type {
   AdaptiveReasonCode,
   AdaptiveTargets,
 } from './adaptive-types.js';
-import { canAddEni, fillableEnis, slotHeadroom } from './capacity.js';
+import { canAddEni, slotHeadroom } from './capacity.js';
 import { INSUFFICIENT_ADDRESSES_BACKOFF_MS } from './constants.js';
 import { decide } from './decide.js';
-import { inMode, poolFigures, slotsUsed } from './figures.js';
+import { inMode, poolFigures } from './figures.js';
 import type { PoolDecision, PoolInput } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -101,33 +101,6 @@ function routeByBudget(
       code: d.reason.code,
       message: `${d.reason.message}; through a new ENI: the cluster budget has assigns waiting ${(assign / 1000).toFixed(1)} s, ENIs ${(eni / 1000).toFixed(1)} s`,
     },
-  };
-}
-
-/**
- * A grow of /32s that the static maths cut to the first ENI's free slots goes, in one call, to an ENI whose free
- * slots hold all of it (the lowest device number of those), or else to the one with the most free slots.
- */
-function onOneEni(d: PoolDecision, input: PoolInput): PoolDecision {
-  if (d.kind !== 'assign' || d.unit !== 'ip') return d;
-  const f = poolFigures(input);
-  if (d.count >= f.short) return d;
-  let best: { id: string; free: number } | undefined;
-  for (const e of fillableEnis(input, f)) {
-    const free = f.maxSlotsPerEni - slotsUsed(e);
-    if (free >= f.short) {
-      best = { id: e.id, free };
-      break;
-    }
-    if (best === undefined || free > best.free) best = { id: e.id, free };
-  }
-  if (best === undefined || best.free <= d.count) return d;
-  const count = Math.min(best.free, f.short);
-  return {
-    ...d,
-    eniId: best.id,
-    count,
-    reason: { code: d.reason.code, message: `${d.reason.message}; all ${count} on ${best.id}, in one call` },
   };
 }
 
@@ -304,18 +277,19 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // release, but MINIMUM_IP_TARGET and extra-ENI cleanup still apply).
   const settling = state.grewAt !== undefined && now - state.grewAt < s.releaseDelayMs;
   const holding = pressured || settling;
-  const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
+  // During a surge the pool grows as soon as it holds less than the surge's share (not only below `warm`).
+  const floor = s.surgeAim && rest > 0 && bound > 0 ? Math.max(warm, s.minWarm + rest) : warm;
+  const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
   // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
   // Nor while a surge is under way and the attached ENIs still have free slots: an attach takes the loop for
   // 1–10 s, an assign for the surge's next pods takes 0.3–0.8 s (the ENI follows once the surge is over).
   const surging = s.surgeDefersEni && surge >= 2 && slotHeadroom(input, f) > 0;
-  const step =
-    s.eniHeadroom && !pressured && !surging
-      ? keepHeadroom(stepInput, decide(stepInput), maxWarm)
-      : decide(stepInput);
+  const plain = decide(stepInput);
+  const kept = s.eniHeadroom && !pressured ? keepHeadroom(stepInput, plain, maxWarm) : plain;
+  const step = surging && kept !== plain && kept.kind === 'create-eni' ? plain : kept;
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
-  const routed = routeByBudget(s.oneCallGrows ? onOneEni(step, stepInput) : step, input, obs, s.eniLeadMs);
+  const routed = routeByBudget(step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =
     holding && (routed.kind === 'release' || routed.kind === 'free-eni')
       ? {
