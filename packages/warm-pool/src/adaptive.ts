@@ -217,9 +217,9 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'lead-demand';
     }
   }
-  // Bound pods count on top of the target during a surge, or when the free addresses do not cover them; a lone
-  // bound pod a free address covers is served warm, and the pool grows after it (the loop stays free).
-  const boundCounted = !s.boundCover || surge >= 2 || usable < obs.waiting + bound ? bound : 0;
+  // Bound pods count on top of the target during a surge; a lone bound pod takes a warm address (the target is
+  // at least minWarm ≥ 1) and the pool grows after it, as without the watch, leaving the loop free for a burst.
+  const boundCounted = !s.boundCover || surge >= 2 ? bound : 0;
   if (obs.waiting + boundCounted > 0) {
     warm += obs.waiting + boundCounted;
     code = obs.waiting > 0 ? 'pods-waiting' : 'pods-bound';
@@ -228,7 +228,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // starting. Warm for the remembered burst (its size halving every burstHalfLifeMs) while the pod is on its way.
   const recalled = s.boundBursts && bound > 0 && surge < 2 ? recalledBurst(state, now, s.burstHalfLifeMs) : 0;
   if (recalled >= s.burstMin) {
-    const forBurst = s.minWarm + Math.min(maxWarm, Math.ceil(recalled - 1e-9) - surge);
+    const forBurst = Math.min(maxWarm, Math.ceil(recalled - 1e-9));
     if (forBurst > warm) {
       warm = forBurst;
       code = 'burst-starting';
