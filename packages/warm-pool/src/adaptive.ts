@@ -219,7 +219,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   }
   // Bound pods count on top of the target during a surge; a lone bound pod takes a warm address (the target is
   // at least minWarm ≥ 1) and the pool grows after it, as without the watch, leaving the loop free for a burst.
-  const boundCounted = !s.boundCover || surge >= 2 ? bound : 0;
+  const boundCounted = !s.boundCover || surge >= 2 || obs.waiting + bound >= 2 ? bound : 0;
   if (obs.waiting + boundCounted > 0) {
     warm += obs.waiting + boundCounted;
     code = obs.waiting > 0 ? 'pods-waiting' : 'pods-bound';
