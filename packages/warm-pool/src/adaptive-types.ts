@@ -104,8 +104,10 @@ export interface AdaptiveSettings {
   /** Bursts needed at an even period before the next one is predicted and warmed for (2 or more). */
   readonly recurAfter?: number;
   /**
-   * While a surge is under way, the pool grows as soon as its usable free addresses fall below what the surge
-   * is still expected to bring (`minWarm` + the rest of the burst), not only below the warm target.
+   * While a surge that bound pods are part of is under way (`observation.bound` > 0: the pod watch saw it coming),
+   * the pool grows as soon as its usable free addresses fall below what the burst is still expected to bring
+   * (`minWarm` + the rest of the burst), not only below the warm target. Only on evidence of a burst: one
+   * remembered on this node, or at least 3 pods within one surge window.
    */
   readonly surgeAim?: boolean;
   /**

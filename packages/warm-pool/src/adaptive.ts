@@ -277,8 +277,14 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // release, but MINIMUM_IP_TARGET and extra-ENI cleanup still apply).
   const settling = state.grewAt !== undefined && now - state.grewAt < s.releaseDelayMs;
   const holding = pressured || settling;
-  // During a surge the pool grows as soon as it holds less than the surge's share (not only below `warm`).
-  const floor = s.surgeAim && rest > 0 && bound > 0 ? Math.max(warm, s.minWarm + rest) : warm;
+  // During a surge that bound pods are part of (the pod watch sees it early), the pool grows as soon as it holds
+  // less than what the burst is still expected to bring — not only below `warm`. Only on evidence of a burst:
+  // a burst remembered on this node, or 3 pods within one surge window (2 come together often enough on a busy
+  // node that each would be a grow for a whole ENI, released soon after).
+  const floor =
+    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3)
+      ? Math.max(warm, s.minWarm + rest)
+      : warm;
   const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
   // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
