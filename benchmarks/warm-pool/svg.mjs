@@ -171,7 +171,7 @@ export function paretoSvg(title, statics, frontNames, def, adaptive, watched) {
       `<circle cx="${sx(r.m.idleAddressHours).toFixed(1)}" cy="${sy(r.m.coldStarts).toFixed(1)}" r="${onFront ? 3.5 : 2.5}" fill="${onFront ? '#555' : '#bbb'}"><title>${esc(r.name)}: ${r.m.coldStarts} cold, ${r.m.idleAddressHours.toFixed(2)} idle address-hours</title></circle>`,
     );
   }
-  const mark = (m, color, label, shape) => {
+  const mark = (m, color, label, shape, below = false) => {
     const x = Number(sx(m.idleAddressHours).toFixed(1));
     const y = Number(sy(m.coldStarts).toFixed(1));
     out.push(
@@ -179,11 +179,13 @@ export function paretoSvg(title, statics, frontNames, def, adaptive, watched) {
         ? `<polygon points="${x},${y - 7} ${x + 7},${y} ${x},${y + 7} ${x - 7},${y}" fill="${color}"/>`
         : `<rect x="${x - 5}" y="${y - 5}" width="10" height="10" fill="${color}"/>`,
     );
-    out.push(`<text x="${x + 9}" y="${y - 6}" font-size="10" fill="${color}">${esc(label)}</text>`);
+    out.push(
+      `<text x="${x + 9}" y="${below ? y + 15 : y - 6}" font-size="10" fill="${color}">${esc(label)}</text>`,
+    );
   };
   mark(def.m, '#dd6b20', 'default', 'square');
   mark(adaptive.m, '#2f855a', 'adaptive', 'diamond');
-  if (watched) mark(watched.m, '#2b6cb0', 'adaptive + pod watch', 'diamond');
+  if (watched) mark(watched.m, '#2b6cb0', 'adaptive + pod watch', 'diamond', true);
   out.push(
     `<text x="${x0}" y="${H - 12}" font-size="9" fill="#555">grey: static settings (dark = Pareto front, dashed); lower-left is better</text>`,
   );

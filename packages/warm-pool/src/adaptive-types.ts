@@ -106,8 +106,9 @@ export interface AdaptiveSettings {
   /**
    * While a surge that bound pods are part of is under way (`observation.bound` > 0: the pod watch saw it coming),
    * the pool grows as soon as its usable free addresses fall below what the burst is still expected to bring
-   * (`minWarm` + the rest of the burst), not only below the warm target. Only on evidence of a burst: one
-   * remembered on this node, or at least 3 pods within one surge window.
+   * (`minWarm` + the rest of the burst), not only below the warm target. Only on evidence of a burst (one
+   * remembered on this node, or at least 3 pods within one surge window), and not while a cluster budget reports
+   * assigns queueing (`observation.budgetWaitMs.assign` > 0).
    */
   readonly surgeAim?: boolean;
   /**

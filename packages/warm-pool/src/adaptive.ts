@@ -280,9 +280,11 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // During a surge that bound pods are part of (the pod watch sees it early), the pool grows as soon as it holds
   // less than what the burst is still expected to bring — not only below `warm`. Only on evidence of a burst:
   // a burst remembered on this node, or 3 pods within one surge window (2 come together often enough on a busy
-  // node that each would be a grow for a whole ENI, released soon after).
+  // node that each would be a grow for a whole ENI, released soon after). Not while a cluster budget has assigns
+  // queueing: its tokens go to pods that wait, not to the rest of a burst ahead of them.
+  const queued = (obs.budgetWaitMs?.assign ?? 0) > 0;
   const floor =
-    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3)
+    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3) && !queued
       ? Math.max(warm, s.minWarm + rest)
       : warm;
   const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);

@@ -170,7 +170,13 @@ describe('decideAdaptive', () => {
     expect(off.decision.kind).not.toBe('assign');
     // Without the pod watch (nobody bound) the same arrivals wait for the pool to fall below its target.
     const unwatched = decideAdaptive({ ...base, observation: obs({ arrivals: 3 }) });
-    expect(unwatched.decision.kind).not.toBe('assign');
+    expect(unwatched.decision.kind).toBe('none');
+    // Nor while a cluster budget has assigns queueing: its tokens go to pods that wait.
+    const queued = decideAdaptive({
+      ...base,
+      observation: { ...obs({ arrivals: 2, bound: 1 }), budgetWaitMs: { assign: 2_000, eni: 0 } },
+    });
+    expect(queued.decision.kind).toBe('none');
   });
 
   it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
