@@ -171,7 +171,7 @@ export function paretoSvg(title, statics, frontNames, def, adaptive, watched) {
       `<circle cx="${sx(r.m.idleAddressHours).toFixed(1)}" cy="${sy(r.m.coldStarts).toFixed(1)}" r="${onFront ? 3.5 : 2.5}" fill="${onFront ? '#555' : '#bbb'}"><title>${esc(r.name)}: ${r.m.coldStarts} cold, ${r.m.idleAddressHours.toFixed(2)} idle address-hours</title></circle>`,
     );
   }
-  const mark = (m, color, label, shape, below = false) => {
+  const mark = (m, color, label, shape, raised = false) => {
     const x = Number(sx(m.idleAddressHours).toFixed(1));
     const y = Number(sy(m.coldStarts).toFixed(1));
     out.push(
@@ -180,7 +180,7 @@ export function paretoSvg(title, statics, frontNames, def, adaptive, watched) {
         : `<rect x="${x - 5}" y="${y - 5}" width="10" height="10" fill="${color}"/>`,
     );
     out.push(
-      `<text x="${x + 9}" y="${below ? y + 15 : y - 6}" font-size="10" fill="${color}">${esc(label)}</text>`,
+      `<text x="${x + 9}" y="${raised ? y - 18 : y - 6}" font-size="10" fill="${color}">${esc(label)}</text>`,
     );
   };
   mark(def.m, '#dd6b20', 'default', 'square');

@@ -18,6 +18,15 @@ const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number;
   ...o,
 });
 
+/** A settled m5.large holding minWarm: 5 addresses on eni-0 (3 in use, 2 usable) and an empty eni-1. */
+const atMinWarm = {
+  stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+  targets: DEFAULT_TARGETS,
+  limits,
+  timing: { now: 1_000_000 },
+  state: settled,
+};
+
 describe('decideAdaptive', () => {
   it('keeps minWarm on a quiet node and says why', () => {
     const r = decideAdaptive({
@@ -68,14 +77,7 @@ describe('decideAdaptive', () => {
   it('grows for pods bound to the node before their ADD arrives, and refuses a malformed bound count', () => {
     // A settled node holding minWarm (2 usable): 4 pods are bound but have not asked yet. The target covers them
     // on top of the minimum, so the pool grows now rather than when their ADDs find it short.
-    const base = {
-      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      state: settled,
-      settings: { surgeWindowMs: 0 },
-    };
+    const base = { ...atMinWarm, settings: { surgeWindowMs: 0 } };
     const quiet = decideAdaptive({ ...base, observation: obs() });
     expect(quiet.decision.kind).toBe('none');
     const r = decideAdaptive({ ...base, observation: obs({ bound: 4 }) });
@@ -93,13 +95,7 @@ describe('decideAdaptive', () => {
   it('lets a lone bound pod take a warm address without a grow, unless boundCover is off', () => {
     // A settled node holding minWarm (2 usable) sees one pod bound: a free address covers it, so the loop stays
     // free (a burst may follow) and the pool grows after its ADD, as it would without the pod watch.
-    const base = {
-      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      state: settled,
-    };
+    const base = atMinWarm;
     const lone = decideAdaptive({ ...base, observation: obs({ bound: 1 }) });
     expect(lone.why.code).toBe('min-warm');
     expect(lone.targets.warm).toBe(2);
@@ -152,13 +148,7 @@ describe('decideAdaptive', () => {
   it('during a surge with pods bound, grows as soon as the pool holds less than the rest of the burst', () => {
     // 2 pods just arrived and 1 more is bound, on a node with 5 usable: the warm target (5: 2 + the 3 of the
     // surge) is met, but the burst is expected to bring as many again as one ENI holds.
-    const base = {
-      stats: stats([mkEni(0, 9, { assigned: 4 }), mkEni(1, 1)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      state: settled,
-    };
+    const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 4 }), mkEni(1, 1)]) };
     const r = decideAdaptive({ ...base, observation: obs({ arrivals: 2, bound: 1 }) });
     expect(r.targets.surge).toBe(3);
     expect(r.decision.kind).toBe('assign');
@@ -181,13 +171,7 @@ describe('decideAdaptive', () => {
 
   it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
     // 4 free slots on eni-1 (fewer than maxWarm 9): a headroom ENI is due, but not in the middle of a surge.
-    const base = {
-      stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 5, { assigned: 2 })]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      state: settled,
-    };
+    const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 5, { assigned: 2 })]) };
     const calm = decideAdaptive({ ...base, observation: obs({ arrivals: 1 }) });
     expect(calm.decision).toMatchObject({ kind: 'create-eni', reason: { code: 'eni-headroom' } });
     const surging = decideAdaptive({
