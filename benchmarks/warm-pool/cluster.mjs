@@ -19,6 +19,7 @@ import {
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
 import { formatTable, prng, Queue } from './lib.mjs';
 import { policyDriver } from './node-sim.mjs';
+import { podWatchLead } from './pod-watch.mjs';
 
 /** m5.4xlarge: 8 ENIs × 30 IPv4 addresses; EKS max pods 110 (the ≤ 30 vCPU cap). */
 export const CLUSTER_INSTANCE = { maxEnis: 8, ipv4PerEni: 30, maxPods: 110 };
@@ -65,6 +66,13 @@ const POLICIES = {
   adaptive: { name: 'adaptive', targets: { ...DEFAULT_TARGETS }, adaptive: {} },
 };
 
+/** The rows of the table: the static policy, the adaptive one without and with the pod watch. */
+const RUNS = [
+  { policy: 'static', podWatch: false },
+  { policy: 'adaptive', podWatch: false },
+  { policy: 'adaptive', podWatch: true },
+];
+
 /**
  * The cluster budget: the share of the account's published limits the nodes draw from together (the rest is
  * left to other callers in the account: controllers, consoles, autoscalers).
@@ -92,7 +100,8 @@ function clusterBudget(clock) {
 
 /**
  * Runs one cluster scenario. `arrivals(node, rand)` gives one node's pod arrival times (ms); `startAt(node,
- * rand)` when its daemon starts (its primary ENI attached, no secondary addresses).
+ * rand)` when its daemon starts (its primary ENI attached, no secondary addresses). `podWatch`: each daemon
+ * watches the pods bound to its node (pod-watch.mjs) and tells an adaptive policy how many have not asked yet.
  */
 export function runCluster({
   nodes,
@@ -102,8 +111,10 @@ export function runCluster({
   seed = 7,
   endMs = 3_600_000,
   budget = false,
+  podWatch = false,
 }) {
   const rand = prng(seed);
+  const lead = podWatch && policy.adaptive !== undefined ? podWatchLead(seed) : undefined;
   let now = -120_000;
   const clock = { now: () => now, sleep: async () => {} };
   const account = new TokenBuckets(AWS_RATE_LIMITS, clock);
@@ -135,6 +146,7 @@ export function runCluster({
       loopGen: 0,
       busy: false,
       wakeDuringPass: false,
+      bound: 0,
       ticks: 0,
       nextDevice: 1,
       lastShrinkAt: undefined,
@@ -145,7 +157,11 @@ export function runCluster({
     all.push(n);
     const start = startAt(i, rand);
     q.push(start, 'boot', n);
-    for (const t of arrivals(i, rand)) q.push(t, 'add', n);
+    for (const t of arrivals(i, rand)) {
+      const ahead = lead?.();
+      if (ahead !== undefined) q.push(t - ahead, 'bound', n);
+      q.push(t, 'add', { n, seen: ahead !== undefined });
+    }
   }
 
   const scheduleLoop = (n, at) => {
@@ -322,8 +338,13 @@ export function runCluster({
         drain(n);
         break;
       }
+      case 'bound':
+        ev.data.bound += 1;
+        wake(ev.data);
+        break;
       case 'add': {
-        const n = ev.data;
+        const { n, seen } = ev.data;
+        if (seen) n.bound -= 1;
         pods += 1;
         const pod = `p${pods}`;
         n.pending.set(pod, now);
@@ -348,7 +369,7 @@ export function runCluster({
         n.loopAt = Number.POSITIVE_INFINITY;
         const timing = n.lastShrinkAt === undefined ? { now } : { now, lastShrinkAt: n.lastShrinkAt };
         if (shared) n.driver.seen.budgetWaitMs = budgetWaits();
-        const d = n.driver.decide(n.ds.stats(), timing, n.pending.size);
+        const d = n.driver.decide(n.ds.stats(), timing, n.pending.size, n.bound);
         n.busy = d.kind !== 'none';
         act(n, d, now);
         break;
@@ -390,12 +411,13 @@ export function runCluster({
 }
 
 /** Every node already up (boots spread over the 2 minutes before t = 0); 108 pods each arrive over 10 min. */
-export function fillScenario(nodes, policy, seed, budget = false) {
+export function fillScenario(nodes, policy, seed, budget = false, podWatch = false) {
   return runCluster({
     nodes,
     policy,
     seed,
     budget,
+    podWatch,
     endMs: 1_800_000,
     startAt: (_, rand) => -120_000 + rand() * 60_000,
     arrivals: (_, rand) => Array.from({ length: 108 }, () => rand() * 600_000),
@@ -403,12 +425,13 @@ export function fillScenario(nodes, policy, seed, budget = false) {
 }
 
 /** `nodes` join at t = 0 with empty pools and 20 pods each land on them within 2 s. */
-export function scaleUpScenario(nodes, policy, seed, budget = false) {
+export function scaleUpScenario(nodes, policy, seed, budget = false, podWatch = false) {
   return runCluster({
     nodes,
     policy,
     seed,
     budget,
+    podWatch,
     endMs: 1_800_000,
     startAt: (_, rand) => rand() * 5_000,
     arrivals: (_, rand) => Array.from({ length: 20 }, () => 5_000 + rand() * 2_000),
@@ -434,17 +457,18 @@ export function clusterReport({ markdown = false, quick = false } = {}) {
   const scenarios = [
     ...(quick ? [10, 100] : [10, 100, 1_000]).map((n) => [
       `${n} nodes × 108 pods over 10 min`,
-      (p, b) => fillScenario(n, p, 7, b),
+      (p, b, w) => fillScenario(n, p, 7, b, w),
     ]),
-    ['200 nodes join, 20 pods each at once', (p, b) => scaleUpScenario(200, p, 11, b)],
+    ['200 nodes join, 20 pods each at once', (p, b, w) => scaleUpScenario(200, p, 11, b, w)],
   ];
   for (const [label, run] of scenarios) {
     for (const budget of [false, true]) {
-      for (const policy of Object.values(POLICIES)) {
-        const m = run(policy, budget);
+      for (const { policy: key, podWatch } of RUNS) {
+        const policy = POLICIES[key];
+        const m = run(policy, budget, podWatch);
         rows.push([
           label,
-          `${policy.name}${budget ? ' + cluster budget' : ''}`,
+          `${policy.name}${podWatch ? ' + pod watch' : ''}${budget ? ' + cluster budget' : ''}`,
           m.pods,
           `${m.coldStarts} (${((100 * m.coldStarts) / Math.max(m.pods, 1)).toFixed(1)}%)`,
           `${m.waitP50S.toFixed(2)} / ${m.waitP99S.toFixed(2)}`,

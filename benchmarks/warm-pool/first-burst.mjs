@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Why the first CronJob burst costs cold starts: the adaptive policy with warm floors (minWarm) from 2 up, on
 // the first burst of cronjob-spikes (the trace cut 100 s after it: no period can have been learnt), and what
-// the same floor costs on the steady traces the policy must also win (tuning seeds only).
+// the same floor costs on the steady traces the policy must also win (tuning seeds only); the first burst also
+// with the pod watch (the steady traces' columns are without it).
 //
 //   node benchmarks/warm-pool/first-burst.mjs
 import { dominates, staticGrid } from './grid.mjs';
@@ -21,6 +22,7 @@ const rows = [
   [
     'minWarm',
     'first CronJob burst: cold starts (seeds 1, 2)',
+    'with the pod watch',
     'default on it',
     'steady traces dominated by a static setting',
     'steady traces over 50 % of default idle',
@@ -30,7 +32,11 @@ for (const minWarm of [2, 3, 4, 5, 6, 8, 10]) {
   const policy = { ...ADAPTIVE_POLICY, adaptive: { minWarm } };
   const first = cron.map((t) => {
     const cut = t.events.filter((e) => e.time < 1000);
-    return [simulate(cut, policy, t.seed).coldStarts, simulate(cut, DEFAULT_POLICY, t.seed).coldStarts];
+    return [
+      simulate(cut, policy, t.seed).coldStarts,
+      simulate(cut, DEFAULT_POLICY, t.seed).coldStarts,
+      simulate(cut, policy, t.seed, { podWatch: true }).coldStarts,
+    ];
   });
   let dominated = 0;
   let over = 0;
@@ -42,6 +48,7 @@ for (const minWarm of [2, 3, 4, 5, 6, 8, 10]) {
   rows.push([
     minWarm,
     first.map(([a]) => a).join(', '),
+    first.map(([, , w]) => w).join(', '),
     first.map(([, d]) => d).join(', '),
     `${dominated} of ${others.length}`,
     `${over} of ${others.length}`,

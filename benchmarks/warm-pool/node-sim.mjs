@@ -4,6 +4,7 @@
 import { Datastore, isDatastoreError, nullCheckpointer } from '@vpc-cni-kit/datastore';
 import { DEFAULT_TARGETS, decide, decideAdaptive, initialAdaptiveState } from '@vpc-cni-kit/warm-pool';
 import { prng, Queue } from './lib.mjs';
+import { admittedPods, podWatchLead } from './pod-watch.mjs';
 
 /** m5.large: 3 ENIs × 10 IPv4 addresses; max pods 29 (eni-max-pods.txt) or 110 with prefix delegation. */
 export const INSTANCE = { maxEnis: 3, ipv4PerEni: 10 };
@@ -58,18 +59,19 @@ export function policyDriver(policy, limits) {
   const driver = {
     seen: { arrivals: 0, departures: 0, leadTimesMs: [], throttled: 0 },
     reasons: {},
-    decide(stats, timing, waiting) {
+    decide(stats, timing, waiting, bound = 0) {
       if (!policy.adaptive) return decide({ stats, targets: policy.targets, limits, timing });
       const r = decideAdaptive({
         stats,
         targets: policy.targets,
         limits,
         timing,
-        observation: { ...driver.seen, waiting },
+        observation: { ...driver.seen, waiting, ...(bound > 0 ? { bound } : {}) },
         state,
         settings: policy.adaptive,
       });
       state = r.state;
+      driver.last = r;
       driver.seen = { arrivals: 0, departures: 0, leadTimesMs: [], throttled: 0 };
       driver.reasons[r.why.code] = (driver.reasons[r.why.code] ?? 0) + 1;
       return r.decision;
@@ -88,7 +90,9 @@ export function maxPodsOf(policy) {
  * @param events parsed trace events ({ time (s), event: 'add'|'del', pod })
  * @param policy { name, targets, adaptive? } — `adaptive` (settings object) selects decideAdaptive
  * @param seed EC2 latency seed
- * @param opts { loop: 'reference' | 'daemon', timeline: boolean }
+ * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean } — `podWatch`: the daemon
+ *   watches pods bound to its node and tells an adaptive policy how many have not asked yet (`bound`); static
+ *   settings never use it
  */
 export function simulate(events, policy, seed = 42, opts = {}) {
   const loopModel = opts.loop ?? 'daemon';
@@ -118,6 +122,18 @@ export function simulate(events, policy, seed = 42, opts = {}) {
 
   const q = new Queue();
   for (const e of events) q.push(e.time * 1000, e.event, e.pod);
+  // The pod watch: each pod the scheduler binds here is seen bound some hundreds of ms before its ADD.
+  const watching = opts.podWatch === true && policy.adaptive !== undefined;
+  const boundNow = new Set();
+  if (watching) {
+    const lead = podWatchLead(seed);
+    const admitted = admittedPods(events, maxPods - HOST_NETWORK_PODS);
+    for (const e of events) {
+      if (e.event !== 'add' || !admitted.has(e.pod)) continue;
+      const ahead = lead();
+      if (ahead !== undefined) q.push(e.time * 1000 - ahead, 'bound', e.pod);
+    }
+  }
   const end = Math.max(0, ...events.map((e) => e.time * 1000)) + 60_000;
   q.push(end, 'end');
 
@@ -154,6 +170,7 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   let overMaxPods = 0;
   const waits = [];
   let coldStarts = 0;
+  const coldAt = [];
   let served = 0;
   let lastShrinkAt;
   let retryArmed = false;
@@ -206,7 +223,16 @@ export function simulate(events, policy, seed = 42, opts = {}) {
 
   const decideNow = () => {
     const timing = lastShrinkAt === undefined ? { now } : { now, lastShrinkAt };
-    return driver.decide(ds.stats(), timing, pending.size);
+    const d = driver.decide(ds.stats(), timing, pending.size, boundNow.size);
+    opts.onDecision?.({
+      now,
+      bound: boundNow.size,
+      waiting: pending.size,
+      stats: ds.stats(),
+      decision: d,
+      adaptive: driver.last,
+    });
+    return d;
   };
 
   while (q.size > 0) {
@@ -214,6 +240,7 @@ export function simulate(events, policy, seed = 42, opts = {}) {
     now = ev.at;
     switch (ev.kind) {
       case 'add': {
+        boundNow.delete(ev.data);
         if (running.size + pending.size >= maxPods - HOST_NETWORK_PODS) {
           rejected.add(ev.data);
           overMaxPods += 1;
@@ -224,6 +251,7 @@ export function simulate(events, policy, seed = 42, opts = {}) {
           waits.push(0);
         } else {
           coldStarts += 1;
+          coldAt.push(now / 1000);
           pending.set(ev.data, now);
           drainPending();
         }
@@ -240,6 +268,10 @@ export function simulate(events, policy, seed = 42, opts = {}) {
         wake();
         break;
       }
+      case 'bound':
+        boundNow.add(ev.data);
+        wake();
+        break;
       case 'retry':
         retryArmed = false;
         drainPending();
@@ -316,6 +348,7 @@ export function simulate(events, policy, seed = 42, opts = {}) {
     pods: served,
     overMaxPods,
     coldStarts,
+    coldAtS: coldAt,
     unserved: pending.size,
     coldWaitMeanS: cold.length === 0 ? 0 : cold.reduce((a, b) => a + b, 0) / cold.length / 1000,
     coldWaitP50S: pct(0.5) / 1000,

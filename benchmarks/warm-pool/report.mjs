@@ -34,32 +34,16 @@ export function traces() {
   return out;
 }
 
-/** Runs the grid, the default and the adaptive policy over one trace. */
-export function judge(trace, loop) {
-  const opts = { loop };
-  const statics = staticGrid().map((p) => ({ name: p.name, m: simulate(trace.events, p, trace.seed, opts) }));
-  const def = statics.find((r) => r.name === 'WARM_ENI_TARGET=1');
-  const adaptive = { name: 'adaptive', m: simulate(trace.events, ADAPTIVE_POLICY, trace.seed, opts) };
-  const adaptivePd = {
-    name: 'adaptive (PD)',
-    m: simulate(trace.events, ADAPTIVE_PD_POLICY, trace.seed, opts),
-  };
-  const front = paretoFront(statics);
-  const dominatedBy = statics.filter((r) => dominates(r.m, adaptive.m)).map((r) => r.name);
-  const dominatedWithWaits = statics.filter((r) => dominatesWithWaits(r.m, adaptive.m)).map((r) => r.name);
-  const idleRatio = adaptive.m.idleAddressHours / Math.max(def.m.idleAddressHours, 1e-9);
+/** How one adaptive run fares against the grid and the default (the issue's goal, and the one with waits). */
+function verdict(statics, def, m) {
+  const dominatedBy = statics.filter((r) => dominates(r.m, m)).map((r) => r.name);
+  const dominatedWithWaits = statics.filter((r) => dominatesWithWaits(r.m, m)).map((r) => r.name);
+  const idleRatio = m.idleAddressHours / Math.max(def.m.idleAddressHours, 1e-9);
   const onFront = dominatedBy.length === 0;
   const halfIdle = idleRatio <= 0.5;
-  const noMoreCold = adaptive.m.coldStarts <= def.m.coldStarts;
-  const noMoreWaiting = adaptive.m.waitedPodS <= def.m.waitedPodS + 1e-9;
+  const noMoreCold = m.coldStarts <= def.m.coldStarts;
+  const noMoreWaiting = m.waitedPodS <= def.m.waitedPodS + 1e-9;
   return {
-    trace,
-    statics,
-    def: { ...def, name: DEFAULT_POLICY.name },
-    adaptive,
-    adaptivePd,
-    pd1: statics.find((r) => r.name === 'PD WARM_PREFIX_TARGET=1'),
-    front,
     dominatedBy,
     dominatedWithWaits,
     idleRatio,
@@ -71,6 +55,33 @@ export function judge(trace, loop) {
     met: onFront && halfIdle && noMoreCold,
     /** With waiting as a third dimension: on the 3-D front, half the idle, no more pod-seconds waited. */
     metWithWaits: dominatedWithWaits.length === 0 && halfIdle && noMoreWaiting,
+  };
+}
+
+/**
+ * Runs the grid, the default and the adaptive policy over one trace: the adaptive policy without the pod watch
+ * (a node that cannot reach the API server: the verdict's top-level fields) and with it (`watched`).
+ */
+export function judge(trace, loop) {
+  const opts = { loop };
+  const statics = staticGrid().map((p) => ({ name: p.name, m: simulate(trace.events, p, trace.seed, opts) }));
+  const def = statics.find((r) => r.name === 'WARM_ENI_TARGET=1');
+  const adaptive = { name: 'adaptive', m: simulate(trace.events, ADAPTIVE_POLICY, trace.seed, opts) };
+  const watchedM = simulate(trace.events, ADAPTIVE_POLICY, trace.seed, { ...opts, podWatch: true });
+  const adaptivePd = {
+    name: 'adaptive (PD)',
+    m: simulate(trace.events, ADAPTIVE_PD_POLICY, trace.seed, opts),
+  };
+  return {
+    trace,
+    statics,
+    def: { ...def, name: DEFAULT_POLICY.name },
+    adaptive,
+    watched: { name: 'adaptive + pod watch', m: watchedM, ...verdict(statics, def, watchedM) },
+    adaptivePd,
+    pd1: statics.find((r) => r.name === 'PD WARM_PREFIX_TARGET=1'),
+    front: paretoFront(statics),
+    ...verdict(statics, def, adaptive.m),
   };
 }
 
@@ -124,12 +135,24 @@ if (isMain) {
       ];
       for (const f of r.front) rows.push(row(`front: ${f.name}`, f.m));
       rows.push(row(r.def.name, r.def.m));
-      rows.push(row('ADAPTIVE', r.adaptive.m));
+      rows.push(row('ADAPTIVE (no pod watch)', r.adaptive.m));
+      rows.push(row('ADAPTIVE + pod watch', r.watched.m));
       rows.push(row('adaptive with prefix delegation', r.adaptivePd.m));
       console.log(formatTable(rows, markdown));
       console.log('');
     }
   }
+  const goal = (v) =>
+    v.met ? 'met' : `MISSED${v.noMoreCold ? '' : ' (more cold)'}${v.halfIdle ? '' : ' (idle > 50%)'}`;
+  const goalWithWaits = (v) =>
+    v.metWithWaits
+      ? 'met'
+      : `MISSED${v.noMoreWaiting ? '' : ' (more waiting)'}${v.halfIdle ? '' : ' (idle > 50%)'}${
+          v.dominatedWithWaits.length ? ` (dominated: ${v.dominatedWithWaits[0]})` : ''
+        }`;
+  const front = (v) => (v.onFront ? 'yes' : `no (${v.dominatedBy.length}: ${v.dominatedBy[0]})`);
+  const cell = (m) => `${m.coldStarts} / ${m.waitedPodS.toFixed(1)} / ${m.idleAddressHours.toFixed(2)}`;
+  const pct = (v) => `${Math.round(100 * (v.idleRatio - 1))}%`;
   const summary = [
     [
       'trace',
@@ -137,43 +160,47 @@ if (isMain) {
       'default cold / waited / idle-h',
       'adaptive cold / waited / idle-h',
       'idle vs default',
-      'EC2 def / adapt',
-      'on Pareto front',
+      'with pod watch cold / waited / idle-h',
+      'idle vs default',
+      'EC2 default / adaptive / with watch',
+      'on Pareto front (adaptive / with watch)',
       'goal',
-      'goal with waits',
+      'goal with pod watch',
+      'goal with waits (adaptive / with watch)',
     ],
   ];
   for (const r of results) {
-    const d = r.def.m;
-    const a = r.adaptive.m;
+    const w = r.watched;
     summary.push([
       r.trace.id,
       r.trace.set,
-      `${d.coldStarts} / ${d.waitedPodS.toFixed(1)} / ${d.idleAddressHours.toFixed(2)}`,
-      `${a.coldStarts} / ${a.waitedPodS.toFixed(1)} / ${a.idleAddressHours.toFixed(2)}`,
-      `${Math.round(100 * (r.idleRatio - 1))}%`,
-      `${d.ec2Mutating} / ${a.ec2Mutating}`,
-      r.onFront ? 'yes' : `no (${r.dominatedBy.length}: ${r.dominatedBy[0]})`,
-      r.met ? 'met' : `MISSED${r.noMoreCold ? '' : ' (more cold)'}${r.halfIdle ? '' : ' (idle > 50%)'}`,
-      r.metWithWaits
-        ? 'met'
-        : `MISSED${r.noMoreWaiting ? '' : ' (more waiting)'}${r.halfIdle ? '' : ' (idle > 50%)'}${
-            r.dominatedWithWaits.length ? ` (dominated: ${r.dominatedWithWaits[0]})` : ''
-          }`,
+      cell(r.def.m),
+      cell(r.adaptive.m),
+      pct(r),
+      cell(w.m),
+      pct(w),
+      `${r.def.m.ec2Mutating} / ${r.adaptive.m.ec2Mutating} / ${w.m.ec2Mutating}`,
+      `${front(r)} / ${front(w)}`,
+      goal(r),
+      goal(w),
+      `${goalWithWaits(r)} / ${goalWithWaits(w)}`,
     ]);
   }
   console.log(
-    '## Adaptive vs the grid and the default (goal: on the front, ≤ 50% of default idle, ≤ default cold; with waits: on the 3-D front of cold × pod-seconds waited × idle, ≤ 50% idle, ≤ default pod-seconds waited)',
+    '## Adaptive vs the grid and the default, without and with the pod watch (goal: on the front, ≤ 50% of default idle, ≤ default cold; with waits: on the 3-D front of cold × pod-seconds waited × idle, ≤ 50% idle, ≤ default pod-seconds waited)',
   );
   console.log(formatTable(summary, markdown));
   for (const set of ['tuning', 'held-out']) {
     const rs = results.filter((r) => r.trace.set === set);
-    const met = rs.filter((r) => r.met).length;
-    const withWaits = rs.filter((r) => r.metWithWaits).length;
-    const front = rs.filter((r) => r.onFront).length;
-    console.log(
-      `${set}: goal met on ${met}/${rs.length} traces (with waits: ${withWaits}/${rs.length}); on or beyond the Pareto front on ${front}/${rs.length}`,
-    );
+    for (const [label, pick] of [
+      ['adaptive (no pod watch)', (r) => r],
+      ['adaptive + pod watch', (r) => r.watched],
+    ]) {
+      const vs = rs.map(pick);
+      console.log(
+        `${set}, ${label}: goal met on ${vs.filter((v) => v.met).length}/${rs.length} traces (with waits: ${vs.filter((v) => v.metWithWaits).length}/${rs.length}); on or beyond the Pareto front on ${vs.filter((v) => v.onFront).length}/${rs.length}`,
+      );
+    }
   }
   const pd = [
     ['trace', 'PD WARM_PREFIX_TARGET=1 cold / idle-h / EC2', 'adaptive with PD cold / idle-h / EC2'],
@@ -198,8 +225,8 @@ if (isMain) {
         r.front
           .filter((f) => f.m.coldStarts <= r.def.m.coldStarts)
           .sort((a, b) => a.m.idleAddressHours - b.m.idleAddressHours)[0] ?? r.front[0];
-      const panel = (name, policy) => {
-        const m = simulate(r.trace.events, policy, r.trace.seed, { loop, timeline: true });
+      const panel = (name, policy, podWatch = false) => {
+        const m = simulate(r.trace.events, policy, r.trace.seed, { loop, timeline: true, podWatch });
         return {
           title: name,
           timeline: m.timeline,
@@ -211,7 +238,8 @@ if (isMain) {
       const panels = [
         panel(DEFAULT_POLICY.name, DEFAULT_POLICY),
         panel(`best static: ${best.name}`, bestPolicy),
-        panel('adaptive', ADAPTIVE_POLICY),
+        panel('adaptive (no pod watch)', ADAPTIVE_POLICY),
+        panel('adaptive + pod watch', ADAPTIVE_POLICY, true),
       ];
       writeFileSync(
         join(svgDir, `${shape}-timeline.svg`),
@@ -225,6 +253,7 @@ if (isMain) {
           new Set(r.front.map((f) => f.name)),
           r.def,
           r.adaptive,
+          r.watched,
         ),
       );
     }

@@ -129,15 +129,18 @@ export function timelineSvg(title, panels, durationS) {
   return out.join('\n');
 }
 
-/** Pareto plot: idle address-hours (x) against cold starts (y), one point per static setting. */
-export function paretoSvg(title, statics, frontNames, def, adaptive) {
+/**
+ * Pareto plot: idle address-hours (x) against cold starts (y), one point per static setting; the default, the
+ * adaptive policy and (when given) the adaptive policy with the pod watch marked.
+ */
+export function paretoSvg(title, statics, frontNames, def, adaptive, watched) {
   const W = 560;
   const H = 380;
   const x0 = 60;
   const y0 = 40;
   const w = W - x0 - 30;
   const h = H - y0 - 60;
-  const all = [...statics.map((r) => r.m), def.m, adaptive.m];
+  const all = [...statics.map((r) => r.m), def.m, adaptive.m, ...(watched ? [watched.m] : [])];
   const xMax = Math.max(0.1, ...all.map((m) => m.idleAddressHours)) * 1.05;
   // Cold starts on a log scale (log2(1 + n)): the settings that matter sit near zero.
   const lg = (v) => Math.log2(1 + v);
@@ -168,7 +171,7 @@ export function paretoSvg(title, statics, frontNames, def, adaptive) {
       `<circle cx="${sx(r.m.idleAddressHours).toFixed(1)}" cy="${sy(r.m.coldStarts).toFixed(1)}" r="${onFront ? 3.5 : 2.5}" fill="${onFront ? '#555' : '#bbb'}"><title>${esc(r.name)}: ${r.m.coldStarts} cold, ${r.m.idleAddressHours.toFixed(2)} idle address-hours</title></circle>`,
     );
   }
-  const mark = (m, color, label, shape) => {
+  const mark = (m, color, label, shape, raised = false) => {
     const x = Number(sx(m.idleAddressHours).toFixed(1));
     const y = Number(sy(m.coldStarts).toFixed(1));
     out.push(
@@ -176,10 +179,13 @@ export function paretoSvg(title, statics, frontNames, def, adaptive) {
         ? `<polygon points="${x},${y - 7} ${x + 7},${y} ${x},${y + 7} ${x - 7},${y}" fill="${color}"/>`
         : `<rect x="${x - 5}" y="${y - 5}" width="10" height="10" fill="${color}"/>`,
     );
-    out.push(`<text x="${x + 9}" y="${y - 6}" font-size="10" fill="${color}">${esc(label)}</text>`);
+    out.push(
+      `<text x="${x + 9}" y="${raised ? y - 18 : y - 6}" font-size="10" fill="${color}">${esc(label)}</text>`,
+    );
   };
   mark(def.m, '#dd6b20', 'default', 'square');
   mark(adaptive.m, '#2f855a', 'adaptive', 'diamond');
+  if (watched) mark(watched.m, '#2b6cb0', 'adaptive + pod watch', 'diamond', true);
   out.push(
     `<text x="${x0}" y="${H - 12}" font-size="9" fill="#555">grey: static settings (dark = Pareto front, dashed); lower-left is better</text>`,
   );

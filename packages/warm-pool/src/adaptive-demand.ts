@@ -34,6 +34,11 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   burstyShare: 0.7,
   pressureLeadMs: 15_000,
   eniLeadMs: 5_000,
+  surgeAim: true,
+  surgeDefersEni: true,
+  boundCover: true,
+  boundBursts: true,
+  burstHalfLifeMs: 1_800_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -72,6 +77,13 @@ export function nextRecurringBurst(
     return { at: z.at + (i1 + i2) / 2, size: Math.max(y.count, z.count) };
   }
   return { at: z.at + i2, size: Math.max(y.count, z.count) };
+}
+
+/** The largest remembered burst, its size halved every `halfLifeMs` since it began (0 when none). */
+export function recalledBurst(state: AdaptiveState, now: number, halfLifeMs: number): number {
+  let n = 0;
+  for (const b of state.bursts ?? []) n = Math.max(n, b.count * 2 ** (-Math.max(0, now - b.at) / halfLifeMs));
+  return n;
 }
 
 /** Share of recent arrivals (30 min average) that came in bursts, 0–1. */
@@ -140,6 +152,11 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   if (typeof s.burstyShare !== 'number' || !(s.burstyShare >= 0 && s.burstyShare <= 1))
     fail('settings.burstyShare', 'must be in [0, 1]');
   if (typeof s.surgeToBurst !== 'boolean') fail('settings.surgeToBurst', 'must be a boolean');
+  if (typeof s.surgeAim !== 'boolean') fail('settings.surgeAim', 'must be a boolean');
+  if (typeof s.surgeDefersEni !== 'boolean') fail('settings.surgeDefersEni', 'must be a boolean');
+  if (typeof s.boundCover !== 'boolean') fail('settings.boundCover', 'must be a boolean');
+  if (typeof s.boundBursts !== 'boolean') fail('settings.boundBursts', 'must be a boolean');
+  positive(s.burstHalfLifeMs, 'settings.burstHalfLifeMs');
   return s;
 }
 

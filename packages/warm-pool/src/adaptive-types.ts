@@ -103,6 +103,35 @@ export interface AdaptiveSettings {
   readonly eniLeadMs?: number;
   /** Bursts needed at an even period before the next one is predicted and warmed for (2 or more). */
   readonly recurAfter?: number;
+  /**
+   * While a surge that bound pods are part of is under way (`observation.bound` > 0: the pod watch saw it coming),
+   * the pool grows as soon as its usable free addresses fall below what the burst is still expected to bring
+   * (`minWarm` + the rest of the burst), not only below the warm target. Only on evidence of a burst (one
+   * remembered on this node, or at least 3 pods within one surge window), and not while a cluster budget reports
+   * assigns queueing (`observation.budgetWaitMs.assign` > 0).
+   */
+  readonly surgeAim?: boolean;
+  /**
+   * While a surge is under way and the attached ENIs still have free slots, no ENI is attached for headroom:
+   * an attach holds the pool loop for 1–10 s, an assign for the surge's next pods 0.3–0.8 s.
+   */
+  readonly surgeDefersEni?: boolean;
+  /**
+   * Bound pods (`observation.bound`) the free addresses already cover raise the target only during a surge: a
+   * lone bound pod takes a warm address when it asks, and the pool grows after it, as without the pod watch,
+   * leaving the loop free for a burst that may be starting.
+   */
+  readonly boundCover?: boolean;
+  /**
+   * On a node that remembers a burst, a pod seen bound after a quiet spell is a burst starting: the pool grows
+   * for the remembered burst in one call while the pod is still on its way (needs the pod watch).
+   */
+  readonly boundBursts?: boolean;
+  /**
+   * Half-life of the remembered bursts' sizes when a bound pod starts a grow for them, ms: a burst seen once is
+   * still trusted at the next one, a burst long gone is not.
+   */
+  readonly burstHalfLifeMs?: number;
 }
 
 /** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
@@ -196,6 +225,8 @@ export interface AdaptiveState {
  * - `pods-waiting`: pods are waiting for an address; the target covers them on top of the expected demand.
  * - `pods-bound`: pods are bound to the node but have not asked yet; the target covers them on top of the
  *   expected demand.
+ * - `burst-starting`: a pod is bound after a quiet spell on a node that remembers a burst; the target covers
+ *   the remembered burst (needs the pod watch).
  * - `peak-demand`: the remembered peak of pod arrivals within one lead time sets the target.
  * - `min-warm`: demand is below the operator's minimum warm; the minimum applies.
  * - `max-warm`: demand exceeds the operator's maximum warm; the maximum applies.
@@ -208,6 +239,7 @@ export interface AdaptiveState {
 export type AdaptiveReasonCode =
   | 'pods-waiting'
   | 'pods-bound'
+  | 'burst-starting'
   | 'peak-demand'
   | 'min-warm'
   | 'max-warm'

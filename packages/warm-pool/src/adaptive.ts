@@ -6,6 +6,7 @@ import {
   horizonMs,
   nextRecurringBurst,
   observe,
+  recalledBurst,
   resolveAdaptiveSettings,
   startupPrior,
   validateAdaptive,
@@ -188,6 +189,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     code = 'surge-floor';
   }
   const surge = s.surgeWindowMs > 0 ? arrivalsWithin(state, now, s.surgeWindowMs) + obs.waiting + bound : 0;
+  const cooling = coolingAddresses(input);
+  const usable = f.available - cooling;
   const next = nextRecurringBurst(state, s.recurAfter);
   if (next !== undefined && now >= next.at - horizon - s.prewarmMs && now <= next.at + BURST_WINDOW_MS) {
     const size = Math.min(next.size, maxWarm);
@@ -214,9 +217,22 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'lead-demand';
     }
   }
-  if (obs.waiting + bound > 0) {
-    warm += obs.waiting + bound;
+  // Bound pods count on top of the target during a surge; a lone bound pod takes a warm address (the target is
+  // at least minWarm ≥ 1) and the pool grows after it, as without the watch, leaving the loop free for a burst.
+  const boundCounted = !s.boundCover || surge >= 2 || obs.waiting + bound >= 2 ? bound : 0;
+  if (obs.waiting + boundCounted > 0) {
+    warm += obs.waiting + boundCounted;
     code = obs.waiting > 0 ? 'pods-waiting' : 'pods-bound';
+  }
+  // A pod seen bound (not yet asking) after a quiet spell, on a node that remembers a burst: a burst may be
+  // starting. Warm for the remembered burst (its size halving every burstHalfLifeMs) while the pod is on its way.
+  const recalled = s.boundBursts && bound > 0 && surge < 2 ? recalledBurst(state, now, s.burstHalfLifeMs) : 0;
+  if (recalled >= s.burstMin) {
+    const forBurst = Math.min(maxWarm, Math.ceil(recalled - 1e-9));
+    if (forBurst > warm) {
+      warm = forBurst;
+      code = 'burst-starting';
+    }
   }
   if (obs.subnetFreeAddresses !== undefined) {
     const share = Math.floor(obs.subnetFreeAddresses * s.subnetShare);
@@ -243,8 +259,6 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       : 0;
   const aim = Math.max(warm + batch - 1, s.minWarm + rest);
   const high = aim + Math.max(1, Math.ceil(warm * s.band));
-  const cooling = coolingAddresses(input);
-  const usable = f.available - cooling;
 
   const why: AdaptiveReason = {
     code,
@@ -263,11 +277,25 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // release, but MINIMUM_IP_TARGET and extra-ENI cleanup still apply).
   const settling = state.grewAt !== undefined && now - state.grewAt < s.releaseDelayMs;
   const holding = pressured || settling;
-  const stepWarm = usable < warm || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
+  // During a surge that bound pods are part of (the pod watch sees it early), the pool grows as soon as it holds
+  // less than what the burst is still expected to bring — not only below `warm`. Only on evidence of a burst:
+  // a burst remembered on this node, or 3 pods within one surge window (2 come together often enough on a busy
+  // node that each would be a grow for a whole ENI, released soon after). Not while a cluster budget has assigns
+  // queueing: its tokens go to pods that wait, not to the rest of a burst ahead of them.
+  const queued = (obs.budgetWaitMs?.assign ?? 0) > 0;
+  const floor =
+    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3) && !queued
+      ? Math.max(warm, s.minWarm + rest)
+      : warm;
+  const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
   const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
   // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
-  const step =
-    s.eniHeadroom && !pressured ? keepHeadroom(stepInput, decide(stepInput), maxWarm) : decide(stepInput);
+  // Nor while a surge is under way and the attached ENIs still have free slots: an attach takes the loop for
+  // 1–10 s, an assign for the surge's next pods takes 0.3–0.8 s (the ENI follows once the surge is over).
+  const surging = s.surgeDefersEni && surge >= 2 && slotHeadroom(input, f) > 0;
+  const plain = decide(stepInput);
+  const kept = s.eniHeadroom && !pressured ? keepHeadroom(stepInput, plain, maxWarm) : plain;
+  const step = surging && kept !== plain && kept.kind === 'create-eni' ? plain : kept;
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
   const routed = routeByBudget(step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =
@@ -330,6 +358,8 @@ function reasonText(
   switch (code) {
     case 'pods-waiting':
       return `${v.waiting} pods waiting${v.bound > 0 ? ` and ${v.bound} bound` : ''} on top of ${peak}: warm ${v.warm}`;
+    case 'burst-starting':
+      return `a pod is bound after a quiet spell and a burst is remembered: warm ${v.warm} for it`;
     case 'pods-bound':
       return `${v.bound} pods bound to the node, not yet asking, on top of ${peak}: warm ${v.warm}`;
     case 'peak-demand':

@@ -18,6 +18,15 @@ const obs = (o: Partial<{ arrivals: number; departures: number; waiting: number;
   ...o,
 });
 
+/** A settled m5.large holding minWarm: 5 addresses on eni-0 (3 in use, 2 usable) and an empty eni-1. */
+const atMinWarm = {
+  stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+  targets: DEFAULT_TARGETS,
+  limits,
+  timing: { now: 1_000_000 },
+  state: settled,
+};
+
 describe('decideAdaptive', () => {
   it('keeps minWarm on a quiet node and says why', () => {
     const r = decideAdaptive({
@@ -68,14 +77,7 @@ describe('decideAdaptive', () => {
   it('grows for pods bound to the node before their ADD arrives, and refuses a malformed bound count', () => {
     // A settled node holding minWarm (2 usable): 4 pods are bound but have not asked yet. The target covers them
     // on top of the minimum, so the pool grows now rather than when their ADDs find it short.
-    const base = {
-      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      state: settled,
-      settings: { surgeWindowMs: 0 },
-    };
+    const base = { ...atMinWarm, settings: { surgeWindowMs: 0 } };
     const quiet = decideAdaptive({ ...base, observation: obs() });
     expect(quiet.decision.kind).toBe('none');
     const r = decideAdaptive({ ...base, observation: obs({ bound: 4 }) });
@@ -88,6 +90,102 @@ describe('decideAdaptive', () => {
         /observation\.bound/,
       );
     }
+  });
+
+  it('lets a lone bound pod take a warm address without a grow, unless boundCover is off', () => {
+    // A settled node holding minWarm (2 usable) sees one pod bound: a free address covers it, so the loop stays
+    // free (a burst may follow) and the pool grows after its ADD, as it would without the pod watch.
+    const base = atMinWarm;
+    const lone = decideAdaptive({ ...base, observation: obs({ bound: 1 }) });
+    expect(lone.why.code).toBe('min-warm');
+    expect(lone.targets.warm).toBe(2);
+    expect(lone.decision.kind).toBe('none');
+    const counted = decideAdaptive({
+      ...base,
+      observation: obs({ bound: 1 }),
+      settings: { boundCover: false },
+    });
+    expect(counted.why.code).toBe('pods-bound');
+    expect(counted.targets.warm).toBe(3);
+    expect(counted.decision.kind).toBe('assign');
+  });
+
+  it('warms for a remembered burst when a pod is bound after a quiet spell (burst-starting)', () => {
+    // The node saw 10 pods land together 15 min ago; now one pod is bound and nothing else is happening.
+    const remembered: AdaptiveState = {
+      ...settled,
+      lastAt: 1_000_000,
+      bursts: [{ at: 1_000_000 - 900_000, count: 10 }],
+    };
+    const base = {
+      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 1)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+    };
+    const r = decideAdaptive({ ...base, observation: obs({ bound: 1 }), state: remembered });
+    expect(r.why.code).toBe('burst-starting');
+    // The burst halved once in 15 min at the default 30 min half-life: 10 / √2 ≈ 7.07 → 8 warm.
+    expect(r.targets.warm).toBe(8);
+    expect(r.decision.kind).toBe('assign');
+    // Nobody bound: nothing to warm for.
+    expect(decideAdaptive({ ...base, observation: obs(), state: remembered }).why.code).toBe('min-warm');
+    // A burst long gone (2 h: 10 / 16 < burstMin 5) is not trusted; nor is any with boundBursts off.
+    const old: AdaptiveState = { ...remembered, bursts: [{ at: 1_000_000 - 7_200_000, count: 10 }] };
+    expect(decideAdaptive({ ...base, observation: obs({ bound: 1 }), state: old }).why.code).toBe('min-warm');
+    const off = decideAdaptive({
+      ...base,
+      observation: obs({ bound: 1 }),
+      state: remembered,
+      settings: { boundBursts: false },
+    });
+    expect(off.why.code).toBe('min-warm');
+    // Never more than one ENI's worth, however large the remembered burst.
+    const huge: AdaptiveState = { ...remembered, bursts: [{ at: 1_000_000 - 60_000, count: 40 }] };
+    expect(decideAdaptive({ ...base, observation: obs({ bound: 1 }), state: huge }).targets.warm).toBe(9);
+  });
+
+  it('during a surge with pods bound, grows as soon as the pool holds less than the rest of the burst', () => {
+    // 2 pods just arrived and 1 more is bound, on a node with 5 usable: the warm target (5: 2 + the 3 of the
+    // surge) is met, but the burst is expected to bring as many again as one ENI holds.
+    const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 4 }), mkEni(1, 1)]) };
+    const r = decideAdaptive({ ...base, observation: obs({ arrivals: 2, bound: 1 }) });
+    expect(r.targets.surge).toBe(3);
+    expect(r.decision.kind).toBe('assign');
+    const off = decideAdaptive({
+      ...base,
+      observation: obs({ arrivals: 2, bound: 1 }),
+      settings: { surgeAim: false },
+    });
+    expect(off.decision.kind).not.toBe('assign');
+    // Without the pod watch (nobody bound) the same arrivals wait for the pool to fall below its target.
+    const unwatched = decideAdaptive({ ...base, observation: obs({ arrivals: 3 }) });
+    expect(unwatched.decision.kind).toBe('none');
+    // Nor while a cluster budget has assigns queueing: its tokens go to pods that wait.
+    const queued = decideAdaptive({
+      ...base,
+      observation: { ...obs({ arrivals: 2, bound: 1 }), budgetWaitMs: { assign: 2_000, eni: 0 } },
+    });
+    expect(queued.decision.kind).toBe('none');
+  });
+
+  it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
+    // 4 free slots on eni-1 (fewer than maxWarm 9): a headroom ENI is due, but not in the middle of a surge.
+    const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 5, { assigned: 2 })]) };
+    const calm = decideAdaptive({ ...base, observation: obs({ arrivals: 1 }) });
+    expect(calm.decision).toMatchObject({ kind: 'create-eni', reason: { code: 'eni-headroom' } });
+    const surging = decideAdaptive({
+      ...base,
+      observation: obs({ arrivals: 2 }),
+      settings: { surgeAim: false },
+    });
+    expect(surging.decision.reason.code).not.toBe('eni-headroom');
+    const reference = decideAdaptive({
+      ...base,
+      observation: obs({ arrivals: 2 }),
+      settings: { surgeAim: false, surgeDefersEni: false },
+    });
+    expect(reference.decision).toMatchObject({ kind: 'create-eni', reason: { code: 'eni-headroom' } });
   });
 
   it('grows for the rest of a burst in one call while a surge is under way', () => {
