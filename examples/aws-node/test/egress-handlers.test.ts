@@ -4,7 +4,8 @@
  * work itself runs in egress.privileged.test.ts.
  */
 import {
-  type CniError,
+  CniError,
+  CniErrorCode,
   type PluginConfig,
   parsePluginConfig,
   type Result,
@@ -47,12 +48,14 @@ const env = readCniEnv({
   CNI_PATH: '/opt/cni/bin',
 });
 
-/** Records every call; `ipamResult` is what IPAM ADD gives. */
-function fakes(ipamResult: Result) {
+/** Records every call; `ipamResult` is what IPAM ADD gives; `ipamMissing` makes `find` fail as findPlugin does. */
+function fakes(ipamResult: Result, ipamMissing = false) {
   const calls: string[] = [];
   const ipam: EgressIpam = {
     async find(_ctx, type) {
       calls.push(`ipam.find ${type}`);
+      if (ipamMissing)
+        throw new CniError(CniErrorCode.InvalidNetworkConfig, `failed to find plugin "${type}"`);
       return `/opt/cni/bin/${type}`;
     },
     async add() {
@@ -83,7 +86,9 @@ function fakes(ipamResult: Result) {
       enableIpv4Forwarding: record('enableIpv4Forwarding'),
       plumbV4: record('plumbV4'),
       plumbV6: record('plumbV6'),
-      removeEgressLink: record('removeEgressLink'),
+      removeEgressLink: (_pod, ifname) => {
+        calls.push(`removeEgressLink ${ifname}`);
+      },
       egressAddressOf: record('egressAddressOf'),
       verifyEgress: record('verifyEgress'),
     },
@@ -186,10 +191,95 @@ describe('egress-cni handlers', () => {
       'kernel',
       'readEgressNat',
       'kernel.open',
-      'removeEgressLink',
+      'removeEgressLink v4if0',
       'deleteEgressSnat CNI-E4-aws-cni-ctr1',
       'ipam.del',
       'close',
     ]);
+  });
+
+  const bad = [
+    { mtu: 'jumbo' },
+    { mtu: 9001 },
+    { randomizeSNAT: 'fully' },
+    { nodeIP: '10.0.1' },
+    { pluginLogFile: 7 },
+  ];
+
+  it.each(bad)(
+    'enabled "false" with %j: ADD passes through, CHECK and DEL do nothing, all succeed',
+    async (b) => {
+      const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+      const ctx = { env, config: config({ enabled: 'false', ...b }), log: () => {} };
+      expect(await handlers.add(ctx)).toBe(ctx.config.prevResult);
+      await handlers.check?.({ ...ctx, env: { ...env, command: 'CHECK' } });
+      await handlers.del({ ...ctx, env: { ...env, command: 'DEL' } });
+      expect(calls).toEqual([]);
+    },
+  );
+
+  it.each(bad.slice(0, 3))(
+    'DEL with %j still releases the allocation, the chain and the interface',
+    async (b) => {
+      const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+      await handlers.del({ env: { ...env, command: 'DEL' }, config: config(b), log: () => {} });
+      expect(calls).toEqual([
+        'ipam.find host-local',
+        'kernel',
+        'ipam.del',
+        'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+        'kernel.open',
+        'removeEgressLink v4if0',
+        'close',
+      ]);
+    },
+  );
+
+  it("DEL with a nodeIP that is no address undoes both families (the ADD's cannot be told)", async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    await handlers.del({
+      env: { ...env, command: 'DEL' },
+      config: config({ nodeIP: '10.0.1' }),
+      log: () => {},
+    });
+    expect(calls.filter((c) => !c.startsWith('ipam') && c !== 'kernel')).toEqual([
+      'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+      'deleteEgressSnat CNI-E6-aws-cni-ctr1',
+      'kernel.open',
+      'removeEgressLink v4if0',
+      'removeEgressLink v6if0',
+      'close',
+    ]);
+    expect(calls).toContain('ipam.del');
+  });
+
+  it('DEL without the IPAM plugin removes the chain and the interface, then reports the missing plugin', async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' }, true);
+    const e = await cniError(
+      Promise.resolve().then(() =>
+        handlers.del({ env: { ...env, command: 'DEL' }, config: config(), log: () => {} }),
+      ),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({ code: 7, msg: 'failed to find plugin "host-local"' });
+    expect(calls).toEqual([
+      'ipam.find host-local',
+      'kernel',
+      'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+      'kernel.open',
+      'removeEgressLink v4if0',
+      'close',
+    ]);
+  });
+
+  it('ADD with egress on and enabled not a string: code 7 naming the key', async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    const e = await cniError(
+      Promise.resolve().then(() => handlers.add({ env, config: config({ enabled: true }), log: () => {} })),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({
+      code: 7,
+      msg: 'invalid network config: enabled: must be a string',
+    });
+    expect(calls).toEqual([]);
   });
 });
