@@ -11,7 +11,8 @@ import {
   type Result,
   readCniEnv,
 } from '@vpc-cni-kit/cni-spec';
-import { planEgressSnat } from '@vpc-cni-kit/iptables-snat';
+import { addEgressSnat, egressSnatInPlace, planEgressSnat, readEgressNat } from '@vpc-cni-kit/iptables-snat';
+import { FakeNetfilter } from '@vpc-cni-kit/iptables-snat/testing';
 import type { NetlinkHandleSync } from '@vpc-cni-kit/netlink';
 import { describe, expect, it } from 'vitest';
 import { type EgressIpam, type EgressKernel, egressHandlers } from '../src/egress/handlers.js';
@@ -116,7 +117,7 @@ function fakes(ipamResult: Result, ipamMissing = false) {
     },
     hostVethName: () => 'veth00000000',
   });
-  return { calls, handlers };
+  return { calls, handlers, kernel };
 }
 
 async function cniError(p: Promise<unknown>): Promise<CniError> {
@@ -281,5 +282,19 @@ describe('egress-cni handlers', () => {
       msg: 'invalid network config: enabled: must be a string',
     });
     expect(calls).toEqual([]);
+  });
+
+  it('CHECK reads nat once, even when the chain carries --random (an iptables without --random-fully)', async () => {
+    const { calls, handlers, kernel } = fakes({ cniVersion: '1.0.0' });
+    const netfilter = new FakeNetfilter();
+    const snat = { network: 'aws-cni', containerId: 'ctr1', podIp: '169.254.172.2', nodeIp: '10.0.1.5' };
+    await addEgressSnat({ runner: netfilter }, { ...snat, randomFullySupported: false });
+    const savesBefore = netfilter.calls.filter((c) => c.file === 'iptables-save').length;
+    kernel.tools = { runner: netfilter };
+    kernel.snat = { ...kernel.snat, egressSnatInPlace, readEgressNat };
+    kernel.plumbing = { ...kernel.plumbing, verifyEgress: () => snat.podIp };
+    await handlers.check?.({ env: { ...env, command: 'CHECK' }, config: config(), log: () => {} });
+    expect(netfilter.calls.filter((c) => c.file === 'iptables-save').length - savesBefore).toBe(1);
+    expect(calls).toEqual(['ipam.find host-local', 'ipam.check', 'kernel', 'kernel.open', 'close']);
   });
 });

@@ -243,11 +243,13 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
         nodeIp: conf.nodeIp ?? '',
         randomizeSnat: conf.randomizeSnat,
       };
-      // `prng` is `--random-fully`, or `--random` on an iptables without it: either is in place.
+      // `prng` is `--random-fully`, or `--random` on an iptables without it: either is in place. One read of
+      // `nat` serves both.
       const plans = [true, false].map((randomFullySupported) =>
         kernel.snat.planEgressSnat({ ...base, randomFullySupported }),
       );
-      for (const plan of plans) if (await kernel.snat.egressSnatInPlace(kernel.tools, plan)) return;
+      const nat = kernel.snat.readEgressNat(kernel.tools, conf.family);
+      for (const plan of plans) if (await kernel.snat.egressSnatInPlace(kernel.tools, plan, nat)) return;
       throw new CniError(CniErrorCode.Internal, `check: SNAT chain ${plans[0]?.chain} is not in place`);
     },
   };
