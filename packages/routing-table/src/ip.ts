@@ -5,6 +5,7 @@ import {
   familyBits,
   formatIp,
   type IpFamily,
+  ipFamily,
   parseCidr,
   parseIp,
 } from '@vpc-cni-kit/ip-address';
@@ -22,9 +23,12 @@ export function canonicalIp(text: string, op: string, family?: Family): string {
   return formatIp(address);
 }
 
-/** The family of a valid address text (assumes it was validated). */
+/** The family of an address text. Throws `INVALID_ARGUMENT` when it is not an address. */
 export function familyOf(address: string): Family {
-  return address.includes(':') ? 6 : 4;
+  const family = ipFamily(address);
+  if (family === undefined)
+    throw invalidArgument('familyOf', `not an IP address: ${JSON.stringify(address)}`);
+  return family;
 }
 
 /** A prefix in network form. */
