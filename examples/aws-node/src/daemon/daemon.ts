@@ -28,6 +28,7 @@ import type { KubeSide } from '../kube/kube-side.js';
 import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { BranchPods } from './branch-pods.js';
+import { checkingClientVersion } from './client-version.js';
 import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
@@ -534,7 +535,7 @@ async function start(
   };
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
-    backend: {
+    backend: checkingClientVersion(options.version, {
       gc: async (req) => {
         const outcome = await collectStaleAttachments(gcDeps, gcInputOf(req));
         if (outcome.released.length > 0) pool.wake();
@@ -587,7 +588,7 @@ async function start(
             }),
         }),
       ),
-    },
+    }),
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled
