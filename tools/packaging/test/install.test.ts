@@ -12,7 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { privilegedSkipReason, scratchDir } from '@vpc-cni-kit/testkit';
 import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DocBlock, type PackedTarball, readmeBlocks, scratchLockfile } from '../src/index.js';
+import {
+  type DocBlock,
+  type PackedTarball,
+  type PublishedWorkspace,
+  publishedWorkspaces,
+  readmeBlocks,
+  scratchLockfile,
+} from '../src/index.js';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const scratch = scratchDir('vck-stranger-');
@@ -21,29 +28,8 @@ const app = join(scratch.path, 'app');
 const daemon = join(scratch.path, 'daemon');
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');
 
-interface Workspace {
-  dir: string;
-  manifest: {
-    name: string;
-    version: string;
-    private?: boolean;
-    exports: Record<string, unknown>;
-    bin?: Record<string, string>;
-  };
-}
-
 /** The published workspaces: every non-private package under packages/ and examples/. */
-const published: Workspace[] = ['packages', 'examples'].flatMap((group) =>
-  readdirSync(join(repo, group)).flatMap((d) => {
-    const dir = join(repo, group, d);
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Workspace['manifest'];
-      return manifest.private ? [] : [{ dir, manifest }];
-    } catch {
-      return [];
-    }
-  }),
-);
+const published = publishedWorkspaces(repo);
 
 /** Every import specifier a package offers (its exports map, bar `./package.json`). */
 const specifiers = published.flatMap((w) =>
@@ -53,7 +39,7 @@ const specifiers = published.flatMap((w) =>
 );
 
 /** The files an exports map or bin names, for the conditions a consumer uses (not the in-repo source). */
-function shippedTargets(w: Workspace): string[] {
+function shippedTargets(w: PublishedWorkspace): string[] {
   const out: string[] = [];
   const walk = (v: unknown): void => {
     if (typeof v === 'string') out.push(v.replace(/^\.\//, ''));
@@ -284,7 +270,7 @@ describe('consumers', () => {
   const blocks = published.flatMap((w) =>
     readmeBlocks(readFileSync(join(w.dir, 'README.md'), 'utf8')).map((b) => ({ w, b })),
   );
-  const fileOf = (w: Workspace, b: DocBlock, ext: string) =>
+  const fileOf = (w: PublishedWorkspace, b: DocBlock, ext: string) =>
     `readme/${w.manifest.name.split('/')[1]}-L${b.line}.${ext}`;
 
   it.each(['node16', 'nodenext', 'bundler', 'node10'])(
