@@ -25,6 +25,7 @@ import {
   setPodIpAnnotation,
 } from '../src/kube/pod-ip-annotation.js';
 import type { Logger } from '../src/log/logger.js';
+import { recordingLogger } from './support/logger.js';
 
 const dir = scratchDir('vck-aws-node-kube-');
 let sim: KubeSimulator;
@@ -43,15 +44,6 @@ function settings(over: Partial<KubeSettings> = {}): KubeSettings {
     annotatePodIp: true,
     ...over,
   };
-}
-
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  const at =
-    (l: string) =>
-    (msg: string, fields: Record<string, unknown> = {}) =>
-      lines.push(`${l} ${msg} ${JSON.stringify(fields)}`);
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /** Every document of a YAML stream as plain objects. */

@@ -234,8 +234,8 @@ describe('kustomize manifests, rendered by Debian kubectl 1.20', () => {
         (await kubectl(admin, ['get', 'ds', 'aws-node', '-n', 'kube-system', '-o', 'json'])).stdout,
       );
       expect(ds.spec.template.spec.serviceAccountName).toBe('aws-node');
-      // With the ServiceAccount's token: its CNINode may be created and read; ENIConfigs (no custom networking
-      // yet) and listing pods may not.
+      // With the ServiceAccount's token: its CNINode may be created and read, pods listed (the adaptive pool's
+      // watch of its node's pods); ENIConfigs (no custom networking yet) and ConfigMaps may not be listed.
       const sa = join(dir.path, 'aws-node.kubeconfig');
       writeFileSync(sa, sim.kubeconfig({ token: sim.mintServiceAccountToken('kube-system', 'aws-node') }));
       const cninode =
@@ -244,9 +244,12 @@ describe('kustomize manifests, rendered by Debian kubectl 1.20', () => {
       expect((await kubectl(sa, ['get', 'cninode', 'ip-10-0-0-9', '-o', 'name'])).stdout).toBe(
         'cninode.vpcresources.k8s.aws/ip-10-0-0-9\n',
       );
+      expect(
+        (await kubectl(sa, ['get', 'pods', '-A', '--field-selector', 'spec.nodeName=ip-10-0-0-9'])).code,
+      ).toBe(0);
       for (const args of [
         ['get', 'eniconfigs'],
-        ['get', 'pods', '-A'],
+        ['get', 'configmaps', '-A'],
       ]) {
         const denied = await kubectl(sa, args);
         expect(denied.code, args.join(' ')).not.toBe(0);

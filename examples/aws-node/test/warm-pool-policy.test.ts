@@ -38,6 +38,34 @@ describe('WARM_POOL_POLICY', () => {
     );
   });
 
+  it('AWS_NODE_ADAPTIVE_POD_WATCH: on with adaptive and the Kubernetes API, off otherwise; an explicit true that would do nothing is refused', () => {
+    const inCluster = { KUBERNETES_SERVICE_HOST: '10.100.0.1', MY_NODE_NAME: 'ip-10-0-0-9' };
+    expect(loadConfig({ ...inCluster, WARM_POOL_POLICY: 'adaptive' }).adaptivePodWatch).toBe(true);
+    expect(loadConfig({ ...inCluster }).adaptivePodWatch).toBe(false);
+    expect(loadConfig({ WARM_POOL_POLICY: 'adaptive' }).adaptivePodWatch).toBe(false);
+    expect(
+      loadConfig({ ...inCluster, WARM_POOL_POLICY: 'adaptive', AWS_NODE_ADAPTIVE_POD_WATCH: 'false' })
+        .adaptivePodWatch,
+    ).toBe(false);
+    expect(loadConfig({ AWS_NODE_ADAPTIVE_POD_WATCH: 'false' }).adaptivePodWatch).toBe(false);
+    for (const [env, problem] of [
+      [{ ...inCluster, AWS_NODE_ADAPTIVE_POD_WATCH: 'true' }, 'only used with WARM_POOL_POLICY=adaptive'],
+      [{ WARM_POOL_POLICY: 'adaptive', AWS_NODE_ADAPTIVE_POD_WATCH: 'true' }, 'needs the Kubernetes API'],
+      [{ WARM_POOL_POLICY: 'adaptive', AWS_NODE_ADAPTIVE_POD_WATCH: 'sometimes' }, 'must be a boolean'],
+    ] as const) {
+      let caught: unknown;
+      try {
+        loadConfig(env);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ConfigError);
+      const problems = (caught as ConfigError).problems;
+      expect(problems.map((p) => p.variable)).toEqual(['AWS_NODE_ADAPTIVE_POD_WATCH']);
+      expect(problems[0]!.problem).toContain(problem);
+    }
+  });
+
   it('is reported on /v1/ipamd-env-settings next to the reference variables', async () => {
     const ds = new Datastore({ clock: new ManualClock(), checkpointer: nullCheckpointer });
     for (const [env, policy] of [
@@ -130,6 +158,37 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-waiting"} 1');
     // The observer still forwards to the metrics it wraps.
     expect(text).toContain('awscni_no_available_ip_addresses 5');
+  });
+
+  it('grows for pods bound to the node before any of them asks (observation.bound), with its metric and reason', async () => {
+    const n = node(3);
+    const metrics = new DaemonMetrics();
+    let t = 1_000_000;
+    let bound = 0;
+    const pool = loopFor(n, {
+      policy: 'adaptive',
+      adaptiveSettings: { minWarm: 2, maxWarm: 2 },
+      now: () => t,
+      observer: metrics,
+      bound: () => {
+        metrics.boundPods(bound);
+        return bound;
+      },
+    });
+    expect((await pool.tick()).kind).toBe('none');
+    t += 60_000;
+    // Six pods bound, none has asked: no ADD, no miss, yet the pool grows for them in one call.
+    bound = 6;
+    const d = await pool.tick();
+    expect(d.kind).toBe('assign');
+    expect(n.calls).toHaveLength(1);
+    expect(n.datastore.stats().totalIPs).toBeGreaterThanOrEqual(2 + 6);
+    expect(pool.lastAdaptive()).toMatchObject({ bound: 6, why: { code: 'pods-bound' } });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('awscni_warm_pool_adaptive_bound_pods 6');
+    expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-bound"} 1');
+    // Without the watch (the static policy, or the switch off) nothing is asked.
+    expect(loopFor(node(3)).lastAdaptive()).toBeUndefined();
   });
 
   it('the static policy stays the reference: the same node with WARM_ENI_TARGET=1 fills its ENI', async () => {

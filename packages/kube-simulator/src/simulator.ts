@@ -85,6 +85,10 @@ export interface KubeSimulator {
   readonly tls: TlsMaterial | undefined;
   /** The last requests answered (at most 10 000), oldest first. */
   readonly requests: readonly RequestRecord[];
+  /** Watch streams open now (a client that stopped watching has closed its stream). */
+  readonly openWatches: number;
+  /** Client connections open now, kept-alive idle ones included (a client that closed its agent has none). */
+  readonly openConnections: number;
   /** The administrator token (`system:masters`). */
   readonly adminToken: string;
   /** Direct access to the object semantics (no authentication), for seeding and assertions. */
@@ -224,9 +228,15 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     : createHttpServer(router);
   server.keepAliveTimeout = 30_000;
   const sockets = new Set<Socket>();
+  // TCP connections alone (over TLS, `sockets` also holds each connection's TLS socket).
+  const connections = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
-    s.on('close', () => sockets.delete(s));
+    connections.add(s);
+    s.on('close', () => {
+      sockets.delete(s);
+      connections.delete(s);
+    });
   });
   server.on('secureConnection', (s: Socket) => {
     sockets.add(s);
@@ -294,6 +304,12 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     caPem: tls?.cert,
     tls,
     requests,
+    get openWatches() {
+      return watches.size;
+    },
+    get openConnections() {
+      return connections.size;
+    },
     adminToken: tokens.adminToken,
     objects,
     faults: {

@@ -368,3 +368,33 @@ describe('object semantics over HTTP', () => {
     }
   });
 });
+
+describe('open watches and connections', () => {
+  it('counts watch streams and client connections while they are open, and neither once the client is gone', async () => {
+    const { request, Agent } = await import('node:http');
+    const agent = new Agent({ keepAlive: true });
+    const before = { watches: sim.openWatches, connections: sim.openConnections };
+    const req = request(`${sim.url}${CMS}?watch=true`, {
+      agent,
+      headers: { authorization: `Bearer ${sim.adminToken}` },
+    });
+    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      req.on('response', resolve);
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res.statusCode).toBe(200);
+    expect(sim.openWatches).toBe(before.watches + 1);
+    expect(sim.openConnections).toBe(before.connections + 1);
+    req.destroy();
+    agent.destroy();
+    const deadline = Date.now() + 5000;
+    while (
+      (sim.openWatches > before.watches || sim.openConnections > before.connections) &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 10));
+    expect(sim.openWatches).toBe(before.watches);
+    expect(sim.openConnections).toBe(before.connections);
+  });
+});

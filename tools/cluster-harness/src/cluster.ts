@@ -212,6 +212,11 @@ export interface AddPodOptions {
    * `retryForMs`), as its sandbox waits for the scheduler in EKS. `false`: ADD at once.
    */
   awaitBranch?: boolean;
+  /**
+   * The Pod object already exists, bound to the node by {@link Cluster.bindPod} (`name` and `namespace` name
+   * it): only the sandbox and the ADD are left, as when kubelet starts a pod the scheduler bound a while ago.
+   */
+  bound?: boolean;
 }
 
 /** A libcni failure (the plugin's CNI error, or libcni's own). */
@@ -501,14 +506,19 @@ export class Cluster {
       if (options.serviceAccountName !== undefined)
         this.kube.ensureServiceAccount(pod.namespace, options.serviceAccountName);
       // The controller's webhook (when it runs) adds the pod-eni resource to a pod a policy selects.
-      const stored = await this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
-        labels,
-        ...(options.serviceAccountName !== undefined
-          ? { serviceAccountName: options.serviceAccountName }
-          : {}),
-        ...(options.annotations ? { annotations: options.annotations } : {}),
-        ...(options.limits ? { limits: options.limits } : {}),
-      });
+      const existing = options.bound ? this.kube.pod(pod.namespace, pod.name) : undefined;
+      if (options.bound && existing === undefined)
+        throw new Error(`pod ${pod.namespace}/${pod.name} was not bound (bindPod) before its ADD`);
+      const stored =
+        existing ??
+        (await this.kube.createPod(pod.namespace, pod.name, node.nodeName, {
+          labels,
+          ...(options.serviceAccountName !== undefined
+            ? { serviceAccountName: options.serviceAccountName }
+            : {}),
+          ...(options.annotations ? { annotations: options.annotations } : {}),
+          ...(options.limits ? { limits: options.limits } : {}),
+        }));
       const firstContainer = (
         stored.spec as { containers?: { resources?: { limits?: Record<string, string> } }[] }
       )?.containers?.[0];
@@ -569,6 +579,23 @@ export class Cluster {
       if (existsSync(netnsPath)) netnsDel(netns);
       throw e;
     }
+  }
+
+  /**
+   * Binds a pod to node `i` as the scheduler does: its Pod object (phase Pending, `spec.nodeName` set), and
+   * nothing on the node yet — no sandbox, no CNI ADD. {@link addPod} with `bound: true` and the returned name
+   * starts it later.
+   */
+  async bindPod(
+    i: number,
+    options: { namespace?: string } = {},
+  ): Promise<{ namespace: string; name: string }> {
+    const node = this.nodes[i];
+    if (node === undefined) throw new Error(`no node ${i}`);
+    const namespace = options.namespace ?? 'default';
+    const name = `bound-${i}-${this.podSeq++}`;
+    await this.kube.createPod(namespace, name, node.nodeName);
+    return { namespace, name };
   }
 
   /** A pod's `vpc.amazonaws.com/pod-eni` annotation, if it has one. */

@@ -34,6 +34,12 @@ export interface AwsNodeConfig {
    * (targets set from observed demand; `MINIMUM_IP_TARGET` and prefix delegation still apply).
    */
   warmPoolPolicy: 'static' | 'adaptive';
+  /**
+   * `AWS_NODE_ADAPTIVE_POD_WATCH` (ours; default true): with `WARM_POOL_POLICY=adaptive` and the Kubernetes API,
+   * watch the pods bound to this node so the pool grows for them before their ADD (ADR 0027). False here when
+   * the policy is static or there is no API server, whatever the variable says.
+   */
+  adaptivePodWatch: boolean;
   // Networking
   eniMtu: number;
   podMtu: number;
@@ -217,6 +223,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       'needs WARM_PREFIX_TARGET, WARM_IP_TARGET or MINIMUM_IP_TARGET above 0 (or WARM_POOL_POLICY=adaptive)',
     );
   }
+  // Read before the Kubernetes settings (which come later): an explicit true needs both the adaptive policy and
+  // the API, so a switch that would do nothing is named rather than ignored.
+  const problemsBefore = r.problems.length;
+  const podWatch = r.bool('AWS_NODE_ADAPTIVE_POD_WATCH', true);
+  // Set to a valid boolean (an invalid one is its own problem already).
+  const podWatchSet =
+    r.raw('AWS_NODE_ADAPTIVE_POD_WATCH') !== undefined && r.problems.length === problemsBefore;
+  if (podWatchSet && podWatch && warmPoolPolicy !== 'adaptive')
+    r.problem('AWS_NODE_ADAPTIVE_POD_WATCH', 'is only used with WARM_POOL_POLICY=adaptive (unset it)');
   const maxEniRaw = r.int('MAX_ENI', -1, Number.MIN_SAFE_INTEGER);
   const connmark = parseMark(r, 'AWS_VPC_K8S_CNI_CONNMARK', 0x80);
   const imdsOnlyMode = r.bool('ENABLE_IMDS_ONLY_MODE', false);
@@ -244,6 +259,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     ipCooldownSeconds: r.int('IP_COOLDOWN_PERIOD', 30, 0),
     maxEni: maxEniRaw >= 1 ? maxEniRaw : undefined,
     warmPoolPolicy,
+    adaptivePodWatch: false,
     eniMtu,
     podMtu,
     vethPrefix,
@@ -317,6 +333,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   ] as const) {
     if (!isAbsolute(path)) r.problem(name, 'must be an absolute path');
   }
+  config.adaptivePodWatch =
+    podWatch && warmPoolPolicy === 'adaptive' && !ipv6 && config.kube.apiServer !== undefined;
+  if (podWatchSet && podWatch && warmPoolPolicy === 'adaptive' && config.kube.apiServer === undefined)
+    r.problem(
+      'AWS_NODE_ADAPTIVE_POD_WATCH',
+      'needs the Kubernetes API to watch pods (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT), or set it to false',
+    );
   // The reference adds a trunk ENI in IPv6 mode for security groups for pods; this daemon does not (yet).
   if (ipv6 && config.podEni.enabled)
     r.problem('ENABLE_POD_ENI', 'security groups for pods are not supported in IPv6 mode');

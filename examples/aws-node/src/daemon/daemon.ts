@@ -23,10 +23,12 @@ import {
 import { planNodeRouting, type RoutingPlan, routeTableId } from '@vpc-cni-kit/routing-table';
 import { planBranchNode } from '@vpc-cni-kit/sgp-branch';
 import { type AwsNodeConfig, poolTargets } from '../config/config.js';
-import { createKubeSide, readPodView, reportPodsTo } from '../kube/daemon-kube.js';
+import { createKubeSide, createPodWatch, readPodView, reportPodsTo } from '../kube/daemon-kube.js';
 import type { KubeSide } from '../kube/kube-side.js';
+import type { PodWatch } from '../kube/pod-watch.js';
 import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
+import { BoundPods, noteAdds } from './bound-pods.js';
 import { BranchPods } from './branch-pods.js';
 import { checkingClientVersion } from './client-version.js';
 import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
@@ -64,6 +66,11 @@ export interface RunningDaemon {
   kube: KubeSide;
   /** Security groups for pods (`ENABLE_POD_ENI`): the branch pods plumbed; `undefined` when off. */
   branchPods: BranchPods | undefined;
+  /**
+   * `WARM_POOL_POLICY=adaptive` with the Kubernetes API (`AWS_NODE_ADAPTIVE_POD_WATCH`): the watch of the pods
+   * bound to this node and their count; `undefined` when off.
+   */
+  boundPods: { watch: PodWatch; pods: BoundPods } | undefined;
   /** Milliseconds from start to healthy (serving and conflist written). */
   startupMs: number;
   /** Graceful stop: no new EC2 mutations, in-flight work finishes, sockets closed. */
@@ -316,11 +323,41 @@ async function start(
     }),
     nodeEnis,
   );
+  // The adaptive pool's view of pods bound to this node that have not asked yet (ADR 0027): each change of
+  // the count wakes the pool loop.
+  const boundPods = config.adaptivePodWatch
+    ? new BoundPods({
+        nodeName: config.kube.nodeName,
+        holding: () => {
+          const keys = new Set<string>();
+          for (const a of datastore.assignments())
+            if (a.metadata.namespace && a.metadata.name)
+              keys.add(`${a.metadata.namespace}/${a.metadata.name}`);
+          return keys;
+        },
+        onChange: () => {
+          metrics.boundPods(boundPods?.count() ?? 0);
+          pool.wake();
+        },
+        log,
+      })
+    : undefined;
+  const podWatch = boundPods ? await createPodWatch(config.kube, boundPods, log) : undefined;
+  onFailure(() => podWatch?.stop());
   const pool = new PoolLoop({
     datastore,
     eni,
     targets: poolTargets(config),
     policy: config.warmPoolPolicy,
+    ...(boundPods
+      ? {
+          bound: () => {
+            const n = boundPods.count();
+            metrics.boundPods(n);
+            return n;
+          },
+        }
+      : {}),
     limits: {
       maxEnis: limits.maxEnis,
       ipv4PerEni: limits.ipv4PerEni,
@@ -552,41 +589,44 @@ async function start(
       },
       ...reportPodsTo(
         kube,
-        ipamBackend({
-          datastore,
-          plumber: host.plumber,
-          log,
-          observer: pool.observing(metrics),
-          version: options.version,
-          vethPrefix: config.vethPrefix,
-          podMtu: config.podMtu,
-          vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
-          family,
-          vpcIpv6Cidrs: () => node.primaryEni.vpcIpv6Cidrs,
-          externalSnat: config.externalSnat,
-          shuttingDown: () => terminating,
-          poolCondition: () => pool.condition(),
-          wakePool: () => pool.wake(),
-          now: () => performance.now(),
-          checkNetns: netnsGuard(),
-          ...(branchPods !== undefined
-            ? {
-                branchPods,
-                onBranchFailure: (f) => {
-                  const row = BRANCH_FAILURES[f.cause];
-                  kube.podEvent(f.pod, row.eventReason, `${row.message}: ${f.message}`);
-                },
-              }
-            : {}),
-          onAddFailure: (f) =>
-            failures.record({
-              source: 'add-network',
-              action: 'AddNetwork',
-              code: f.code,
-              reason: f.message,
-              pod: f.pod,
-            }),
-        }),
+        noteAdds(
+          boundPods,
+          ipamBackend({
+            datastore,
+            plumber: host.plumber,
+            log,
+            observer: pool.observing(metrics),
+            version: options.version,
+            vethPrefix: config.vethPrefix,
+            podMtu: config.podMtu,
+            vpcCidrs: () => (config.externalSnat ? vpcCidrs : [...vpcCidrs, ...config.excludeSnatCidrs]),
+            family,
+            vpcIpv6Cidrs: () => node.primaryEni.vpcIpv6Cidrs,
+            externalSnat: config.externalSnat,
+            shuttingDown: () => terminating,
+            poolCondition: () => pool.condition(),
+            wakePool: () => pool.wake(),
+            now: () => performance.now(),
+            checkNetns: netnsGuard(),
+            ...(branchPods !== undefined
+              ? {
+                  branchPods,
+                  onBranchFailure: (f) => {
+                    const row = BRANCH_FAILURES[f.cause];
+                    kube.podEvent(f.pod, row.eventReason, `${row.message}: ${f.message}`);
+                  },
+                }
+              : {}),
+            onAddFailure: (f) =>
+              failures.record({
+                source: 'add-network',
+                action: 'AddNetwork',
+                code: f.code,
+                reason: f.message,
+                pod: f.pod,
+              }),
+          }),
+        ),
       ),
     }),
   });
@@ -596,7 +636,14 @@ async function start(
         introspectionServer(datastore, config, log, {
           eniConfigs: () => custom?.status(),
           unmanagedEnis: () => nodeEnis.unmanaged(),
-          warmPool: () => ({ lastDecision: pool.last(), prefixFallback: pool.prefixFallback() }),
+          warmPool: () => ({
+            lastDecision: pool.last(),
+            prefixFallback: pool.prefixFallback(),
+            ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
+            ...(boundPods && podWatch
+              ? { boundPods: { count: boundPods.count(), pods: boundPods.pods(), watch: podWatch.status() } }
+              : {}),
+          }),
           failures: () => failures.list(),
           ...(branchPods !== undefined
             ? {
@@ -624,6 +671,8 @@ async function start(
     for (let i = 0; i < 50 && kube.status().state !== 'connected'; i++)
       await new Promise((r) => setTimeout(r, 100));
   }
+  // Pods bound to this node (adaptive policy): watched from now on; the first LIST wakes the pool loop.
+  podWatch?.start();
   // IPv6 mode: the /80 serves every pod; no pool loop (the reference returns from it at once).
   if (!config.disableNetworkResourceProvisioning && !config.ipv6) {
     // Pre-scale before declaring the node ready, as the reference's node init does, so the first pods find
@@ -751,6 +800,7 @@ async function start(
     conflistPath,
     kube,
     branchPods,
+    boundPods: boundPods && podWatch ? { watch: podWatch, pods: boundPods } : undefined,
     startupMs,
     async stop() {
       terminating = true;
@@ -759,6 +809,7 @@ async function start(
       cidrRefresh?.stop();
       await pool.stop();
       await rpc.close(5000);
+      await podWatch?.stop();
       await kube.stop();
       await datastore
         .flush()

@@ -142,7 +142,10 @@ export interface IntrospectionSources {
   readonly eniConfigs?: () => EniConfigStatus | undefined;
   /** Attached ENIs the daemon leaves alone (`/v1/unmanaged-enis`). */
   readonly unmanagedEnis?: () => unknown;
-  /** The pool loop's last decision and prefix fallback (`/v1/warm-pool`). */
+  /**
+   * The pool loop's last decision and prefix fallback (`/v1/warm-pool`), and with the adaptive policy its last
+   * targets and the pods bound to the node it counts.
+   */
   readonly warmPool?: () => unknown;
   /** Security groups for pods: the branch pods plumbed (`/v1/branch-pods`); absent when `ENABLE_POD_ENI` is off. */
   readonly branchPods?: () => Promise<unknown>;

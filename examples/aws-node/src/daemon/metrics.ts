@@ -208,6 +208,11 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     labelNames: ['target'],
     registers: [this.registry],
   });
+  private readonly boundPodsGauge = new Gauge({
+    name: 'awscni_warm_pool_adaptive_bound_pods',
+    help: 'WARM_POOL_POLICY=adaptive with the pod watch: pods bound to this node that have not asked for an address yet (0 while the Kubernetes API cannot be watched)',
+    registers: [this.registry],
+  });
   private readonly prefixFallbackGauge = new Gauge({
     name: 'awscni_prefix_fallback',
     help: 'Prefix delegation grows in /32 secondary addresses (1) because the subnet has no free /28, or in prefixes (0)',
@@ -279,6 +284,10 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     this.adaptiveTarget.set({ target: 'surge' }, targets.surge);
     this.adaptiveTarget.set({ target: 'pressured' }, targets.pressured ? 1 : 0);
     this.adaptiveReason.inc({ reason: why.code });
+  }
+  /** Pods bound to this node that have not asked for an address yet (`awscni_warm_pool_adaptive_bound_pods`). */
+  boundPods(count: number): void {
+    this.boundPodsGauge.set(count);
   }
   prefixFallback(active: boolean): void {
     this.prefixFallbackGauge.set(active ? 1 : 0);

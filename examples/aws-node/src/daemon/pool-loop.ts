@@ -83,6 +83,11 @@ export interface PoolLoopDeps {
    */
   prefixFallbackMs?: number;
   /**
+   * Adaptive policy: pods bound to this node (from the pod watch) that have not asked for an address yet, now
+   * (`observation.bound`). Absent: 0.
+   */
+  bound?: () => number;
+  /**
    * How long a {@link PoolLoop.wake} waits, so that the wakes of a burst of pods leaving (or arriving to an
    * empty pool) share one pass. @defaultValue `10`
    */
@@ -119,6 +124,7 @@ export class PoolLoop {
   private stopped = false;
   // Adaptive policy: its state, and what the node saw since its last decision.
   private adaptiveState: AdaptiveState = initialAdaptiveState;
+  private adaptiveLast: { targets: AdaptiveTargets; why: AdaptiveReason; bound: number } | undefined;
   private seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] as number[] };
 
   constructor(private readonly deps: PoolLoopDeps) {}
@@ -223,6 +229,11 @@ export class PoolLoop {
   /** The last decision taken, for introspection. */
   last(): PoolDecision | undefined {
     return this.lastDecision;
+  }
+
+  /** The adaptive policy's last targets, reason and the bound pods it saw (undefined before one, or static). */
+  lastAdaptive(): { targets: AdaptiveTargets; why: AdaptiveReason; bound: number } | undefined {
+    return this.adaptiveLast;
   }
 
   /** Runs one decision now (waits for one already running). */
@@ -352,16 +363,18 @@ export class PoolLoop {
     if (this.deps.policy !== 'adaptive') return decide({ stats: datastore.stats(), targets, limits, timing });
     const { arrivals, departures, misses, throttled, leadTimesMs } = this.seen;
     this.seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] };
+    const bound = this.deps.bound?.() ?? 0;
     const r = decideAdaptive({
       stats: datastore.stats(),
       targets,
       limits,
       timing,
-      observation: { arrivals, departures, waiting: misses, throttled, leadTimesMs },
+      observation: { arrivals, departures, waiting: misses, bound, throttled, leadTimesMs },
       state: this.adaptiveState,
       ...(this.deps.adaptiveSettings ? { settings: this.deps.adaptiveSettings } : {}),
     });
     this.adaptiveState = r.state;
+    this.adaptiveLast = { targets: r.targets, why: r.why, bound };
     this.deps.observer.adaptive?.(r.targets, r.why);
     return r.decision;
   }

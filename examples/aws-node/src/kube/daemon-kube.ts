@@ -4,15 +4,17 @@ import type { PodView } from '../daemon/branch-pods.js';
 import type { Logger } from '../log/logger.js';
 import type { CniBackend } from '../rpc/grpc-server.js';
 import type { CniNodeFeature } from './cni-node.js';
-import { httpsKubeApi } from './https-kube-api.js';
+import { httpsKubeApi, httpsPodWatchApi } from './https-kube-api.js';
 import { resolveInCluster } from './in-cluster.js';
 import { isKubeCallError, type KubeObject } from './kube-api.js';
 import { KubeSide } from './kube-side.js';
+import { PodWatch, type PodWatchSink } from './pod-watch.js';
 
 /** Per-request timeout of Kubernetes API calls (the reference's client uses 5 s for its start-up checks). */
 export const KUBE_REQUEST_TIMEOUT_MS = 5000;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
@@ -45,7 +47,27 @@ export async function createKubeSide(
     connect: async (t) => httpsKubeApi(t, KUBE_REQUEST_TIMEOUT_MS),
     now: () => Date.now(),
     random: Math.random,
-    sleep,
+    sleep: abortableSleep,
+  });
+}
+
+/**
+ * Creates the watch of the pods bound to this node (over `node:https`, connections of its own), feeding `sink`;
+ * it starts with {@link PodWatch.start}. Without a cluster it stays off and says why when started.
+ */
+export async function createPodWatch(
+  settings: KubeSettings,
+  sink: PodWatchSink,
+  log: Logger,
+): Promise<PodWatch> {
+  return new PodWatch({
+    nodeName: settings.nodeName,
+    target: await resolveInCluster(settings),
+    connect: (t) => httpsPodWatchApi(t, KUBE_REQUEST_TIMEOUT_MS),
+    sink,
+    log,
+    random: Math.random,
+    sleep: abortableSleep,
   });
 }
 

@@ -12,6 +12,7 @@ import {
   type KubeApi,
   KubeCallError,
   type KubeObject,
+  type PodWatchApi,
 } from './kube-api.js';
 
 /** Largest response body read (an object the daemon asks for is a few KiB; the server caps requests at 3 MiB). */
@@ -80,13 +81,10 @@ class Transport {
     return this.#request(method, path(), body);
   }
 
-  /** One request within the deadline: reading the token, connecting, TLS, sending and reading the answer. */
-  async #request(method: Method, path: string, body?: Body): Promise<KubeObject> {
-    const deadline = AbortSignal.timeout(this.#timeoutMs);
-    const where = `${method} ${path}`;
+  /** The request headers, with the token as it is now (projected ServiceAccount tokens are rotated). */
+  async #headers(where: string, deadline: AbortSignal): Promise<Record<string, string | number>> {
     let token: string;
     try {
-      // Re-read per call: projected ServiceAccount tokens are rotated by the kubelet.
       token = (await readFile(this.#tokenFile, { encoding: 'utf8', signal: deadline })).trim();
     } catch (e) {
       if (deadline.aborted)
@@ -97,12 +95,32 @@ class Transport {
         `${where}: token file ${this.#tokenFile} unreadable: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
       );
     }
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body.value));
-    const headers: Record<string, string | number> = {
-      Accept: 'application/json',
-      Authorization: `Bearer ${token}`,
-      'User-Agent': 'aws-node',
+    return { Accept: 'application/json', Authorization: `Bearer ${token}`, 'User-Agent': 'aws-node' };
+  }
+
+  #options(method: Method, path: string, headers: Record<string, string | number>) {
+    return {
+      protocol: 'https:',
+      hostname: this.#url.hostname.replace(/^\[|\]$/g, ''),
+      port: this.#url.port === '' ? 443 : Number(this.#url.port),
+      path: this.#basePath + path,
+      method,
+      headers,
+      agent: this.#agent,
     };
+  }
+
+  /** Closes every connection, kept-alive ones included. */
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  /** One request within the deadline: reading the token, connecting, TLS, sending and reading the answer. */
+  async #request(method: Method, path: string, body?: Body): Promise<KubeObject> {
+    const deadline = AbortSignal.timeout(this.#timeoutMs);
+    const where = `${method} ${path}`;
+    const headers = await this.#headers(where, deadline);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body.value));
     if (body !== undefined && payload !== undefined) {
       headers['Content-Type'] = body.contentType;
       headers['Content-Length'] = payload.length;
@@ -124,57 +142,134 @@ class Transport {
             `${where}: no answer from ${this.#url.origin} within ${this.#timeoutMs} ms`,
           ),
         );
-      const req = request(
-        {
-          protocol: 'https:',
-          hostname: this.#url.hostname.replace(/^\[|\]$/g, ''),
-          port: this.#url.port === '' ? 443 : Number(this.#url.port),
-          path: this.#basePath + path,
-          method,
-          headers,
-          agent: this.#agent,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > MAX_RESPONSE_BYTES)
-              return fail(
-                new KubeCallError(
-                  'Other',
-                  res.statusCode ?? 0,
-                  `${where}: answer larger than ${MAX_RESPONSE_BYTES} bytes`,
-                ),
-              );
-            chunks.push(c);
-          });
-          res.on('error', (e) => fail(new KubeCallError('Unreachable', 0, `${where}: ${e.message}`)));
-          res.on('end', () => {
-            if (settled) return;
-            const status = res.statusCode ?? 0;
-            const text = Buffer.concat(chunks).toString('utf8');
-            if (status < 200 || status > 299) return fail(statusError(status, text));
-            let obj: unknown;
-            try {
-              obj = JSON.parse(text);
-            } catch {
-              return fail(new KubeCallError('Other', status, `${where}: the answer is not JSON`));
-            }
-            if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
-              return fail(new KubeCallError('Other', status, `${where}: the answer is not a JSON object`));
-            settled = true;
-            deadline.removeEventListener('abort', onDeadline);
-            resolve(obj as KubeObject);
-          });
-        },
-      );
+      const req = request(this.#options(method, path, headers), (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_RESPONSE_BYTES)
+            return fail(
+              new KubeCallError(
+                'Other',
+                res.statusCode ?? 0,
+                `${where}: answer larger than ${MAX_RESPONSE_BYTES} bytes`,
+              ),
+            );
+          chunks.push(c);
+        });
+        res.on('error', (e) => fail(new KubeCallError('Unreachable', 0, `${where}: ${e.message}`)));
+        res.on('end', () => {
+          if (settled) return;
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (status < 200 || status > 299) return fail(statusError(status, text));
+          let obj: unknown;
+          try {
+            obj = JSON.parse(text);
+          } catch {
+            return fail(new KubeCallError('Other', status, `${where}: the answer is not JSON`));
+          }
+          if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+            return fail(new KubeCallError('Other', status, `${where}: the answer is not a JSON object`));
+          settled = true;
+          deadline.removeEventListener('abort', onDeadline);
+          resolve(obj as KubeObject);
+        });
+      });
       req.on('error', (e: NodeJS.ErrnoException) =>
         fail(new KubeCallError('Unreachable', 0, `${where}: ${this.#url.origin}: ${e.code ?? e.message}`)),
       );
       if (deadline.aborted) return onDeadline();
       deadline.addEventListener('abort', onDeadline, { once: true });
       req.end(payload);
+    });
+  }
+
+  /**
+   * A streamed GET (a watch): the answer's headers within the request timeout, then its body line by line
+   * until it ends, `maxMs` passes or `signal` aborts. Resolves when the stream ends for any of those reasons or
+   * breaks after it was opened; rejects when it could not be opened.
+   */
+  async stream(
+    path: () => string,
+    options: { maxMs: number; onLine: (line: string) => void; signal: AbortSignal },
+  ): Promise<void> {
+    const p = path();
+    const where = `GET ${p}`;
+    const opening = AbortSignal.timeout(this.#timeoutMs);
+    const headers = await this.#headers(where, opening);
+    if (options.signal.aborted) return;
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      let opened = false;
+      let cap: NodeJS.Timeout | undefined;
+      const finish = (err?: KubeCallError) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(cap);
+        opening.removeEventListener('abort', onOpening);
+        options.signal.removeEventListener('abort', onStop);
+        req.destroy();
+        if (err !== undefined && !opened) reject(err);
+        else resolve();
+      };
+      const onOpening = () =>
+        finish(
+          new KubeCallError(
+            'Unreachable',
+            0,
+            `${where}: no answer from ${this.#url.origin} within ${this.#timeoutMs} ms`,
+          ),
+        );
+      const onStop = () => finish();
+      const req = request(this.#options('GET', p, headers), (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 299) {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size <= MAX_RESPONSE_BYTES) chunks.push(c);
+          });
+          res.on('end', () => finish(statusError(status, Buffer.concat(chunks).toString('utf8'))));
+          res.on('error', (e) => finish(new KubeCallError('Unreachable', 0, `${where}: ${e.message}`)));
+          return;
+        }
+        opened = true;
+        opening.removeEventListener('abort', onOpening);
+        // The server ends a watch after its timeoutSeconds; past that (and some grace) it stopped answering.
+        cap = setTimeout(() => finish(), options.maxMs);
+        let pending = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          pending += chunk;
+          let nl = pending.indexOf('\n');
+          while (nl >= 0 && !settled) {
+            const line = pending.slice(0, nl).trim();
+            pending = pending.slice(nl + 1);
+            if (line !== '') options.onLine(line);
+            nl = pending.indexOf('\n');
+          }
+          // A line longer than any object the API serves: the stream is not a watch, drop it.
+          if (pending.length > MAX_RESPONSE_BYTES) finish();
+        });
+        res.on('end', () => {
+          const line = pending.trim();
+          if (line !== '' && !settled) options.onLine(line);
+          finish();
+        });
+        // Broken after it opened (the server went away mid-stream): it ended, the caller resumes.
+        res.on('close', () => finish());
+        res.on('error', () => finish());
+      });
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        finish(new KubeCallError('Unreachable', 0, `${where}: ${this.#url.origin}: ${e.code ?? e.message}`)),
+      );
+      if (opening.aborted) return onOpening();
+      if (options.signal.aborted) return onStop();
+      opening.addEventListener('abort', onOpening, { once: true });
+      options.signal.addEventListener('abort', onStop, { once: true });
+      req.end();
     });
   }
 }
@@ -207,5 +302,39 @@ export function httpsKubeApi(target: InClusterTarget, timeoutMs: number): KubeAp
         () => `/apis/events.k8s.io/v1/namespaces/${segment('namespace', namespace)}/events`,
         json(body),
       ),
+  };
+}
+
+/** Grace after a watch's `timeoutSeconds` before the client ends it itself (the server should have). */
+export const WATCH_GRACE_MS = 15_000;
+
+/**
+ * Builds the {@link PodWatchApi} for an in-cluster target, on connections of its own (a watch holds one for
+ * minutes; the pod path's calls keep theirs): the LIST within `timeoutMs`, the WATCH opened within `timeoutMs`
+ * and ended by the client {@link WATCH_GRACE_MS} after the server should have ended it.
+ */
+export function httpsPodWatchApi(target: InClusterTarget, timeoutMs: number): PodWatchApi {
+  const t = new Transport(target, timeoutMs);
+  const selector = (nodeName: string) =>
+    `fieldSelector=${encodeURIComponent(`spec.nodeName=${segment('node name', nodeName)}`)}`;
+  return {
+    listNodePods: (nodeName) => t.call('GET', () => `/api/v1/pods?${selector(nodeName)}`),
+    watchNodePods: (nodeName, o) => {
+      if (!Number.isInteger(o.timeoutSeconds) || o.timeoutSeconds < 1)
+        return Promise.reject(
+          new KubeCallError(
+            'Invalid',
+            0,
+            `watch timeoutSeconds ${o.timeoutSeconds} is not a whole number of seconds ≥ 1`,
+          ),
+        );
+      return t.stream(
+        () =>
+          `/api/v1/pods?${selector(nodeName)}&watch=true&allowWatchBookmarks=true` +
+          `&resourceVersion=${encodeURIComponent(o.resourceVersion)}&timeoutSeconds=${o.timeoutSeconds}`,
+        { maxMs: o.timeoutSeconds * 1000 + WATCH_GRACE_MS, onLine: o.onLine, signal: o.signal },
+      );
+    },
+    close: () => t.close(),
   };
 }

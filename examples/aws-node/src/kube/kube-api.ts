@@ -86,3 +86,35 @@ export interface KubeApi {
   /** POST an events.k8s.io/v1 Event. */
   createEvent(namespace: string, body: KubeObject): Promise<KubeObject>;
 }
+
+/** Options of one {@link PodWatchApi.watchNodePods} stream. */
+export interface WatchStreamOptions {
+  /** Where the stream resumes: the resourceVersion of the last LIST, event or bookmark seen. */
+  readonly resourceVersion: string;
+  /** The server ends the stream after this long; the client gives up a little later (never hangs). */
+  readonly timeoutSeconds: number;
+  /** Each line of the stream as it arrives (one JSON watch event per line; not parsed here). */
+  readonly onLine: (line: string) => void;
+  /** Ends the stream (the call then resolves). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The calls the pod watch makes: a LIST of the pods bound to one node and a WATCH from its resourceVersion
+ * (field selector `spec.nodeName`, as the reference's informer cache of pods). Kept apart from {@link KubeApi}
+ * because a watch holds its connection for minutes: it gets connections of its own. Implementations throw
+ * {@link KubeCallError}.
+ */
+export interface PodWatchApi {
+  /** LIST the pods (all namespaces) whose `spec.nodeName` is `nodeName`: a `PodList`. */
+  listNodePods(nodeName: string): Promise<KubeObject>;
+  /**
+   * WATCH the pods whose `spec.nodeName` is `nodeName` (bookmarks allowed). Resolves when the stream ends: the
+   * server closed it, it broke after it was opened, `timeoutSeconds` passed with some grace, or `signal`
+   * aborted it. Rejects when it could not be opened (no answer within the request timeout, or a non-2xx
+   * status).
+   */
+  watchNodePods(nodeName: string, options: WatchStreamOptions): Promise<void>;
+  /** Closes every connection (kept-alive ones included). */
+  close(): void;
+}

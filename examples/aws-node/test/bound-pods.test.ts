@@ -1,0 +1,170 @@
+import { POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
+import { describe, expect, it } from 'vitest';
+import { BoundPods, noteAdds, podVerdict } from '../src/daemon/bound-pods.js';
+import { silentLogger } from '../src/log/logger.js';
+import type { CniBackend } from '../src/rpc/grpc-server.js';
+import type { AddNetworkRequest } from '../src/rpc/messages.js';
+
+const NODE = 'ip-10-0-0-7';
+
+function pod(
+  name: string,
+  o: {
+    node?: string;
+    phase?: string;
+    hostNetwork?: boolean;
+    deleting?: boolean;
+    limits?: Record<string, string>;
+    annotations?: Record<string, string>;
+    uid?: string;
+  } = {},
+): Record<string, unknown> {
+  return {
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: o.uid ?? `uid-${name}`,
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+      ...(o.deleting ? { deletionTimestamp: '2026-11-24T12:00:00Z' } : {}),
+    },
+    spec: {
+      nodeName: o.node ?? NODE,
+      ...(o.hostNetwork !== undefined ? { hostNetwork: o.hostNetwork } : {}),
+      containers: [{ name: 'app', ...(o.limits ? { resources: { limits: o.limits } } : {}) }],
+    },
+    status: { phase: o.phase ?? 'Pending' },
+  };
+}
+
+describe('podVerdict', () => {
+  it('counts a Pending pod of this node that will take a pool address, and says why not for the others', () => {
+    expect(podVerdict(pod('a'), NODE)).toEqual({ ok: true, key: 'default/a', uid: 'uid-a', awaits: true });
+    const why = (p: unknown) => {
+      const v = podVerdict(p, NODE);
+      return v.ok ? (v.why ?? 'awaits') : 'unreadable';
+    };
+    expect(why(pod('b', { node: 'other' }))).toBe('other-node');
+    expect(why(pod('c', { hostNetwork: true }))).toBe('host-network');
+    expect(why(pod('d', { hostNetwork: false }))).toBe('awaits');
+    expect(why(pod('e', { deleting: true }))).toBe('terminating');
+    expect(why(pod('f', { phase: 'Running' }))).toBe('not-pending');
+    expect(why(pod('g', { phase: 'Succeeded' }))).toBe('not-pending');
+    expect(why(pod('h', { limits: { [POD_ENI_RESOURCE]: '1' } }))).toBe('branch-eni');
+    expect(why(pod('i', { annotations: { [POD_ENI_ANNOTATION]: '[]' } }))).toBe('branch-eni');
+    expect(why(pod('j', { limits: { cpu: '1' } }))).toBe('awaits');
+    // No status yet: the API has not given it a phase, it is Pending.
+    const { status: _, ...fresh } = pod('k');
+    expect(why(fresh)).toBe('awaits');
+  });
+
+  it('does not count an object it cannot read (fail closed), whatever is wrong with it', () => {
+    const good = pod('x');
+    const spec = good.spec as Record<string, unknown>;
+    const meta = good.metadata as Record<string, unknown>;
+    const broken: unknown[] = [
+      null,
+      'pod',
+      [good],
+      { ...good, metadata: undefined },
+      { ...good, metadata: { ...meta, name: 7 } },
+      { ...good, metadata: { ...meta, namespace: '' } },
+      { ...good, metadata: { ...meta, uid: 1 } },
+      { ...good, metadata: { ...meta, annotations: 'a=b' } },
+      { ...good, metadata: { ...meta, deletionTimestamp: 5 } },
+      { ...good, spec: undefined },
+      { ...good, spec: { ...spec, nodeName: undefined } },
+      { ...good, spec: { ...spec, hostNetwork: 'true' } },
+      { ...good, spec: { ...spec, containers: {} } },
+      { ...good, spec: { ...spec, containers: ['app'] } },
+      { ...good, spec: { ...spec, containers: [{ resources: 'lots' }] } },
+      { ...good, status: 'Pending' },
+      { ...good, status: { phase: 1 } },
+    ];
+    for (const b of broken) expect(podVerdict(b, NODE), JSON.stringify(b)).toMatchObject({ ok: false });
+  });
+});
+
+describe('BoundPods', () => {
+  function counter(holding: Set<string> = new Set()) {
+    const logged: string[] = [];
+    let changes = 0;
+    const b = new BoundPods({
+      nodeName: NODE,
+      holding: () => holding,
+      onChange: () => changes++,
+      log: { ...silentLogger, debug: (m, f) => logged.push(`${m} ${JSON.stringify(f)}`) },
+    });
+    return { b, logged, changes: () => changes };
+  }
+
+  it('follows the list and the events, and wakes only when the count moves', () => {
+    const { b, changes } = counter();
+    b.reset([pod('a'), pod('b', { phase: 'Running' }), pod('c', { node: 'other' })]);
+    expect(b.count()).toBe(1);
+    expect(changes()).toBe(1);
+    b.upsert(pod('d'));
+    expect(b.count()).toBe(2);
+    // The same pod again (a status patch that changes nothing here): no wake.
+    b.upsert(pod('d'));
+    expect(changes()).toBe(2);
+    // Started: no longer awaiting.
+    b.upsert(pod('a', { phase: 'Running' }));
+    expect(b.pods()).toEqual(['default/d']);
+    b.remove(pod('d'));
+    expect(b.count()).toBe(0);
+    expect(changes()).toBe(4);
+  });
+
+  it('leaves out pods already holding an address in the datastore (by namespace/name)', () => {
+    const holding = new Set(['default/a']);
+    const { b } = counter(holding);
+    b.reset([pod('a'), pod('b')]);
+    expect(b.pods()).toEqual(['default/b']);
+    holding.add('default/b');
+    expect(b.count()).toBe(0);
+  });
+
+  it("an ADD takes its pod out at once (it is the pool's waiting now), until a new pod takes the name", async () => {
+    const { b, changes } = counter();
+    b.reset([pod('a'), pod('b')]);
+    const asked: string[] = [];
+    const backend = noteAdds(b, {
+      addNetwork: async (req: AddNetworkRequest) => {
+        asked.push(`${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME} counted=${b.count()}`);
+        return { Success: true };
+      },
+      delNetwork: async () => ({ Success: true }),
+    } as CniBackend);
+    await backend.addNetwork({ K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'a' } as AddNetworkRequest);
+    expect(asked).toEqual(['default/a counted=1']);
+    expect(b.pods()).toEqual(['default/b']);
+    // The ADD itself is what the pool reacts to: no wake for it.
+    expect(changes()).toBe(1);
+    // Still Pending after its ADD (the kubelet has not reported Running yet): not counted again.
+    b.upsert(pod('a'));
+    expect(b.count()).toBe(1);
+    // Deleted and recreated under the same name (a StatefulSet): the new pod has not asked.
+    b.remove(pod('a'));
+    b.upsert(pod('a', { uid: 'uid-a2' }));
+    expect(b.count()).toBe(2);
+    // A relist with a new uid for b after its ADD: the new b awaits.
+    await backend.addNetwork({ K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'b' } as AddNetworkRequest);
+    expect(b.count()).toBe(1);
+    b.reset([pod('a', { uid: 'uid-a2' }), pod('b', { uid: 'uid-b2' })]);
+    expect(b.count()).toBe(2);
+    expect(noteAdds(undefined, backend)).toBe(backend);
+  });
+
+  it('counts nothing once the API is lost, and ignores unreadable objects with a debug line', () => {
+    const { b, logged } = counter();
+    b.reset([pod('a'), { metadata: { name: 'x' } }]);
+    expect(b.count()).toBe(1);
+    b.upsert({ spec: {} });
+    b.remove('garbage');
+    expect(b.count()).toBe(1);
+    expect(logged).toHaveLength(3);
+    expect(logged[0]).toMatch(/^pod object from the API ignored/);
+    b.lost();
+    expect(b.count()).toBe(0);
+  });
+});
