@@ -5,6 +5,8 @@ set -euo pipefail
 name=$1 desc=$2
 dir=packages/$name
 [ -e "$dir" ] && { echo "$dir exists" >&2; exit 1; }
+# The repository URL is written once, in the root package.json (tools/packaging/test/manifests.test.ts).
+repo_url=$(node -p "require('./package.json').repository.url")
 mkdir -p "$dir/src" "$dir/test"
 cat > "$dir/package.json" <<JSON
 {
@@ -34,7 +36,7 @@ cat > "$dir/package.json" <<JSON
     "test": "cd ../.. && vitest run $dir",
     "prepack": "node ../../scripts/prepack.mjs"
   },
-  "repository": { "type": "git", "url": "git+https://github.com/vpc-cni-kit/vpc-cni-kit.git", "directory": "$dir" },
+  "repository": { "type": "git", "url": "$repo_url", "directory": "$dir" },
   "publishConfig": { "access": "public" }
 }
 JSON

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { thirdPartyNotices } from '../../third-party-notices.js';
 import { packageBuild, programBuild } from '../../tsup.base.js';
 import { literalSchemaKeysPlugin } from './build/literal-schema-keys.js';
 import { bundlePluginProgram } from './build/plugin-program.js';
@@ -21,6 +23,17 @@ const egressSeaProgram = await bundlePluginProgram({
   entry: egressEntry,
   koffi: 'beside-executable',
 });
+
+/**
+ * THIRD_PARTY_NOTICES: every third-party package the programs below bundle, with its licence texts, written by
+ * the builds as they finish (the plugin programs' metafiles are added here, the tsup builds' by the plugin).
+ */
+const notices = thirdPartyNotices({
+  packageDir: fileURLToPath(new URL('.', import.meta.url)),
+  owner: `@vpc-cni-kit/aws-node ${version}`,
+});
+for (const program of [pluginProgram, seaProgram, egressProgram, egressSeaProgram])
+  notices.add(program.metafile);
 
 /** The vpc-cni-kit packages and the AWS SDK bundled from their ES modules, so tree-shaking applies. */
 const BUNDLED = [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//];
@@ -44,7 +57,7 @@ export default defineConfig([
       // What the daemon loads lazily (the SDK, on its first EC2 call) and what those chunks share.
       options.chunkNames = 'aws-node-chunks/[name]-[hash]';
     },
-    esbuildPlugins: [literalSchemaKeysPlugin],
+    esbuildPlugins: [literalSchemaKeysPlugin, notices.plugin],
     shims: true,
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
   }),
@@ -53,6 +66,7 @@ export default defineConfig([
   programBuild({
     entry: { 'aws-vpc-cni-init': 'src/bin/aws-vpc-cni-init.ts' },
     sourcemap: true,
+    esbuildPlugins: [notices.plugin],
     noExternal: BUNDLED,
     external: ['koffi'],
     esbuildOptions(options) {
@@ -66,6 +80,7 @@ export default defineConfig([
   programBuild({
     entry: { 'grpc-health-probe': 'src/bin/grpc-health-probe.ts' },
     minify: true,
+    esbuildPlugins: [notices.plugin],
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },
   }),
   // The CNI plugin: one executable file. The program (src/plugin/main.ts: everything bundled and minified except
@@ -75,6 +90,7 @@ export default defineConfig([
   programBuild({
     entry: { 'aws-cni': 'src/plugin/launcher.ts' },
     minify: true,
+    esbuildPlugins: [notices.plugin],
     define: pluginProgram.defines,
     // And `aws-cni` as a single executable application: the program with its V8 code cache inside a copy of
     // this Node binary, needing no Node on the host (docs/adr/0010-self-contained-plugin.md). What
@@ -90,6 +106,7 @@ export default defineConfig([
   programBuild({
     entry: { 'egress-cni': 'src/plugin/launcher.ts' },
     minify: true,
+    esbuildPlugins: [notices.plugin],
     define: egressProgram.defines,
     async onSuccess() {
       const sea = await buildSingleExecutable(egressSeaProgram.source, 'dist/bin/egress-cni');

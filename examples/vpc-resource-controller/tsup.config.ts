@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { thirdPartyNotices } from '../../third-party-notices.js';
 import { packageBuild, programBuild } from '../../tsup.base.js';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
@@ -8,6 +10,12 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 
 /** Bundled from their ES modules into the program (tree-shaken): our packages, the AWS SDK, the Kubernetes client. */
 const BUNDLED = [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//, /^@kubernetes\/client-node/];
+
+/** THIRD_PARTY_NOTICES: every third-party package the program bundles, with its licence texts. */
+const notices = thirdPartyNotices({
+  packageDir: fileURLToPath(new URL('.', import.meta.url)),
+  owner: `@vpc-cni-kit/vpc-resource-controller ${version}`,
+});
 
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { clean: false }),
@@ -23,6 +31,7 @@ export default defineConfig([
       options.mainFields = ['module', 'main'];
       options.chunkNames = 'vpc-resource-controller-chunks/[name]-[hash]';
     },
+    esbuildPlugins: [notices.plugin],
     shims: true,
     define: { __VPC_RC_VERSION__: JSON.stringify(version) },
   }),

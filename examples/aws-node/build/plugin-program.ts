@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 
 /** Resolves `koffi` to a module that loads it from `node_modules` beside the running executable. */
 const koffiBesideExecutable: Plugin = {
@@ -19,6 +19,8 @@ export interface PluginProgram {
   readonly source: string;
   /** The `define` entries the launcher is built with: the program and its digest. */
   readonly defines: Record<string, string>;
+  /** What went into the program (esbuild's metafile), for the third-party notices. */
+  readonly metafile: Metafile;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function bundlePluginProgram(options: {
     supported: { 'dynamic-import': false },
     define: { __AWS_CNI_VERSION__: JSON.stringify(options.version) },
     logLevel: 'warning',
+    metafile: true,
   });
   const [output] = result.outputFiles;
   if (output === undefined)
@@ -61,6 +64,7 @@ export async function bundlePluginProgram(options: {
   const source = output.text;
   return {
     source,
+    metafile: result.metafile,
     defines: {
       __AWS_CNI_PROGRAM__: JSON.stringify(source),
       __AWS_CNI_PROGRAM_ID__: JSON.stringify(createHash('sha256').update(source).digest('hex').slice(0, 32)),

@@ -4,13 +4,15 @@
  * work itself runs in egress.privileged.test.ts.
  */
 import {
-  type CniError,
+  CniError,
+  CniErrorCode,
   type PluginConfig,
   parsePluginConfig,
   type Result,
   readCniEnv,
 } from '@vpc-cni-kit/cni-spec';
-import { planEgressSnat } from '@vpc-cni-kit/iptables-snat';
+import { addEgressSnat, egressSnatInPlace, planEgressSnat, readEgressNat } from '@vpc-cni-kit/iptables-snat';
+import { FakeNetfilter } from '@vpc-cni-kit/iptables-snat/testing';
 import type { NetlinkHandleSync } from '@vpc-cni-kit/netlink';
 import { describe, expect, it } from 'vitest';
 import { type EgressIpam, type EgressKernel, egressHandlers } from '../src/egress/handlers.js';
@@ -47,12 +49,14 @@ const env = readCniEnv({
   CNI_PATH: '/opt/cni/bin',
 });
 
-/** Records every call; `ipamResult` is what IPAM ADD gives. */
-function fakes(ipamResult: Result) {
+/** Records every call; `ipamResult` is what IPAM ADD gives; `ipamMissing` makes `find` fail as findPlugin does. */
+function fakes(ipamResult: Result, ipamMissing = false) {
   const calls: string[] = [];
   const ipam: EgressIpam = {
     async find(_ctx, type) {
       calls.push(`ipam.find ${type}`);
+      if (ipamMissing)
+        throw new CniError(CniErrorCode.InvalidNetworkConfig, `failed to find plugin "${type}"`);
       return `/opt/cni/bin/${type}`;
     },
     async add() {
@@ -83,7 +87,9 @@ function fakes(ipamResult: Result) {
       enableIpv4Forwarding: record('enableIpv4Forwarding'),
       plumbV4: record('plumbV4'),
       plumbV6: record('plumbV6'),
-      removeEgressLink: record('removeEgressLink'),
+      removeEgressLink: (_pod, ifname) => {
+        calls.push(`removeEgressLink ${ifname}`);
+      },
       egressAddressOf: record('egressAddressOf'),
       verifyEgress: record('verifyEgress'),
     },
@@ -111,7 +117,7 @@ function fakes(ipamResult: Result) {
     },
     hostVethName: () => 'veth00000000',
   });
-  return { calls, handlers };
+  return { calls, handlers, kernel };
 }
 
 async function cniError(p: Promise<unknown>): Promise<CniError> {
@@ -186,10 +192,109 @@ describe('egress-cni handlers', () => {
       'kernel',
       'readEgressNat',
       'kernel.open',
-      'removeEgressLink',
+      'removeEgressLink v4if0',
       'deleteEgressSnat CNI-E4-aws-cni-ctr1',
       'ipam.del',
       'close',
     ]);
+  });
+
+  const bad = [
+    { mtu: 'jumbo' },
+    { mtu: 9001 },
+    { randomizeSNAT: 'fully' },
+    { nodeIP: '10.0.1' },
+    { pluginLogFile: 7 },
+  ];
+
+  it.each(bad)(
+    'enabled "false" with %j: ADD passes through, CHECK and DEL do nothing, all succeed',
+    async (b) => {
+      const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+      const ctx = { env, config: config({ enabled: 'false', ...b }), log: () => {} };
+      expect(await handlers.add(ctx)).toBe(ctx.config.prevResult);
+      await handlers.check?.({ ...ctx, env: { ...env, command: 'CHECK' } });
+      await handlers.del({ ...ctx, env: { ...env, command: 'DEL' } });
+      expect(calls).toEqual([]);
+    },
+  );
+
+  it.each(bad.slice(0, 3))(
+    'DEL with %j still releases the allocation, the chain and the interface',
+    async (b) => {
+      const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+      await handlers.del({ env: { ...env, command: 'DEL' }, config: config(b), log: () => {} });
+      expect(calls).toEqual([
+        'ipam.find host-local',
+        'kernel',
+        'ipam.del',
+        'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+        'kernel.open',
+        'removeEgressLink v4if0',
+        'close',
+      ]);
+    },
+  );
+
+  it("DEL with a nodeIP that is no address undoes both families (the ADD's cannot be told)", async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    await handlers.del({
+      env: { ...env, command: 'DEL' },
+      config: config({ nodeIP: '10.0.1' }),
+      log: () => {},
+    });
+    expect(calls.filter((c) => !c.startsWith('ipam') && c !== 'kernel')).toEqual([
+      'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+      'deleteEgressSnat CNI-E6-aws-cni-ctr1',
+      'kernel.open',
+      'removeEgressLink v4if0',
+      'removeEgressLink v6if0',
+      'close',
+    ]);
+    expect(calls).toContain('ipam.del');
+  });
+
+  it('DEL without the IPAM plugin removes the chain and the interface, then reports the missing plugin', async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' }, true);
+    const e = await cniError(
+      Promise.resolve().then(() =>
+        handlers.del({ env: { ...env, command: 'DEL' }, config: config(), log: () => {} }),
+      ),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({ code: 7, msg: 'failed to find plugin "host-local"' });
+    expect(calls).toEqual([
+      'ipam.find host-local',
+      'kernel',
+      'deleteEgressSnat CNI-E4-aws-cni-ctr1',
+      'kernel.open',
+      'removeEgressLink v4if0',
+      'close',
+    ]);
+  });
+
+  it('ADD with egress on and enabled not a string: code 7 naming the key', async () => {
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    const e = await cniError(
+      Promise.resolve().then(() => handlers.add({ env, config: config({ enabled: true }), log: () => {} })),
+    );
+    expect({ code: e.code, msg: e.message }).toEqual({
+      code: 7,
+      msg: 'invalid network config: enabled: must be a string',
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('CHECK reads nat once, even when the chain carries --random (an iptables without --random-fully)', async () => {
+    const { calls, handlers, kernel } = fakes({ cniVersion: '1.0.0' });
+    const netfilter = new FakeNetfilter();
+    const snat = { network: 'aws-cni', containerId: 'ctr1', podIp: '169.254.172.2', nodeIp: '10.0.1.5' };
+    await addEgressSnat({ runner: netfilter }, { ...snat, randomFullySupported: false });
+    const savesBefore = netfilter.calls.filter((c) => c.file === 'iptables-save').length;
+    kernel.tools = { runner: netfilter };
+    kernel.snat = { ...kernel.snat, egressSnatInPlace, readEgressNat };
+    kernel.plumbing = { ...kernel.plumbing, verifyEgress: () => snat.podIp };
+    await handlers.check?.({ env: { ...env, command: 'CHECK' }, config: config(), log: () => {} });
+    expect(netfilter.calls.filter((c) => c.file === 'iptables-save').length - savesBefore).toBe(1);
+    expect(calls).toEqual(['ipam.find host-local', 'ipam.check', 'kernel', 'kernel.open', 'close']);
   });
 });

@@ -1,3 +1,4 @@
+import { familyBits } from '@vpc-cni-kit/ip-address';
 import type { AddressFamily } from './address.js';
 import { containingCidr, formatAddress, parseAddress, parseCidr } from './address.js';
 import type {
@@ -385,7 +386,7 @@ export class Datastore {
       });
     }
     const isPrefix = p.bits !== 32;
-    const size = 2 ** ((p.family === 4 ? 32 : 128) - p.bits);
+    const size = 2 ** (familyBits(p.family) - p.bits);
     const state = new CidrState(p.text, p.family, p.base, size, isPrefix, eni);
     this.cidrs.set(p.text, state);
     if (isPrefix) {

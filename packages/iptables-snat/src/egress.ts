@@ -259,7 +259,18 @@ export async function deleteEgressSnat(
   return 2;
 }
 
-/** Whether `nat` holds exactly `plan` for this pod (for CHECK); reads one `iptables-save -t nat`. */
-export async function egressSnatInPlace(tools: SnatTools, plan: EgressSnatPlan): Promise<boolean> {
-  return diffEgressSnat(plan, (await readNat(tools, plan.family)).nat) === undefined;
+/**
+ * Whether `nat` holds exactly `plan` for this pod (for CHECK). Reads one `iptables-save -t nat`, or takes
+ * `read`, one the caller started with {@link readEgressNat}, so that several plans (say, with and without
+ * `--random-fully`) can be checked against one read. Throws `INVALID_OPTION` for a read of the other family.
+ */
+export async function egressSnatInPlace(
+  tools: SnatTools,
+  plan: EgressSnatPlan,
+  read?: Promise<EgressNatRead>,
+): Promise<boolean> {
+  const { nat, family } = await (read ?? readNat(tools, plan.family));
+  if (family !== plan.family)
+    throw invalidOption('read', `an IPv${family} read for an IPv${plan.family} plan`);
+  return diffEgressSnat(plan, nat) === undefined;
 }

@@ -106,6 +106,22 @@ describe('addEgressSnat / deleteEgressSnat on the netfilter fake', () => {
     expect(await egressSnatInPlace(tools(fake), plan)).toBe(false);
   });
 
+  it('egressSnatInPlace checks several plans against one read it is handed', async () => {
+    const fake = new FakeNetfilter();
+    const random = planEgressSnat({ ...v4, randomFullySupported: false });
+    await addEgressSnat(tools(fake), { ...v4, randomFullySupported: false });
+    const saves = () => fake.calls.filter((c) => c.file === 'iptables-save').length;
+    const before = saves();
+    const read = readEgressNat(tools(fake), 4);
+    expect(await egressSnatInPlace(tools(fake), planEgressSnat(v4), read)).toBe(false);
+    expect(await egressSnatInPlace(tools(fake), random, read)).toBe(true);
+    expect(saves() - before).toBe(1);
+    const v6read = Promise.resolve({ family: 6 as const, nat: undefined, header: undefined });
+    await expect(egressSnatInPlace(tools(fake), random, v6read)).rejects.toSatisfy((e) =>
+      isSnatError(e, 'INVALID_OPTION'),
+    );
+  });
+
   it('repairs a chain whose rules drifted and a jump with another source', async () => {
     const fake = new FakeNetfilter();
     const plan = planEgressSnat(v4);

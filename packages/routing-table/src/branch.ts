@@ -1,3 +1,4 @@
+import { familyBits } from '@vpc-cni-kit/ip-address';
 import { invalidArgument } from './errors.js';
 import { canonicalIp, familyOf, parsePrefix, prefixContains, subnetGateway } from './ip.js';
 import { validateIfName } from './naming.js';
@@ -74,7 +75,7 @@ export function planBranchPod(input: BranchPodInput): BranchPodPlan {
   const vlan = `vlan.eth.${input.vlanId}`;
   const table = input.vlanId + 100;
   const gw = family === 4 ? subnetGateway(subnet) : 'fe80:ec2::1';
-  const bits = family === 4 ? 32 : 128;
+  const bits = familyBits(family);
   const routes: RouteSpec[] = [
     { kind: 'route', family, table, dst: `${gw}/${bits}`, dev: vlan, scope: onLinkScope(family) },
     {

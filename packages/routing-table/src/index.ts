@@ -8,7 +8,7 @@ export {
   routingDrift,
 } from './diff.js';
 export { isRoutingError, RoutingError, type RoutingErrorCode, type RoutingErrorInit } from './errors.js';
-export { type Family, formatIpBytes, parseIpBytes } from './ip.js';
+export type { Family } from './ip.js';
 export {
   branchHostVethName,
   generateHostMac,

@@ -3,37 +3,32 @@ import {
   cidrContains,
   cidrNetwork,
   familyBits,
-  formatIp as formatAddress,
-  parseIp as parseAddress,
+  formatIp,
+  type IpFamily,
+  ipFamily,
   parseCidr,
+  parseIp,
 } from '@vpc-cni-kit/ip-address';
-import { formatIp, parseIp } from '@vpc-cni-kit/netlink';
 import { invalidArgument } from './errors.js';
 
-/** An address family: 4 or 6. */
-export type Family = 4 | 6;
+/** An address family: 4 or 6 (`@vpc-cni-kit/ip-address`'s). */
+export type Family = IpFamily;
 
-/**
- * Parses an IPv4 or IPv6 address into bytes, or `undefined` (netlink's parser: one implementation for the
- * whole stack).
- */
-export const parseIpBytes: (text: string) => Uint8Array | undefined = parseIp;
-
-/** Formats 4 or 16 bytes as text; IPv6 in RFC 5952 form (lower case, longest zero run compressed). */
-export const formatIpBytes: (bytes: Uint8Array) => string = formatIp;
-
-/** Validates an address and returns it in canonical text. Throws `INVALID_ARGUMENT`. */
+/** Validates an address and returns it in canonical text (RFC 5952 for IPv6). Throws `INVALID_ARGUMENT`. */
 export function canonicalIp(text: string, op: string, family?: Family): string {
-  const bytes = typeof text === 'string' ? parseIpBytes(text.trim()) : undefined;
-  if (!bytes || (family !== undefined && bytes.length !== (family === 4 ? 4 : 16))) {
+  const address = typeof text === 'string' ? parseIp(text.trim()) : undefined;
+  if (address === undefined || (family !== undefined && address.family !== family)) {
     throw invalidArgument(op, `not an IPv${family ?? '4/6'} address: ${JSON.stringify(text)}`);
   }
-  return formatIpBytes(bytes);
+  return formatIp(address);
 }
 
-/** The family of a valid address text (assumes it was validated). */
+/** The family of an address text. Throws `INVALID_ARGUMENT` when it is not an address. */
 export function familyOf(address: string): Family {
-  return address.includes(':') ? 6 : 4;
+  const family = ipFamily(address);
+  if (family === undefined)
+    throw invalidArgument('familyOf', `not an IP address: ${JSON.stringify(address)}`);
+  return family;
 }
 
 /** A prefix in network form. */
@@ -53,10 +48,10 @@ export interface Prefix {
 export function parsePrefix(text: string, op: string, keepHost = false): Prefix {
   if (typeof text !== 'string') throw invalidArgument(op, 'prefix must be a string');
   const trimmed = text.trim();
-  const host = trimmed.includes('/') ? undefined : parseAddress(trimmed);
+  const host = trimmed.includes('/') ? undefined : parseIp(trimmed);
   const c: Cidr | undefined = host ? { ...host, length: familyBits(host.family) } : parseCidr(trimmed);
   if (c === undefined) throw invalidArgument(op, `not a CIDR: ${JSON.stringify(text)}`);
-  return { address: formatAddress(keepHost ? c : cidrNetwork(c)), length: c.length, family: c.family };
+  return { address: formatIp(keepHost ? c : cidrNetwork(c)), length: c.length, family: c.family };
 }
 
 /** `address/length`. */
@@ -66,15 +61,15 @@ export function formatPrefix(p: Prefix): string {
 
 /** The first usable address of a subnet (network + 1): the AWS subnet gateway. */
 export function subnetGateway(subnet: Prefix): string {
-  const base = parseAddress(subnet.address)!;
+  const base = parseIp(subnet.address)!;
   const wrap = 1n << BigInt(familyBits(base.family));
-  return formatAddress({ family: base.family, value: (base.value + 1n) % wrap });
+  return formatIp({ family: base.family, value: (base.value + 1n) % wrap });
 }
 
 /** True when `address` lies inside `prefix` (same family). */
 export function prefixContains(prefix: Prefix, address: string): boolean {
-  const a = parseAddress(address);
-  const p = parseAddress(prefix.address);
+  const a = parseIp(address);
+  const p = parseIp(prefix.address);
   if (!a || !p) return false;
   return cidrContains({ ...p, length: prefix.length }, a);
 }

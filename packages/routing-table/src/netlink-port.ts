@@ -1,3 +1,4 @@
+import { familyBits } from '@vpc-cni-kit/ip-address';
 import {
   isNetlinkError,
   type Link,
@@ -43,7 +44,7 @@ async function call<T>(op: string, fn: () => T | Promise<T>): Promise<T> {
 
 function hostBits(prefix: string | undefined, family: Family): string | undefined {
   if (prefix === undefined) return undefined;
-  return prefix.includes('/') ? prefix : `${prefix}/${family === 4 ? 32 : 128}`;
+  return prefix.includes('/') ? prefix : `${prefix}/${familyBits(family)}`;
 }
 
 const SCOPES: Record<number, RouteSpec['scope']> = { 0: 'universe', 253: 'link', 254: 'host' };

@@ -1,3 +1,4 @@
+import { familyBits } from '@vpc-cni-kit/ip-address';
 import { invalidArgument } from './errors.js';
 import {
   canonicalIp,
@@ -123,7 +124,7 @@ function wholePrefix(family: Family): string {
 }
 
 function hostPrefix(ip: string): string {
-  return `${ip}/${familyOf(ip) === 4 ? 32 : 128}`;
+  return `${ip}/${familyBits(familyOf(ip))}`;
 }
 
 function mtuOf(mtu: number | undefined, op: string): number | undefined {

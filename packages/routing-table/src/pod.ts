@@ -1,3 +1,4 @@
+import { familyBits } from '@vpc-cni-kit/ip-address';
 import { invalidArgument, isRoutingError, RoutingError } from './errors.js';
 import { canonicalIp, type Family, familyOf } from './ip.js';
 import { generateHostMac, type RandomBytes, validateIfName } from './naming.js';
@@ -95,8 +96,8 @@ export function planPodNetwork(input: PodNetworkInput, hostMac: string): PodNetw
   if (!/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(hostMac)) throw invalidArgument(op, `bad MAC: ${hostMac}`);
   const gateway = family === 4 ? `169.254.1.${index + 1}` : `fe80::${(index + 1).toString(16)}`;
   const table = index === 0 ? MAIN_TABLE : index;
-  const host = `${ip}/${family === 4 ? 32 : 128}`;
-  const gwHost = `${gateway}/${family === 4 ? 32 : 128}`;
+  const host = `${ip}/${familyBits(family)}`;
+  const gwHost = `${gateway}/${familyBits(family)}`;
   const podObjects: NetObject[] = [
     { kind: 'route', family, table, dst: gwHost, dev: contIf, scope: onLinkScope(family) },
     ...(index > 0 ? [{ kind: 'rule' as const, family, priority: 1, table, from: host }] : []),

@@ -242,6 +242,15 @@ group('planNodeRouting', () => {
     for (const primaryIp of ['10.0.1.010', '10.0.1'])
       expectInvalid(() => planNodeRouting({ enis: [{ ...eni, primaryIp }], pods: [], fwmark: 0x80 }));
   });
+
+  it('writes pod addresses in canonical text and refuses one of the other family', () => {
+    const pod = { podIp: ' 2600:1F14:0:0:0:0:0:7 ', hostVeth: 'eni0d7763386da', table: 254 };
+    expect(planPodHost(pod).rules.map((r) => r.to)).toEqual(['2600:1f14::7/128']);
+    expect(planPodHost({ ...pod, podIp: '10.0.5.7' }, 4).rules.map((r) => r.to)).toEqual(['10.0.5.7/32']);
+    expectInvalid(() => planPodHost(pod, 4));
+    expectInvalid(() => planPodHost({ ...pod, podIp: '10.0.5.7' }, 6));
+    expectInvalid(() => planPodHost({ ...pod, podIp: '::ffff:10.0.5.7x' }));
+  });
 });
 
 group('planBranchPod', () => {

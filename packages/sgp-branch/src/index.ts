@@ -23,6 +23,7 @@ export {
   usedVlans,
 } from './controller.js';
 export { isSgpError, SGP_ERROR_HINTS, SgpError, type SgpErrorCode, type SgpErrorInit } from './errors.js';
+export { jsonPointerToken } from './json-pointer.js';
 export { type BranchLinkPort, netlinkBranchLinkPort } from './link-port.js';
 export { type HostLink, podRequestsBranch, type ResourceLimits, trunkLinkOf } from './node.js';
 export {

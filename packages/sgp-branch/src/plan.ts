@@ -1,4 +1,4 @@
-import { formatIp, parseIp } from '@vpc-cni-kit/ip-address';
+import { familyBits, formatIp, parseIp } from '@vpc-cni-kit/ip-address';
 import {
   type BranchPodPlan,
   emptyPlan,
@@ -168,8 +168,7 @@ export function planBranchTeardown(input: BranchTeardownInput): BranchTeardownPl
   const op = 'planBranchTeardown';
   const ip = parseIp(typeof input?.podIp === 'string' ? input.podIp : '');
   if (ip === undefined) throw invalidArgument(op, `not an IP address: ${JSON.stringify(input?.podIp)}`);
-  const bits = ip.family === 4 ? 32 : 128;
-  const subnet = `${formatIp(ip)}/${bits}`;
+  const subnet = `${formatIp(ip)}/${familyBits(ip.family)}`;
   // A host-sized subnet and a placeholder MAC and trunk: the teardown never looks at them.
   const plan = planBranchNetwork({
     branch: {

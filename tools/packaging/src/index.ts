@@ -7,3 +7,4 @@
 
 export { type DocBlock, type DocBlockMode, readmeBlocks } from './readme-blocks.js';
 export { type PackedTarball, scratchLockfile } from './scratch-lock.js';
+export { type PublishedWorkspace, publishedWorkspaces, type WorkspaceManifest } from './workspaces.js';

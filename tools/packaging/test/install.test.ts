@@ -12,7 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { privilegedSkipReason, scratchDir } from '@vpc-cni-kit/testkit';
 import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DocBlock, type PackedTarball, readmeBlocks, scratchLockfile } from '../src/index.js';
+import {
+  type DocBlock,
+  type PackedTarball,
+  type PublishedWorkspace,
+  publishedWorkspaces,
+  readmeBlocks,
+  scratchLockfile,
+} from '../src/index.js';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const scratch = scratchDir('vck-stranger-');
@@ -21,29 +28,8 @@ const app = join(scratch.path, 'app');
 const daemon = join(scratch.path, 'daemon');
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');
 
-interface Workspace {
-  dir: string;
-  manifest: {
-    name: string;
-    version: string;
-    private?: boolean;
-    exports: Record<string, unknown>;
-    bin?: Record<string, string>;
-  };
-}
-
 /** The published workspaces: every non-private package under packages/ and examples/. */
-const published: Workspace[] = ['packages', 'examples'].flatMap((group) =>
-  readdirSync(join(repo, group)).flatMap((d) => {
-    const dir = join(repo, group, d);
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Workspace['manifest'];
-      return manifest.private ? [] : [{ dir, manifest }];
-    } catch {
-      return [];
-    }
-  }),
-);
+const published = publishedWorkspaces(repo);
 
 /** Every import specifier a package offers (its exports map, bar `./package.json`). */
 const specifiers = published.flatMap((w) =>
@@ -53,7 +39,7 @@ const specifiers = published.flatMap((w) =>
 );
 
 /** The files an exports map or bin names, for the conditions a consumer uses (not the in-repo source). */
-function shippedTargets(w: Workspace): string[] {
+function shippedTargets(w: PublishedWorkspace): string[] {
   const out: string[] = [];
   const walk = (v: unknown): void => {
     if (typeof v === 'string') out.push(v.replace(/^\.\//, ''));
@@ -74,6 +60,45 @@ function caretAdmits(range: string, version: string): boolean {
   const [vM, vm, vp] = v as [number, number, number];
   if (vM !== rM || (rM === 0 && vm !== rm)) return false;
   return vm > rm || (vm === rm && vp >= rp);
+}
+
+/**
+ * The third-party packages whose code an unpacked package's programs carry, read from what it ships: the
+ * `sources` of its source maps and the `// ../node_modules/…` path comments esbuild writes into an unminified
+ * bundle. Ours (`@vpc-cni-kit/*`) are not third-party.
+ */
+function bundledPackages(unpacked: string): Set<string> {
+  const found = new Set<string>();
+  const note = (path: string) => {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules\/)/.exec(path);
+    if (m?.[1] !== undefined && !m[1].startsWith('@vpc-cni-kit/')) found.add(m[1]);
+  };
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.map')) {
+        for (const source of (JSON.parse(readFileSync(path, 'utf8')) as { sources: string[] }).sources)
+          note(source);
+      } else if (/\.(c|m)?js$/.test(entry.name)) {
+        for (const m of readFileSync(path, 'utf8').matchAll(/^\/\/ (\S*node_modules\/\S+)$/gm))
+          note(m[1] ?? '');
+      }
+    }
+  };
+  walk(join(unpacked, 'dist'));
+  return found;
+}
+
+/** THIRD_PARTY_NOTICES by package name: the text after each `name version` / `License:` heading. */
+function noticeSections(text: string): Map<string, string> {
+  const parts = text.split(/^={20,}$/m);
+  const sections = new Map<string, string>();
+  for (let i = 1; i + 1 < parts.length; i += 2) {
+    const heading = (parts[i] ?? '').trim().split('\n')[0] ?? '';
+    sections.set(heading.slice(0, heading.lastIndexOf(' ')), parts[i + 1] ?? '');
+  }
+  return sections;
 }
 
 interface Packed {
@@ -170,6 +195,34 @@ describe('npm pack', () => {
       // No tests, build scripts or configuration.
       expect([...files.keys()].filter((f) => /^(test|build)\/|tsconfig|tsup\.config/.test(f))).toEqual([]);
     }
+  });
+
+  it('ships THIRD_PARTY_NOTICES naming every third-party package its programs bundle, with licence texts', () => {
+    const withNotices: string[] = [];
+    for (const p of packs) {
+      const dir = join(scratch.path, 'unpacked', p.name);
+      mkdirSync(dir, { recursive: true });
+      run(['tar', '-xzf', join(tarballDir, p.filename), '-C', dir], repo);
+      const bundled = bundledPackages(join(dir, 'package'));
+      const names = new Set(p.files.map((f) => f.path));
+      if (bundled.size === 0) {
+        expect(names.has('THIRD_PARTY_NOTICES'), `${p.name} bundles nothing, so needs no notices`).toBe(
+          false,
+        );
+        continue;
+      }
+      withNotices.push(p.name);
+      expect(names.has('THIRD_PARTY_NOTICES'), `${p.name} ships THIRD_PARTY_NOTICES`).toBe(true);
+      const sections = noticeSections(readFileSync(join(dir, 'package/THIRD_PARTY_NOTICES'), 'utf8'));
+      for (const name of bundled) {
+        const body = sections.get(name);
+        expect(body, `${p.name}: THIRD_PARTY_NOTICES has a section for ${name}`).toBeDefined();
+        // A licence text (or the same text as an earlier package's), or a word that the package ships none.
+        expect(body, `${p.name}: ${name}'s licence`).toMatch(/^--- \S+|ships no licence file/m);
+      }
+    }
+    // The daemon bundles the AWS SDK; the controller the SDK and the Kubernetes client.
+    expect(withNotices.sort()).toEqual(['@vpc-cni-kit/aws-node', '@vpc-cni-kit/vpc-resource-controller']);
   });
 
   it('declares internal dependencies as caret ranges that the packed versions satisfy', () => {
@@ -284,7 +337,7 @@ describe('consumers', () => {
   const blocks = published.flatMap((w) =>
     readmeBlocks(readFileSync(join(w.dir, 'README.md'), 'utf8')).map((b) => ({ w, b })),
   );
-  const fileOf = (w: Workspace, b: DocBlock, ext: string) =>
+  const fileOf = (w: PublishedWorkspace, b: DocBlock, ext: string) =>
     `readme/${w.manifest.name.split('/')[1]}-L${b.line}.${ext}`;
 
   it.each(['node16', 'nodenext', 'bundler', 'node10'])(

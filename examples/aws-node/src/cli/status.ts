@@ -3,6 +3,7 @@
  * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`, `/v1/failures`) instead of raw `curl` JSON.
  */
 import { request } from 'node:http';
+import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
 import { parseBindAddress } from '../config/bind-address.js';
 import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
@@ -112,7 +113,7 @@ export function renderStatus(
       let used = 0;
       let size = 0;
       for (const [cidr, c] of cidrs) {
-        const bits = cidr.includes(':') ? 128 : 32;
+        const bits = familyBits(ipFamily(cidr.split('/')[0] ?? '') ?? 4);
         size += 2 ** (bits - Number(cidr.split('/')[1] ?? bits));
         for (const a of Object.values(c.IPAddresses)) {
           // Released addresses stay listed with their history (the reference's document): not in use.

@@ -30,6 +30,7 @@ import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { BoundPods, noteAdds } from './bound-pods.js';
 import { BranchPods } from './branch-pods.js';
+import { checkingClientVersion } from './client-version.js';
 import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
@@ -571,7 +572,7 @@ async function start(
   };
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
-    backend: {
+    backend: checkingClientVersion(options.version, {
       gc: async (req) => {
         const outcome = await collectStaleAttachments(gcDeps, gcInputOf(req));
         if (outcome.released.length > 0) pool.wake();
@@ -627,7 +628,7 @@ async function start(
           }),
         ),
       ),
-    },
+    }),
   });
   onFailure(() => rpc.close(0));
   const introspection = config.introspection.enabled

@@ -23,6 +23,7 @@ import {
   type DelNetworkRequest,
 } from '../rpc/messages.js';
 import { type BranchPods, isBranchCause, type ResolvedBranch } from './branch-pods.js';
+import { checkClientVersion } from './client-version.js';
 import type { Logger } from './logger.js';
 import type { NetnsCheck } from './netns-guard.js';
 
@@ -151,8 +152,9 @@ function checkVersion(
   clientVersion: string,
   pod?: { namespace: string; name: string },
 ): void {
-  // The reference compares strictly; its plugin and daemon both send "" in practice, so "" is accepted too.
-  if (clientVersion !== '' && clientVersion !== deps.version) {
+  try {
+    checkClientVersion(deps.version, clientVersion);
+  } catch (e) {
     if (pod !== undefined && deps.branchPods !== undefined && pod.name !== '') {
       deps.observer.podEniError?.('validateVersion');
       deps.onBranchFailure?.({
@@ -161,10 +163,7 @@ function checkVersion(
         pod,
       });
     }
-    throw new RpcStatusError(
-      GrpcStatus.FAILED_PRECONDITION,
-      `wrong client version "${clientVersion}" (!= "${deps.version}")`,
-    );
+    throw e;
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type RestoreReport,
 } from '@vpc-cni-kit/datastore';
 import type { Ec2Eni, ImdsEni } from '@vpc-cni-kit/eni-manager';
+import { familyBits } from '@vpc-cni-kit/ip-address';
 import type { Logger } from './logger.js';
 import { StartError } from './start-error.js';
 
@@ -37,9 +38,9 @@ function placeable(address: string, cidrs: readonly string[]): boolean {
   const a = parseAddress(address);
   if (a === undefined) return false;
   return cidrs.some((text) => {
-    const c = parseCidr(text.includes('/') ? text : `${text}/32`);
+    const c = parseCidr(text.includes('/') ? text : `${text}/${familyBits(a.family)}`);
     if (c === undefined || c.family !== a.family) return false;
-    const shift = BigInt((c.family === 4 ? 32 : 128) - c.bits);
+    const shift = BigInt(familyBits(c.family) - c.bits);
     return a.value >> shift === c.base >> shift;
   });
 }

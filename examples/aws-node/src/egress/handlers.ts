@@ -8,7 +8,13 @@ import {
 import { parseIp } from '@vpc-cni-kit/ip-address';
 import type { SnatTools } from '@vpc-cni-kit/iptables-snat';
 import { type Logger, silentLogger } from '../log/logger.js';
-import { type EgressConf, readEgressConf } from './net-conf.js';
+import {
+  type EgressConf,
+  egressEnabled,
+  egressIfname,
+  readEgressConf,
+  readEgressTeardown,
+} from './net-conf.js';
 import type { EgressAddress, EgressHandles, EgressVeth } from './plumbing.js';
 
 /**
@@ -90,18 +96,20 @@ function egressAddress(result: Result, family: 4 | 6): EgressAddress {
 
 /**
  * egress-cni's commands, as the reference's: ADD (chained after aws-cni; `enabled` not `"true"` passes the
- * previous result through), DEL (idempotent: IPAM, the interface, the SNAT chain by its name) and CHECK (which
- * the reference lacks: IPAM's CHECK, the interface, its routes, the host end and the SNAT chain).
+ * previous result through without reading the other keys; with egress on, a bad key fails before anything is
+ * touched), DEL (idempotent and lenient: IPAM, the interface, the SNAT chain by its name, whatever else the
+ * config holds) and CHECK (which the reference lacks: IPAM's CHECK, the interface, its routes, the host end and
+ * the SNAT chain).
  */
 export function egressHandlers(deps: EgressDeps): PluginHandlers {
-  const logFor = (conf: EgressConf) =>
+  const logFor = (conf: Pick<EgressConf, 'pluginLogFile' | 'pluginLogLevel'>) =>
     deps.openLog?.(conf.pluginLogFile, conf.pluginLogLevel) ?? silentLogger;
 
   return {
     async add(ctx) {
-      const conf = readEgressConf(ctx.config);
       const prev = chained(ctx);
-      if (!conf.enabled) return prev;
+      if (!egressEnabled(ctx.config)) return prev;
+      const conf = readEgressConf(ctx.config);
       const log = logFor(conf);
       const ipamType = conf.ipam?.type ?? '';
       const nodeIp = conf.nodeIp ?? '';
@@ -169,39 +177,54 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
     },
 
     async del(ctx) {
-      const conf = readEgressConf(ctx.config);
+      // Lenient: a value ADD would refuse must not keep this pod's allocation and chain on the node.
+      const conf = readEgressTeardown(ctx.config);
       if (!conf.enabled) return;
       const log = logFor(conf);
-      const ipamPlugin = await deps.ipam.find(ctx, conf.ipam?.type ?? '');
-      // IPAM's DEL, the chain's removal and the interface's (18 ms of kernel work) run side by side.
-      const released = deps.ipam.del(ctx, ipamPlugin);
+      // IPAM's DEL, the chains' removal and the interface's (18 ms of kernel work) run side by side, and
+      // each runs whatever the others do: a missing IPAM plugin is reported, after the rest is gone.
+      const ipamType = conf.ipamType;
+      const released =
+        ipamType === undefined
+          ? Promise.resolve()
+          : deps.ipam.find(ctx, ipamType).then((plugin) =>
+              deps.ipam.del(ctx, plugin).catch((e: unknown) => {
+                throw new CniError(
+                  CniErrorCode.Internal,
+                  `running IPAM plugin failed: ${e instanceof Error ? e.message : String(e)}`,
+                );
+              }),
+            );
       released.catch(() => {});
+      if (ipamType === undefined) log.warn('no ipam.type in the config: no IPAM allocation to release');
       const kernel = await deps.kernel();
-      const chain = kernel.snat.egressChainName(conf.network, ctx.env.containerId, conf.family);
-      const unchained = kernel.snat.deleteEgressSnat(kernel.tools, chain, conf.family);
+      const chains = conf.families.map((family) => ({
+        family,
+        chain: kernel.snat.egressChainName(conf.network, ctx.env.containerId, family),
+      }));
+      const unchained = Promise.all(
+        chains.map(({ family, chain }) => kernel.snat.deleteEgressSnat(kernel.tools, chain, family)),
+      );
       unchained.catch(() => {});
       const handles = ctx.env.netns === '' ? undefined : kernel.open(ctx.env.netns);
       try {
-        if (handles !== undefined) kernel.plumbing.removeEgressLink(handles.pod, conf.ifname);
+        if (handles !== undefined) {
+          for (const family of conf.families)
+            kernel.plumbing.removeEgressLink(handles.pod, egressIfname(family));
+        }
       } finally {
         handles?.close();
       }
       const [ipam, snat] = await Promise.allSettled([released, unchained]);
-      if (ipam.status === 'rejected') {
-        const e = ipam.reason as unknown;
-        throw new CniError(
-          CniErrorCode.Internal,
-          `running IPAM plugin failed: ${e instanceof Error ? e.message : String(e)}`,
-        );
-      }
+      if (ipam.status === 'rejected') throw ipam.reason;
       if (snat.status === 'rejected') throw snat.reason;
-      log.info('egress removed', { containerID: ctx.env.containerId, chain });
+      log.info('egress removed', { containerID: ctx.env.containerId, chains: chains.map((c) => c.chain) });
     },
 
     async check(ctx) {
-      const conf = readEgressConf(ctx.config);
       chained(ctx);
-      if (!conf.enabled) return;
+      if (!egressEnabled(ctx.config)) return;
+      const conf = readEgressConf(ctx.config);
       await deps.ipam.check(ctx, await deps.ipam.find(ctx, conf.ipam?.type ?? ''));
       const kernel = await deps.kernel();
       const handles = kernel.open(ctx.env.netns);
@@ -220,11 +243,13 @@ export function egressHandlers(deps: EgressDeps): PluginHandlers {
         nodeIp: conf.nodeIp ?? '',
         randomizeSnat: conf.randomizeSnat,
       };
-      // `prng` is `--random-fully`, or `--random` on an iptables without it: either is in place.
+      // `prng` is `--random-fully`, or `--random` on an iptables without it: either is in place. One read of
+      // `nat` serves both.
       const plans = [true, false].map((randomFullySupported) =>
         kernel.snat.planEgressSnat({ ...base, randomFullySupported }),
       );
-      for (const plan of plans) if (await kernel.snat.egressSnatInPlace(kernel.tools, plan)) return;
+      const nat = kernel.snat.readEgressNat(kernel.tools, conf.family);
+      for (const plan of plans) if (await kernel.snat.egressSnatInPlace(kernel.tools, plan, nat)) return;
       throw new CniError(CniErrorCode.Internal, `check: SNAT chain ${plans[0]?.chain} is not in place`);
     },
   };

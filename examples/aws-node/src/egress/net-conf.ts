@@ -53,24 +53,44 @@ function globalUnicastV6(text: string): boolean {
   return true;
 }
 
+/** A string key of the plugin's config: `fallback` when absent, `undefined` when it is not a string. */
+function stringKey(raw: Record<string, unknown>, key: string, fallback: string): string | undefined {
+  const v = raw[key];
+  if (v === undefined || v === null) return fallback;
+  return typeof v === 'string' ? v : undefined;
+}
+
 /**
- * Reads and validates the plugin's keys. Stricter than the reference where it would fail later or guess:
- * `mtu` must be a decimal string (the reference fails the ADD on `strconv.Atoi` too), `randomizeSNAT` one of
- * the three modes, `nodeIP` an address; with `enabled: "true"`, `ipam.type` must be set and an IPv6 `nodeIP`
- * must be global unicast (the reference checks that only after taking an address from IPAM). Nothing has been
- * touched when this throws.
+ * Whether egress is switched on (`enabled: "true"`), the one key read before anything else: with egress off
+ * the plugin passes the previous result through, and the keys only egress uses (`mtu`, `randomizeSNAT`,
+ * `nodeIP`, `ipam`) are not looked at, so a value nothing uses cannot fail a pod.
+ *
+ * @throws {@link CniError} code 7 when `enabled` is present and not a string (a JSON `true` would otherwise
+ *   read as "off" without a word).
+ */
+export function egressEnabled(config: PluginConfig): boolean {
+  const enabled = stringKey(config.raw, 'enabled', '');
+  if (enabled === undefined) throw invalid('enabled', 'must be a string', config.raw.enabled);
+  return enabled === 'true';
+}
+
+/**
+ * Reads and validates the keys ADD and CHECK use once {@link egressEnabled} said yes. Stricter than the
+ * reference where it would fail later or guess: `mtu` must be a decimal string (the reference fails the ADD
+ * on `strconv.Atoi` too), `randomizeSNAT` one of the three modes, `nodeIP` an address, `ipam.type` set, and an
+ * IPv6 `nodeIP` global unicast (the reference checks that only after taking an address from IPAM). Nothing
+ * has been touched when this throws.
  *
  * @throws {@link CniError} code 7 naming the key.
  */
 export function readEgressConf(config: PluginConfig): EgressConf {
   const raw = config.raw;
   const str = (key: string, fallback: string): string => {
-    const v = raw[key];
-    if (v === undefined || v === null) return fallback;
-    if (typeof v !== 'string') throw invalid(key, 'must be a string', v);
+    const v = stringKey(raw, key, fallback);
+    if (v === undefined) throw invalid(key, 'must be a string', raw[key]);
     return v;
   };
-  const enabled = str('enabled', '') === 'true';
+  const enabled = egressEnabled(config);
   const mtuText = str('mtu', '');
   if (!/^\d{1,5}$/.test(mtuText)) throw invalid('mtu', 'must be a decimal string', mtuText);
   const mtu = Number(mtuText);
@@ -100,9 +120,53 @@ export function readEgressConf(config: PluginConfig): EgressConf {
     randomizeSnat: randomize,
     nodeIp,
     family,
-    ifname: family === 4 ? EGRESS_V4_IFNAME : EGRESS_V6_IFNAME,
+    ifname: egressIfname(family),
     ipam: config.ipam,
     pluginLogFile: str('pluginLogFile', ''),
     pluginLogLevel: str('pluginLogLevel', 'Debug'),
   };
+}
+
+/** What DEL needs to undo an egress ADD, read by {@link readEgressTeardown}. */
+export interface EgressTeardown {
+  /** The network name (`name`), part of the SNAT chain's name. */
+  network: string;
+  /** `enabled: "true"`; anything else (a non-string too) means no ADD set anything up. */
+  enabled: boolean;
+  /** `ipam.type`, or `undefined` when the config names no IPAM plugin (no ADD could have allocated). */
+  ipamType: string | undefined;
+  /**
+   * Which egress to undo: `[4]` for an IPv4 `nodeIP`, `[6]` for an IPv6 or empty one (as the reference
+   * decides it), both when `nodeIP` is not an address, since the ADD's family cannot be told then.
+   */
+  families: ReadonlyArray<4 | 6>;
+  /** `pluginLogFile` (empty when absent or not a string). */
+  pluginLogFile: string;
+  /** `pluginLogLevel` (`Debug` when absent or not a string). */
+  pluginLogLevel: string;
+}
+
+/**
+ * Reads the keys DEL needs, leniently: it never throws, because a DEL must release what it can (CNI spec)
+ * and a value ADD would refuse (a bad `mtu`, `randomizeSNAT` or `nodeIP`, a hand-edited conflist) must not
+ * keep a pod's IPAM allocation and SNAT chain on the node. `mtu` and `randomizeSNAT` are not read at all;
+ * the reference's DEL does not use them either.
+ */
+export function readEgressTeardown(config: PluginConfig): EgressTeardown {
+  const raw = config.raw;
+  const node = parseIp(stringKey(raw, 'nodeIP', '') ?? '');
+  const nodeUnreadable = stringKey(raw, 'nodeIP', '') !== '' && node === undefined;
+  return {
+    network: config.name,
+    enabled: stringKey(raw, 'enabled', '') === 'true',
+    ipamType: config.ipam?.type,
+    families: nodeUnreadable ? [4, 6] : node?.family === 4 ? [4] : [6],
+    pluginLogFile: stringKey(raw, 'pluginLogFile', '') ?? '',
+    pluginLogLevel: stringKey(raw, 'pluginLogLevel', 'Debug') ?? 'Debug',
+  };
+}
+
+/** The pod-side interface of `family`'s egress. */
+export function egressIfname(family: 4 | 6): string {
+  return family === 4 ? EGRESS_V4_IFNAME : EGRESS_V6_IFNAME;
 }

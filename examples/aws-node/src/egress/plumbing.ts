@@ -4,7 +4,7 @@
  * CHECK runs. The SNAT chain is iptables-snat's (`addEgressSnat`).
  */
 import { CniError, CniErrorCode } from '@vpc-cni-kit/cni-spec';
-import { cidrNetwork, formatCidr, parseCidr } from '@vpc-cni-kit/ip-address';
+import { cidrNetwork, familyBits, formatCidr, parseCidr } from '@vpc-cni-kit/ip-address';
 import { isNetlinkError, type NetlinkHandleSync, sysctlRead, sysctlWrite } from '@vpc-cni-kit/netlink';
 
 /** The two ends of the plumbing: handles in the host's (the plugin's own) and the pod's namespace. */
@@ -210,7 +210,7 @@ export function verifyEgress(h: EgressHandles, podIf: string, family: 4 | 6): st
     if (!isNetlinkError(e, 'ENODEV')) throw e;
   }
   if (hostIf === undefined || !hostIf.up) throw missing(`the host end of ${podIf} is missing or down`);
-  const toPod = `${ip}/${family === 4 ? 32 : 128}`;
+  const toPod = `${ip}/${familyBits(family)}`;
   if (!h.host.routeList({ family, dev: hostIf.index }).some((r) => r.dst === toPod))
     throw missing(`no host route to ${ip} through ${hostIf.name}`);
   return ip;

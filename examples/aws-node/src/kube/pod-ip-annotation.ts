@@ -1,9 +1,10 @@
+import { jsonPointerToken } from '@vpc-cni-kit/sgp-branch';
 import { isKubeCallError, type KubeApi } from './kube-api.js';
 
 /** The annotation the reference writes with `ANNOTATE_POD_IP=true`. */
 export const POD_IPS_ANNOTATION = 'vpc.amazonaws.com/pod-ips';
 
-const POINTER = `/metadata/annotations/${POD_IPS_ANNOTATION.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+const POINTER = `/metadata/annotations/${jsonPointerToken(POD_IPS_ANNOTATION)}`;
 
 /**
  * Writes `vpc.amazonaws.com/pod-ips = ip` on a pod after its ADD: one merge patch touching only that key, so no

@@ -205,6 +205,11 @@ export function awsCniHandlers(deps: PluginDeps): PluginHandlers {
         if (status !== ServingStatus.SERVING) throw new Error(`health status ${status}`);
         reply = await daemon.status({ ClientVersion: deps.version });
       } catch (e) {
+        // STATUS answers only "not available" (50), but says why when the versions differ.
+        if (isGrpcCallError(e) && e.grpcStatus === GrpcStatus.FAILED_PRECONDITION) {
+          const row = BRANCH_FAILURES.VERSION_MISMATCH;
+          throw new CniError(CniErrorCode.PluginNotAvailable, `status: ${row.message}`, e.message);
+        }
         throw new CniError(
           CniErrorCode.PluginNotAvailable,
           'aws-node is not serving',

@@ -1,4 +1,5 @@
-import type { Result, ResultInterface } from '@vpc-cni-kit/cni-spec';
+import { CniError, CniErrorCode, type Result, type ResultInterface } from '@vpc-cni-kit/cni-spec';
+import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
 
 /** What the daemon reported for one plumbed pod address. */
 export interface PlumbedPod {
@@ -29,8 +30,18 @@ export function buildAddResult(
     { name: `dummy${hash}`, mac: '0', sandbox: String(pod.deviceNumber) },
   ];
   // The reference's getIPAddressFromIpAllocationMetadata: a /32, or a /128 in IPv6 mode.
-  const bits = pod.address.includes(':') ? 128 : 32;
-  return { cniVersion, interfaces, ips: [{ address: `${pod.address}/${bits}`, interface: 1 }] };
+  const family = ipFamily(pod.address);
+  if (family === undefined)
+    throw new CniError(
+      CniErrorCode.Internal,
+      'aws-node reported a pod address that is not an address',
+      pod.address,
+    );
+  return {
+    cniVersion,
+    interfaces,
+    ips: [{ address: `${pod.address}/${familyBits(family)}`, interface: 1 }],
+  };
 }
 
 /** The pod address, device number and route table a prevResult records (for teardown without the daemon). */

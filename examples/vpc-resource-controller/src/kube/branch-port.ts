@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   type BranchControllerPort,
+  jsonPointerToken,
   POD_ENI_ANNOTATION,
   POD_ENI_RESOURCE,
   type PodRef,
@@ -10,11 +11,6 @@ import { httpStatus, JSON_PATCH, type KubeApis, kubeApis, MERGE_PATCH } from './
 
 /** The Kubernetes half of {@link BranchControllerPort}. */
 export type KubeBranchPort = Pick<BranchControllerPort, 'annotatePod' | 'setPodEniCapacity'>;
-
-/** JSON pointer escaping (RFC 6901). */
-function pointer(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
 
 /**
  * The Kubernetes side of the branch controller. `annotatePod` writes `vpc.amazonaws.com/pod-eni` with one JSON
@@ -31,7 +27,7 @@ export function kubeBranchPort(
     const ops = [
       { op: 'test', path: '/metadata/uid', value: pod.uid },
       hasAnnotations
-        ? { op: 'add', path: `/metadata/annotations/${pointer(POD_ENI_ANNOTATION)}`, value }
+        ? { op: 'add', path: `/metadata/annotations/${jsonPointerToken(POD_ENI_ANNOTATION)}`, value }
         : { op: 'add', path: '/metadata/annotations', value: { [POD_ENI_ANNOTATION]: value } },
     ];
     await api.core.patchNamespacedPod({ namespace: pod.namespace, name: pod.name, body: ops }, JSON_PATCH);

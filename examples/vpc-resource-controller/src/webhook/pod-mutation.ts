@@ -4,7 +4,7 @@
  * container, so the scheduler places it on a node with branch capacity and the CNI waits for its annotation.
  * Everything else is admitted unchanged. Pure: the policy lookup is a function the caller passes.
  */
-import { POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
+import { jsonPointerToken, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 
 /** The path the webhook serves (the reference's). */
 export const POD_MUTATION_PATH = '/mutate-v1-pod';
@@ -55,11 +55,6 @@ function skipReason(pod: Json): string | undefined {
   return undefined;
 }
 
-/** RFC 6901 escaping of one path token. */
-function token(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
 /** The JSONPatch setting the pod-eni quantity in the first container's limits and requests. */
 export function podEniPatch(firstContainer: Record<string, unknown>): Record<string, unknown>[] {
   const base = '/spec/containers/0/resources';
@@ -78,7 +73,7 @@ export function podEniPatch(firstContainer: Record<string, unknown>): Record<str
   return (['limits', 'requests'] as const).map((part) =>
     record(resources[part]) === undefined
       ? { op: 'add', path: `${base}/${part}`, value: { [POD_ENI_RESOURCE]: POD_ENI_QUANTITY } }
-      : { op: 'add', path: `${base}/${part}/${token(POD_ENI_RESOURCE)}`, value: POD_ENI_QUANTITY },
+      : { op: 'add', path: `${base}/${part}/${jsonPointerToken(POD_ENI_RESOURCE)}`, value: POD_ENI_QUANTITY },
   );
 }
 
