@@ -72,93 +72,93 @@ const snake = (action: string) => action.replace(/(?<!^)([A-Z])/g, '_$1').toLowe
 export class ControllerMetrics {
   /** The registry `/metrics` renders. */
   readonly registry = new Registry();
-  readonly #ec2Req = new Counter({
+  private readonly ec2Req = new Counter({
     name: 'ec2_api_req_count',
     help: 'The number of calls made to ec2',
     registers: [this.registry],
   });
-  readonly #ec2Err = new Counter({
+  private readonly ec2Err = new Counter({
     name: 'ec2_api_err_count',
     help: 'The number of errors encountered while interacting with ec2',
     registers: [this.registry],
   });
-  readonly #perAction = new Map<string, { req: Counter; err: Counter }>();
-  readonly #latency = new Summary({
+  private readonly perAction = new Map<string, { req: Counter; err: Counter }>();
+  private readonly latency = new Summary({
     name: 'aws_nw_call_latency',
     help: 'AWS ENI API Calls  Operation latency in ms',
     labelNames: ['api'],
     registers: [this.registry],
   });
-  readonly #branchOk = new Counter({
+  private readonly branchOk = new Counter({
     name: 'branch_eni_opeartions_success_count',
     help: 'The number of branch ENI succeeded operations',
     labelNames: ['operation'],
     registers: [this.registry],
   });
-  readonly #branchFailed = new Counter({
+  private readonly branchFailed = new Counter({
     name: 'branch_eni_opeartions_failure_count',
     help: 'The number of branch ENI failed operations',
     labelNames: ['operation'],
     registers: [this.registry],
   });
-  readonly #trunkErr = new Counter({
+  private readonly trunkErr = new Counter({
     name: 'trunk_eni_operations_err_count',
     help: 'The number of errors encountered for operations on Trunk ENI',
     labelNames: ['operation'],
     registers: [this.registry],
   });
-  readonly #unreconciledTrunk = new Counter({
+  private readonly unreconciledTrunks = new Counter({
     name: 'unreconciled_trunk_network_interfaces',
     help: 'The number of unreconciled trunk network interfaces',
     labelNames: ['attribute'],
     registers: [this.registry],
   });
-  readonly #trunks = new Gauge({
+  private readonly trunks = new Gauge({
     name: 'trunk_eni_count',
     help: 'Nodes whose attached trunk ENI this controller knows',
     registers: [this.registry],
   });
-  readonly #annotate = new Counter({
+  private readonly annotate = new Counter({
     name: 'annotate_pod_request_call_count',
     help: 'The number of request to annotate pod object',
     labelNames: ['annotate_key'],
     registers: [this.registry],
   });
-  readonly #annotateErr = new Counter({
+  private readonly annotateErr = new Counter({
     name: 'annotate_pod_request_err_count',
     help: 'The number of request that failed to annotate the pod',
     labelNames: ['annotate_key'],
     registers: [this.registry],
   });
-  readonly #cooling = new Gauge({
+  private readonly cooling = new Gauge({
     name: 'branch_eni_cooldown_queue_depth',
     help: 'Branch ENIs released and waiting out their cooldown before deletion',
     registers: [this.registry],
   });
-  readonly #cooldown = new Gauge({
+  private readonly cooldownPeriod = new Gauge({
     name: 'branch_eni_cooldown_period_seconds',
     help: 'The branch ENI cooldown in force (amazon-vpc-cni ConfigMap branch-eni-cooldown, else the flag)',
     registers: [this.registry],
   });
-  readonly #leader = new Gauge({
+  private readonly leaderStatus = new Gauge({
     name: 'leader_election_master_status',
     help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
     labelNames: ['name'],
     registers: [this.registry],
   });
-  readonly #webhookRequests = new Counter({
+  private readonly webhookRequests = new Counter({
     name: 'controller_runtime_webhook_requests_total',
     help: 'Total number of admission requests by HTTP status code.',
     labelNames: ['webhook', 'code'],
     registers: [this.registry],
   });
-  readonly #webhookInFlight = new Gauge({
+  private readonly webhookInFlight = new Gauge({
     name: 'controller_runtime_webhook_requests_in_flight',
     help: 'Current number of admission requests being served.',
     labelNames: ['webhook'],
     registers: [this.registry],
   });
-  readonly #webhookLatency = new Histogram({
+  private readonly webhookLatency = new Histogram({
     name: 'controller_runtime_webhook_latency_seconds',
     help: 'Histogram of the latency of processing admission requests',
     labelNames: ['webhook'],
@@ -182,7 +182,7 @@ export class ControllerMetrics {
   /** eni-manager's per-attempt hook: EC2 requests and errors, total and by action, and their latency. */
   readonly onCall = (e: CallEvent): void => {
     if (e.service !== 'ec2') return;
-    let counters = this.#perAction.get(e.action);
+    let counters = this.perAction.get(e.action);
     if (counters === undefined) {
       const [req, err] = EC2_ACTION_METRICS[e.action] ?? [
         `ec2_${snake(e.action)}_api_req_count`,
@@ -200,64 +200,64 @@ export class ControllerMetrics {
           registers: [this.registry],
         }),
       };
-      this.#perAction.set(e.action, counters);
+      this.perAction.set(e.action, counters);
     }
-    this.#ec2Req.inc();
+    this.ec2Req.inc();
     counters.req.inc();
     if (e.errorCode !== undefined) {
-      this.#ec2Err.inc();
+      this.ec2Err.inc();
       counters.err.inc();
     }
-    this.#latency.observe({ api: e.action }, e.latencyMs);
+    this.latency.observe({ api: e.action }, e.latencyMs);
   };
 
   /** A branch ENI operation's outcome. */
   branch(operation: (typeof BRANCH_OPERATIONS)[keyof typeof BRANCH_OPERATIONS]): void {
     if (operation === BRANCH_OPERATIONS.created || operation === BRANCH_OPERATIONS.deleted)
-      this.#branchOk.inc({ operation });
-    else this.#branchFailed.inc({ operation });
+      this.branchOk.inc({ operation });
+    else this.branchFailed.inc({ operation });
   }
 
   /** A failed trunk operation. */
   trunkError(operation: TrunkOperation): void {
-    this.#trunkErr.inc({ operation });
+    this.trunkErr.inc({ operation });
   }
 
   /** An existing trunk whose subnet or groups differ from what the node's ENIConfig asks for (not changed). */
   unreconciledTrunk(attribute: 'subnet' | 'security_groups'): void {
-    this.#unreconciledTrunk.inc({ attribute });
+    this.unreconciledTrunks.inc({ attribute });
   }
 
   /** An annotation write on a pod, and whether it failed. */
   annotation(key: string, failed: boolean): void {
-    this.#annotate.inc({ annotate_key: key });
-    if (failed) this.#annotateErr.inc({ annotate_key: key });
+    this.annotate.inc({ annotate_key: key });
+    if (failed) this.annotateErr.inc({ annotate_key: key });
   }
 
   /** After a pass: nodes with a known trunk, branches cooling down. */
   ledger(trunks: number, cooling: number): void {
-    this.#trunks.set(trunks);
-    this.#cooling.set(cooling);
+    this.trunks.set(trunks);
+    this.cooling.set(cooling);
   }
 
   /** The cooldown in force. */
   cooldown(ms: number): void {
-    this.#cooldown.set(ms / 1000);
+    this.cooldownPeriod.set(ms / 1000);
   }
 
   /** Whether this replica holds the Lease `name`. */
   leader(name: string, leading: boolean): void {
-    this.#leader.set({ name }, leading ? 1 : 0);
+    this.leaderStatus.set({ name }, leading ? 1 : 0);
   }
 
   /** An admission request starts on `webhook` (the path); call the result with the HTTP status when answered. */
   webhookRequest(webhook: string): (code: number) => void {
-    this.#webhookInFlight.inc({ webhook });
-    const end = this.#webhookLatency.startTimer({ webhook });
+    this.webhookInFlight.inc({ webhook });
+    const end = this.webhookLatency.startTimer({ webhook });
     return (code) => {
       end();
-      this.#webhookInFlight.dec({ webhook });
-      this.#webhookRequests.inc({ webhook, code: String(code) });
+      this.webhookInFlight.dec({ webhook });
+      this.webhookRequests.inc({ webhook, code: String(code) });
     };
   }
 }
