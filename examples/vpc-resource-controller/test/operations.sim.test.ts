@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { selfSignedCertificate, type TlsMaterial } from '@vpc-cni-kit/kube-simulator';
-import { eventually } from '@vpc-cni-kit/testkit';
+import { eventually, freePort } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWorld, type World } from './support/world.js';
 
@@ -59,6 +59,16 @@ function servedFingerprint(port: number): Promise<string> {
   });
 }
 
+/** The port the program's webhook listens on, from its `serving the pod mutating webhook` line. */
+async function webhookPort(log: readonly string[]): Promise<number> {
+  const line = await eventually(
+    'webhook',
+    () => log.find((l) => l.includes('"serving the pod mutating webhook"')),
+    20_000,
+  );
+  return (JSON.parse(line) as { port: number }).port;
+}
+
 /** A Secret volume as the kubelet writes it: `..<ts>/` with the files, `..data` → it, `tls.*` → `..data/tls.*`. */
 class SecretVolume {
   #n = 0;
@@ -78,14 +88,6 @@ class SecretVolume {
     else rmSync(join(this.dir, this.#current), { recursive: true });
     this.#current = version;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 describe('the program: metrics and certificate rotation', () => {
@@ -115,19 +117,11 @@ describe('the program: metrics and certificate rotation', () => {
       20_000,
     );
     expect(JSON.parse(serving)).toMatchObject({ port, path: '/metrics' });
-    const webhookPort = (
-      JSON.parse(
-        await eventually(
-          'webhook',
-          () => run.log.find((l) => l.includes('"serving the pod mutating webhook"')),
-          20_000,
-        ),
-      ) as { port: number }
-    ).port;
+    const webhook = await webhookPort(run.log);
     // One admission request (malformed: 400) for the webhook counters.
     await new Promise<void>((resolve, reject) => {
       const socket = connect(
-        { host: '127.0.0.1', port: webhookPort, ca: tls.cert, servername: WEBHOOK_HOST },
+        { host: '127.0.0.1', port: webhook, ca: tls.cert, servername: WEBHOOK_HOST },
         () => {
           socket.end(
             'POST /mutate-v1-pod HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\n{',
@@ -209,15 +203,7 @@ describe('the program: metrics and certificate rotation', () => {
       '--webhook-key-file',
       join(volume.dir, 'tls.key'),
     ]);
-    const port = (
-      JSON.parse(
-        await eventually(
-          'webhook',
-          () => run.log.find((l) => l.includes('"serving the pod mutating webhook"')),
-          20_000,
-        ),
-      ) as { port: number }
-    ).port;
+    const port = await webhookPort(run.log);
     expect(await servedFingerprint(port)).toBe(fp(first));
 
     // cert-manager renews: the kubelet swaps ..data; the next handshake gets the new certificate.

@@ -11,12 +11,11 @@
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Ec2Simulator, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
+import { eventually, freePort, scratchDir } from '@vpc-cni-kit/testkit';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Containerd, startContainerd } from '../src/containerd.js';
@@ -37,15 +36,6 @@ interface Manifest {
 /** The objects of a YAML manifest file. */
 const manifests = (file: string): Manifest[] =>
   (loadAll(readFileSync(file, 'utf8')) as (Manifest | null)[]).filter((o): o is Manifest => o !== null);
-
-/** A port on 127.0.0.1 nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The image configuration in an OCI layout, by tag. */
 function imageConfig(layout: string, tag: string): { Entrypoint?: string[]; User?: string } {
