@@ -109,7 +109,7 @@ describe('the cooldown from the amazon-vpc-cni ConfigMap, watched', () => {
     // ...until the ConfigMap says 45: applied to it at once, and an Event on every node, as the reference.
     setCooldown(w, '45');
     await eventually('deleted after the new cooldown', () => w.branches().length === 0, 10_000);
-    expect(c.ledger()?.cooling.size).toBe(0);
+    await eventually('out of the ledger', () => c.ledger()?.cooling.size === 0);
     const events = await eventually('node events', () => {
       const e = (
         w.kube.objects.list('v1', 'events', 'default') as {
