@@ -3,8 +3,11 @@
  * a controller in this process (its clock moved by the test) against ec2-simulator and kube-simulator, its
  * metrics read from its registry.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { ControllerMetrics, jsonLogger, readBranchEniCooldown } from '../src/index.js';
 import { startWorld, type World } from './support/world.js';
 
@@ -169,5 +172,47 @@ describe('the cooldown from the amazon-vpc-cni ConfigMap, watched', () => {
       source: 'flag (the ConfigMap sets none)',
     });
     expect(w.kube.requests.filter((r) => r.status >= 500)).toEqual([]);
+  });
+});
+
+describe('without the RBAC for the ConfigMap (an upgrade that kept the old manifests)', () => {
+  it('serves pods with the flag cooldown and says why in one warning, not one a second', async () => {
+    world = await startWorld();
+    const w = world;
+    // The package's RBAC without its ConfigMap rule, as before this change.
+    const rbac = readFileSync(new URL('../manifests/rbac.yaml', import.meta.url), 'utf8');
+    for (const doc of parseAllDocuments(rbac)) {
+      const o = doc.toJS() as { apiVersion: string; kind: string; rules?: { resources?: string[] }[] };
+      if (o.rules) o.rules = o.rules.filter((r) => !r.resources?.includes('configmaps'));
+      w.kube.objects.create(o.apiVersion, `${o.kind.toLowerCase()}s`, o as never);
+    }
+    w.kube.objects.create('v1', 'configmaps', {
+      metadata: { name: CM.name, namespace: CM.namespace },
+      data: { 'branch-eni-cooldown': '90' },
+    } as never);
+    const kubeconfig = join(w.scratchPath, 'old-rbac.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      w.kube.kubeconfig({ token: w.kube.mintServiceAccountToken('kube-system', 'vpc-resource-controller') }),
+    );
+    const lines: Record<string, unknown>[] = [];
+    const metrics = new ControllerMetrics();
+    await w.controller({
+      kubeconfig,
+      metrics,
+      log: jsonLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
+    });
+    w.policy();
+    w.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('annotated', () => w.annotation('client-1'));
+    await new Promise((r) => setTimeout(r, 2500));
+    const warnings = lines.filter((l) => l['level'] === 'warn');
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: 'cannot watch the amazon-vpc-cni ConfigMap; the cooldown in force stays',
+        problem: expect.stringContaining('HTTP 403'),
+      }),
+    ]);
+    expect(await sample(metrics, 'branch_eni_cooldown_period_seconds')).toBe(0.3);
   });
 });

@@ -90,13 +90,27 @@ export class Runtime {
     now: () => number,
   ): Promise<Runtime> {
     let self: Runtime | undefined;
+    let configMapProblem: string | undefined;
     const caches = await startCaches(kube, {
       onChange: (kind: string, obj: KubernetesObject, verb) => {
         if (kind === 'nodes' && verb === 'delete' && obj.metadata?.name) self?.forgetNode(obj.metadata.name);
         if (kind === 'configmaps') self?.applyCooldown(false);
         self?.schedule();
       },
-      onError: (kind, problem) => o.log.log('warn', 'watch failed; restarting', { kind, problem }),
+      onError: (kind, problem) => {
+        // The ConfigMap is optional (the flag's cooldown applies without it), and an RBAC without it is likely
+        // after an upgrade: once per cause, not once a second.
+        if (kind === 'configmaps') {
+          if (problem === configMapProblem) return;
+          configMapProblem = problem;
+          o.log.log('warn', 'cannot watch the amazon-vpc-cni ConfigMap; the cooldown in force stays', {
+            problem,
+            hint: 'grant get, list and watch on configmaps/amazon-vpc-cni in kube-system (manifests/rbac.yaml)',
+          });
+          return;
+        }
+        o.log.log('warn', 'watch failed; restarting', { kind, problem });
+      },
     });
     self = new Runtime(caches, kube, ec2, limits, o, now);
     self.applyCooldown(true);
