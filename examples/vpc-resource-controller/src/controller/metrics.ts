@@ -74,42 +74,42 @@ export class ControllerMetrics {
   readonly registry = new Registry();
   private readonly ec2Req = new Counter({
     name: 'ec2_api_req_count',
-    help: 'The number of calls made to ec2',
+    help: 'EC2 requests sent (every attempt)',
     registers: [this.registry],
   });
   private readonly ec2Err = new Counter({
     name: 'ec2_api_err_count',
-    help: 'The number of errors encountered while interacting with ec2',
+    help: 'EC2 requests that failed',
     registers: [this.registry],
   });
   private readonly perAction = new Map<string, { req: Counter; err: Counter }>();
   private readonly latency = new Summary({
     name: 'aws_nw_call_latency',
-    help: 'AWS ENI API Calls  Operation latency in ms',
+    help: 'EC2 request latency by action, milliseconds',
     labelNames: ['api'],
     registers: [this.registry],
   });
   private readonly branchOk = new Counter({
     name: 'branch_eni_opeartions_success_count',
-    help: 'The number of branch ENI succeeded operations',
+    help: 'Branch ENI creates and deletes that succeeded, by operation',
     labelNames: ['operation'],
     registers: [this.registry],
   });
   private readonly branchFailed = new Counter({
     name: 'branch_eni_opeartions_failure_count',
-    help: 'The number of branch ENI failed operations',
+    help: 'Branch ENI creates and deletes that failed, by operation',
     labelNames: ['operation'],
     registers: [this.registry],
   });
   private readonly trunkErr = new Counter({
     name: 'trunk_eni_operations_err_count',
-    help: 'The number of errors encountered for operations on Trunk ENI',
+    help: 'Trunk ENI steps that failed, by operation',
     labelNames: ['operation'],
     registers: [this.registry],
   });
   private readonly unreconciledTrunks = new Counter({
     name: 'unreconciled_trunk_network_interfaces',
-    help: 'The number of unreconciled trunk network interfaces',
+    help: 'Trunks found unlike their node ENIConfig (left as they are), by attribute',
     labelNames: ['attribute'],
     registers: [this.registry],
   });
@@ -120,13 +120,13 @@ export class ControllerMetrics {
   });
   private readonly annotate = new Counter({
     name: 'annotate_pod_request_call_count',
-    help: 'The number of request to annotate pod object',
+    help: 'Pod annotation writes, by annotation key',
     labelNames: ['annotate_key'],
     registers: [this.registry],
   });
   private readonly annotateErr = new Counter({
     name: 'annotate_pod_request_err_count',
-    help: 'The number of request that failed to annotate the pod',
+    help: 'Pod annotation writes that failed, by annotation key',
     labelNames: ['annotate_key'],
     registers: [this.registry],
   });
@@ -142,25 +142,25 @@ export class ControllerMetrics {
   });
   private readonly leaderStatus = new Gauge({
     name: 'leader_election_master_status',
-    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    help: '1 while this replica holds the Lease named by name, 0 while it stands by',
     labelNames: ['name'],
     registers: [this.registry],
   });
   private readonly webhookRequests = new Counter({
     name: 'controller_runtime_webhook_requests_total',
-    help: 'Total number of admission requests by HTTP status code.',
+    help: 'Admission requests answered, by webhook path and HTTP status',
     labelNames: ['webhook', 'code'],
     registers: [this.registry],
   });
   private readonly webhookInFlight = new Gauge({
     name: 'controller_runtime_webhook_requests_in_flight',
-    help: 'Current number of admission requests being served.',
+    help: 'Admission requests being answered now, by webhook path',
     labelNames: ['webhook'],
     registers: [this.registry],
   });
   private readonly webhookLatency = new Histogram({
     name: 'controller_runtime_webhook_latency_seconds',
-    help: 'Histogram of the latency of processing admission requests',
+    help: 'Time to answer an admission request, seconds, by webhook path',
     labelNames: ['webhook'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [this.registry],
@@ -173,7 +173,7 @@ export class ControllerMetrics {
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     new Gauge({
       name: 'sgp_enabled',
-      help: 'Binary value to indicate whether the cluster has security group for pods enabled',
+      help: '1: this controller serves security groups for pods',
       registers: [this.registry],
     }).set(1);
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
@@ -191,12 +191,12 @@ export class ControllerMetrics {
       counters = {
         req: new Counter({
           name: req,
-          help: `The number of ${e.action} calls made to ec2`,
+          help: `EC2 ${e.action} requests sent (every attempt)`,
           registers: [this.registry],
         }),
         err: new Counter({
           name: err,
-          help: `The number of failed ${e.action} calls`,
+          help: `EC2 ${e.action} requests that failed`,
           registers: [this.registry],
         }),
       };

@@ -75,6 +75,10 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
   const start = (informer: Informer<KubernetesObject>) => informer.start().catch(() => undefined);
   const timers = new Set<NodeJS.Timeout>();
 
+  /**
+   * One informer. With `fieldSelector` (one object watched by name) it is optional: {@link ClusterCaches.synced}
+   * does not wait for it.
+   */
   function watch<T extends KubernetesObject>(
     kind: string,
     path: string,
