@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { VersionApi } from '@kubernetes/client-node';
 import { type RunningController, startController } from '../controller/controller.js';
 import { jsonLogger } from '../controller/logger.js';
@@ -92,16 +93,15 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     cooldownMs: s.cooldownMs,
     leaderElection: s.leaderElection !== undefined,
   });
+  /** The line saying where a server listens. */
+  const listening = (msg: string, at: { address: AddressInfo }, more: Record<string, unknown> = {}) =>
+    log.log('info', msg, { address: at.address.address, port: at.address.port, ...more });
   const metrics = new ControllerMetrics({ processMetrics: true });
   let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   if (s.metrics !== undefined) {
     try {
       metricsServer = await serveMetrics(metrics, s.metrics);
-      log.log('info', 'serving metrics', {
-        address: metricsServer.address.address,
-        port: metricsServer.address.port,
-        path: '/metrics',
-      });
+      listening('serving metrics', metricsServer, { path: '/metrics' });
     } catch (e) {
       return fail(
         `cannot serve metrics on ${s.metrics.host}:${s.metrics.port}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
@@ -130,10 +130,7 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   if (s.healthProbes !== undefined) {
     try {
       probes = await serveHealthProbes(controller, s.healthProbes);
-      log.log('info', 'serving health probes', {
-        address: probes.address.address,
-        port: probes.address.port,
-      });
+      listening('serving health probes', probes);
     } catch (e) {
       metricsServer?.server.close();
       await controller.stop();
@@ -147,11 +144,7 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   if (s.webhook !== undefined) {
     try {
       webhook = await serveWebhook({ ...s.webhook, lookup: apiPolicyLookup(api), log, metrics });
-      log.log('info', 'serving the pod mutating webhook', {
-        address: webhook.address.address,
-        port: webhook.address.port,
-        path: POD_MUTATION_PATH,
-      });
+      listening('serving the pod mutating webhook', webhook, { path: POD_MUTATION_PATH });
     } catch (e) {
       probes?.server.close();
       metricsServer?.server.close();
