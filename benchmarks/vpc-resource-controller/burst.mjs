@@ -90,6 +90,7 @@ async function round(concurrency, latencyMs) {
       join(repo, 'examples/vpc-resource-controller/dist/bin/vpc-resource-controller.cjs'),
       ...['--cluster-name', 'bench', '--region', ec2.region, '--ec2-endpoint', ec2.endpoint],
       ...['--kubeconfig', kubeconfig, '--log-level', 'warn', '--branch-concurrency', String(concurrency)],
+      '--metrics-bind-address=0',
     ],
     {
       env: {

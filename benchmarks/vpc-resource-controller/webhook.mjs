@@ -77,6 +77,7 @@ const child = spawn(
     `--ec2-endpoint=${ec2.endpoint}`,
     `--kubeconfig=${kubeconfig}`,
     '--webhook-bind-address=127.0.0.1:0',
+    '--metrics-bind-address=0',
     `--webhook-cert-file=${join(dir, 'tls.crt')}`,
     `--webhook-key-file=${join(dir, 'tls.key')}`,
   ],

@@ -9,7 +9,14 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 };
 
 /** Bundled from their ES modules into the program (tree-shaken): our packages, the AWS SDK, the Kubernetes client. */
-const BUNDLED = [/^@vpc-cni-kit\//, /^@aws-sdk\//, /^@smithy\//, /^@aws\//, /^@kubernetes\/client-node/];
+const BUNDLED = [
+  /^@vpc-cni-kit\//,
+  /^@aws-sdk\//,
+  /^@smithy\//,
+  /^@aws\//,
+  /^@kubernetes\/client-node/,
+  /^prom-client/,
+];
 
 /** THIRD_PARTY_NOTICES: every third-party package the program bundles, with its licence texts. */
 const notices = thirdPartyNotices({

@@ -11,6 +11,7 @@
 export { type ProgramIo, runProgram } from './cli/main.js';
 export {
   type CommandLine,
+  DEFAULT_METRICS_PORT,
   DEFAULT_WEBHOOK_CERT_DIR,
   parseDuration,
   readCommandLine,
@@ -24,6 +25,12 @@ export {
   startController,
 } from './controller/controller.js';
 export { jsonLogger, type Logger, type LogLevel } from './controller/logger.js';
+export {
+  BRANCH_OPERATIONS,
+  ControllerMetrics,
+  EC2_ACTION_METRICS,
+  type TrunkOperation,
+} from './controller/metrics.js';
 export { SGP_FEATURE } from './controller/view.js';
 export { type Ec2BranchPort, type Ec2BranchPortOptions, ec2BranchPort } from './ec2/branch-port.js';
 export {
@@ -32,6 +39,8 @@ export {
   ensureTrunk,
   type InstanceFacts,
   instanceIdFromProviderId,
+  trunkMismatch,
+  withEniConfig,
 } from './ec2/instances.js';
 export {
   BRANCH_DESCRIPTION,
@@ -49,9 +58,24 @@ export {
 } from './ec2/tags.js';
 export { createKubeBranchPort, type KubeBranchPort } from './kube/branch-port.js';
 export { VPC_RESOURCES_GROUP } from './kube/caches.js';
+export { CUSTOM_NETWORKING_FEATURE, ENI_CONFIG_NODE_LABEL } from './kube/eni-config.js';
 export { EVENT_COMPONENT, EVENT_REASONS } from './kube/events.js';
 export { LEADER_ELECTION_ID, type LeaderElectionOptions, microTime } from './kube/leader.js';
+export {
+  BRANCH_ENI_COOLDOWN_KEY,
+  type BranchEniCooldownSetting,
+  MAX_BRANCH_ENI_COOLDOWN_MS,
+  MIN_BRANCH_ENI_COOLDOWN_MS,
+  readBranchEniCooldown,
+  VPC_CNI_CONFIG_NAME,
+  VPC_CNI_CONFIG_NAMESPACE,
+} from './kube/vpc-cni-config.js';
 export { VERSION } from './version.js';
+export {
+  type CertificatePair,
+  CertificateReloader,
+  type CertificateReloaderOptions,
+} from './webhook/cert-reloader.js';
 export {
   POD_ENI_QUANTITY,
   POD_MUTATION_PATH,

@@ -10,7 +10,7 @@ import { debianKubectl, eventually, runKubectl, scratchDir } from '@vpc-cni-kit/
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { DEFAULT_WEBHOOK_CERT_DIR, POD_MUTATION_PATH, POD_MUTATION_WEBHOOK_NAME } from '../src/index.js';
-import { startWorld, type World } from './support/world.js';
+import { POD_SUBNET, startWorld, type World } from './support/world.js';
 
 const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
 const appRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -70,7 +70,9 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
     expect(probes.ports).toEqual([
       { name: 'healthz', containerPort: 61779 },
       { name: 'webhook-server', containerPort: 9443 },
+      { name: 'metrics', containerPort: 8080 },
     ]);
+    expect(c.args).toContain('--metrics-bind-address=:8080');
     // The webhook: served on the port the Service targets, with the certificate Secret mounted where the
     // program reads it by default, and the configuration pointing at that Service and the program's path.
     expect(c.args).toContain('--webhook-bind-address=:9443');
@@ -117,6 +119,18 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
     const applied = await kubectl(admin, ['apply', '-f', '-'], text);
     expect(applied.code, applied.stderr).toBe(0);
     world.policy();
+    // What the ConfigMap watch and custom networking need as well: the cooldown set, node-2 on an ENIConfig.
+    world.kube.objects.create('v1', 'configmaps', {
+      metadata: { name: 'amazon-vpc-cni', namespace: 'kube-system' },
+      data: { 'branch-eni-cooldown': '45' },
+    } as never);
+    world.kube.objects.create('crd.k8s.amazonaws.com/v1alpha1', 'eniconfigs', {
+      metadata: { name: 'pods' },
+      spec: { subnet: POD_SUBNET },
+    } as never);
+    world.kube.objects.patch('v1', 'nodes', 'node-2', {
+      metadata: { labels: { 'vpc.amazonaws.com/eniConfig': 'pods' } },
+    });
     const sa = join(world.scratchPath, 'controller.kubeconfig');
     writeFileSync(
       sa,
@@ -133,6 +147,10 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
       };
       return n.status?.capacity?.['vpc.amazonaws.com/pod-eni'] === '9';
     });
+    await eventually('node-2 trunk in the ENIConfig subnet', () =>
+      world!.ec2.state.enis().some((e) => e.interfaceType === 'trunk' && e.subnetId === POD_SUBNET),
+    );
+    await eventually('the ConfigMap cooldown', () => run.log.some((l) => l.includes('"cooldownMs":45000')));
     // Nothing it did was refused.
     const refused = world.kube.requests.filter((r) => r.status === 403);
     expect(refused).toEqual([]);
@@ -140,6 +158,10 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
     // And it may not read what it does not need.
     const denied = await kubectl(sa, ['get', 'configmaps', '-A']);
     expect(denied.stderr).toContain('Forbidden');
+    expect(
+      (await kubectl(sa, ['-n', 'kube-system', 'get', 'configmap', 'kube-root-ca.crt'])).stderr,
+    ).toContain('Forbidden');
+    expect((await kubectl(sa, ['-n', 'kube-system', 'get', 'configmap', 'amazon-vpc-cni'])).code).toBe(0);
     run.child.kill('SIGTERM');
   });
 });

@@ -23,6 +23,21 @@ describe('the command line', () => {
     expect(at('[::1]:8081')).toEqual({ host: '::1', port: 8081 });
   });
 
+  it('serves metrics on :8080 unless told another address, or none with 0 (the reference flag and default)', () => {
+    const metrics = (args: string[]) => {
+      const line = readCommandLine([...base, ...args], env);
+      return line.kind === 'run' ? line.settings.metrics : line;
+    };
+    expect(metrics([])).toEqual({ host: '', port: 8080 });
+    expect(metrics(['--metrics-bind-address', '127.0.0.1:9090'])).toEqual({ host: '127.0.0.1', port: 9090 });
+    expect(metrics(['--metrics-bind-address', '0'])).toBeUndefined();
+    for (const bad of ['8080', ':', 'host:99999', ''])
+      expect(metrics(['--metrics-bind-address', bad])).toEqual({
+        kind: 'invalid',
+        problem: `bad --metrics-bind-address ${JSON.stringify(bad)}: HOST:PORT or :PORT`,
+      });
+  });
+
   it('serves the webhook only when asked, with the certificate files where the Secret is mounted by default', () => {
     const run = (args: string[]) => readCommandLine([...base, ...args], env);
     expect(run([])).toMatchObject({ kind: 'run', settings: { webhook: undefined } });

@@ -7,6 +7,7 @@ import { PATCH_CONTENT_TYPES } from './patch.js';
 import { authorize, forbidden, type RbacSource, type RequestAttributes, type UserInfo } from './rbac.js';
 import { groupVersion, type KubeObject, type ResourceType } from './resource-type.js';
 import {
+  exactNameOf,
   type FieldRequirement,
   type LabelSelector,
   parseFieldSelector,
@@ -255,7 +256,11 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
       resource: t.plural,
       subresource: resource.subresource,
       namespace,
-      name: resource.name ?? (method === 'POST' ? '' : ''),
+      // A list or watch narrowed to one name by `fieldSelector=metadata.name=…` is authorized for that name, so
+      // a rule with `resourceNames` allows it (as the real API server's request info does).
+      name:
+        resource.name ??
+        (verb === 'list' || verb === 'watch' ? exactNameOf(q.get('fieldSelector') ?? '') : ''),
     };
     if (!authorize(deps.rbac, user!, attrs)) throw forbidden(user!, attrs);
     await serveResource(req, res, t, resource, namespace, verb, q, user!);

@@ -123,6 +123,18 @@ export function parseFieldSelector(text: string, supported: readonly string[]): 
   return out;
 }
 
+/**
+ * The name a field selector requires exactly (`metadata.name=x` or `==`, alone or among other terms), as the real
+ * API server reads it to authorize a list or watch against `resourceNames`; '' when it requires none.
+ */
+export function exactNameOf(text: string): string {
+  for (const part of splitTopLevel(text)) {
+    const m = part.match(/^\s*metadata\.name\s*(==|=)\s*(.*)$/);
+    if (m) return m[2]!.trim();
+  }
+  return '';
+}
+
 /** Reads a dotted path (`spec.nodeName`) of a JSON object as a string ('' when absent). */
 export function fieldValue(obj: unknown, path: string): string {
   let cur: unknown = obj;

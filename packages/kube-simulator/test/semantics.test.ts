@@ -354,6 +354,46 @@ describe('object semantics over HTTP', () => {
     expect((await call('GET', `${leases}/lock`, undefined, 'application/json', token)).status).toBe(401);
   });
 
+  it('authorizes a list or watch narrowed by fieldSelector=metadata.name against resourceNames', async () => {
+    await call('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'cm-reader' } });
+    const token = sim.mintServiceAccountToken('default', 'cm-reader');
+    await call('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', {
+      metadata: { name: 'one-configmap' },
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          resourceNames: ['one'],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+    });
+    await call('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', {
+      metadata: { name: 'one-configmap' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'one-configmap' },
+      subjects: [{ kind: 'ServiceAccount', name: 'cm-reader' }],
+    });
+    await call('POST', CMS, { metadata: { name: 'one' }, data: { k: 'v' } });
+    const get = (q: string) => call('GET', `${CMS}${q}`, undefined, 'application/json', token);
+    const narrowed = await get('?fieldSelector=metadata.name%3Done');
+    expect(narrowed.status).toBe(200);
+    expect((narrowed.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual([
+      'one',
+    ]);
+    expect((await get('?fieldSelector=metadata.name%3D%3Done')).status).toBe(200);
+    expect((await get('')).status).toBe(403);
+    expect((await get('?fieldSelector=metadata.name%3Dother')).status).toBe(403);
+    expect((await get('?fieldSelector=metadata.name!%3Done')).status).toBe(403);
+    const watch = await fetch(
+      `${sim.url}${CMS}?watch=true&fieldSelector=metadata.name%3Done&timeoutSeconds=1`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+      },
+    );
+    expect(watch.status).toBe(200);
+    await watch.body?.cancel();
+  });
+
   it('snapshots state and restores it into a new simulator with the same tokens', async () => {
     const snap = sim.snapshot();
     const copy = await startKubeSimulator({ tls: false, snapshot: snap });

@@ -215,6 +215,12 @@ export interface BranchControllerOptions {
   readonly concurrency?: number | undefined;
 }
 
+function checkedCooldown(cooldownMs: number, op: string): number {
+  if (!Number.isFinite(cooldownMs) || cooldownMs < 0)
+    throw new SgpError({ code: 'INVALID_ARGUMENT', op, detail: `bad cooldownMs: ${cooldownMs}` });
+  return cooldownMs;
+}
+
 function cloud(op: string, error: unknown): SgpError {
   if (isSgpError(error)) return error;
   return new SgpError({
@@ -234,7 +240,7 @@ function cloud(op: string, error: unknown): SgpError {
  */
 export class BranchController {
   readonly #port: BranchControllerPort;
-  readonly #cooldownMs: number;
+  #cooldownMs: number;
   readonly #concurrency: number;
   readonly #owned = new Map<string, OwnedBranch>();
   readonly #cooling = new Map<string, CoolingBranch>();
@@ -242,13 +248,7 @@ export class BranchController {
   readonly #recovered = new Set<string>();
 
   constructor(port: BranchControllerPort, options: BranchControllerOptions = {}) {
-    const cooldown = options.cooldownMs ?? 60_000;
-    if (!Number.isFinite(cooldown) || cooldown < 0)
-      throw new SgpError({
-        code: 'INVALID_ARGUMENT',
-        op: 'BranchController',
-        detail: `bad cooldownMs: ${cooldown}`,
-      });
+    const cooldown = checkedCooldown(options.cooldownMs ?? 60_000, 'BranchController');
     const concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new SgpError({
@@ -259,6 +259,20 @@ export class BranchController {
     this.#port = port;
     this.#cooldownMs = cooldown;
     this.#concurrency = concurrency;
+  }
+
+  /** The cooldown in force (ms). */
+  get cooldownMs(): number {
+    return this.#cooldownMs;
+  }
+
+  /**
+   * Changes the cooldown from the next {@link reconcile} on. It applies to branches already cooling as well (their
+   * release time is kept, the wait is measured against the new value), as the reference applies a new
+   * `branch-eni-cooldown`. Throws `INVALID_ARGUMENT` (and keeps the old value) for a negative or non-finite value.
+   */
+  setCooldownMs(cooldownMs: number): void {
+    this.#cooldownMs = checkedCooldown(cooldownMs, 'setCooldownMs');
   }
 
   /** The ledger (a snapshot). */

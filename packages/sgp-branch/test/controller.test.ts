@@ -135,6 +135,27 @@ describe('BranchController with the fake cloud', () => {
     expect(w.cloud.violations).toEqual([]);
   });
 
+  it('a new cooldown applies to branches already cooling; a bad one is refused and changes nothing', async () => {
+    const w = new World([node('a', 4)]);
+    const c = new BranchController(w.cloud, { cooldownMs: COOLDOWN });
+    w.add(pod('1', 'a'));
+    await c.reconcile(w.view(), 0);
+    w.remove('1');
+    await c.reconcile(w.view(), 1_000);
+    expect(c.ledger().cooling.size).toBe(1);
+    expect(() => c.setCooldownMs(-1)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => c.setCooldownMs(Number.NaN)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(c.cooldownMs).toBe(COOLDOWN);
+    c.setCooldownMs(90_000);
+    await c.reconcile(w.view(), 1_000 + COOLDOWN);
+    expect(w.cloud.enis.size).toBe(1);
+    c.setCooldownMs(10_000);
+    expect(c.cooldownMs).toBe(10_000);
+    await c.reconcile(w.view(), 11_000);
+    expect(w.cloud.enis.size).toBe(0);
+    expect(w.cloud.violations).toEqual([]);
+  });
+
   it('a cooling branch keeps its VLAN: the limit error until it is deleted', async () => {
     const w = new World([node('a', 1)]);
     const c = new BranchController(w.cloud, { cooldownMs: COOLDOWN });

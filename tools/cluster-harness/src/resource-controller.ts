@@ -110,6 +110,9 @@ export class ResourceController {
         certFile,
         '--webhook-key-file',
         keyFile,
+        // Metrics on a port of its own choosing (the default :8080 could be taken on a shared machine).
+        '--metrics-bind-address',
+        '127.0.0.1:0',
       ],
       {
         env: {

@@ -4,19 +4,18 @@
  * deploy/image/build.mjs (on the base the aws-node image shares, so with that base cached it takes seconds) and
  * imported; one container, from the image's own entrypoint and user (nobody), read-only root file system, on the
  * host's loopback with a kube-simulator and an ec2-simulator, its kubeconfig the ServiceAccount's token after the
- * package's RBAC manifest is applied. It takes the Lease, reports the package's version and answers /healthz and
- * /readyz; SIGTERM hands the Lease back and the container is gone.
+ * package's RBAC manifest is applied. It takes the Lease, reports the package's version and answers /healthz,
+ * /readyz and /metrics; SIGTERM hands the Lease back and the container is gone.
  *
  * Part of `npm test` where the image tools are installed; `VCK_IMAGE_TEST=0` leaves it out (./support/image-suite.ts).
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Ec2Simulator, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
+import { eventually, freePort, scratchDir } from '@vpc-cni-kit/testkit';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Containerd, startContainerd } from '../src/containerd.js';
@@ -37,15 +36,6 @@ interface Manifest {
 /** The objects of a YAML manifest file. */
 const manifests = (file: string): Manifest[] =>
   (loadAll(readFileSync(file, 'utf8')) as (Manifest | null)[]).filter((o): o is Manifest => o !== null);
-
-/** A port on 127.0.0.1 nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The image configuration in an OCI layout, by tag. */
 function imageConfig(layout: string, tag: string): { Entrypoint?: string[]; User?: string } {
@@ -68,6 +58,7 @@ imageSuite('the vpc-resource-controller image under containerd', () => {
   let run: ChildProcess | undefined;
   let stderr = '';
   let healthPort = 0;
+  let metricsPort = 0;
 
   beforeAll(async () => {
     build = buildImage('vpc-resource-controller');
@@ -104,6 +95,7 @@ imageSuite('the vpc-resource-controller image under containerd', () => {
     );
 
     healthPort = await freePort();
+    metricsPort = await freePort();
     const { Entrypoint: entrypoint = [] } = imageConfig(build.ociLayout, 'dev');
     run = containerd.spawnCtr([
       'run',
@@ -130,6 +122,7 @@ imageSuite('the vpc-resource-controller image under containerd', () => {
       '--leader-elect',
       `--leader-election-identity=${IDENTITY}`,
       `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
     ]);
     run.stderr?.setEncoding('utf8').on('data', (s: string) => {
       stderr = (stderr + s).slice(-4000);
@@ -196,6 +189,12 @@ imageSuite('the vpc-resource-controller image under containerd', () => {
       if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(ready).toBe(200);
+    // Its Prometheus metrics (prom-client is bundled into the program: nothing beyond it in the image).
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await metrics.text();
+    expect(text).toContain('leader_election_master_status{name="cp-vpc-resource-controller"} 1');
+    expect(text).toContain('sgp_enabled 1');
   });
 
   it('reports the package version (--version, run in the container)', async () => {

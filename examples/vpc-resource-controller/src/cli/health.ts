@@ -30,6 +30,17 @@ export function serveHealthProbes(
             : [404, 'not found'];
     res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${body}\n`);
   });
+  return listen(server, address);
+}
+
+/**
+ * Listens on `address` ('' host: every address; port 0 picks one). Resolves with the server and the address it
+ * listens on; rejects with the listen error (`EADDRINUSE`, `EACCES`…).
+ */
+export function listen(
+  server: Server,
+  address: { readonly host: string; readonly port: number },
+): Promise<{ server: Server; address: AddressInfo }> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host === '' ? undefined : address.host, () => {

@@ -1,12 +1,15 @@
+import type { AddressInfo } from 'node:net';
 import { VersionApi } from '@kubernetes/client-node';
 import { type RunningController, startController } from '../controller/controller.js';
 import { jsonLogger } from '../controller/logger.js';
+import { ControllerMetrics } from '../controller/metrics.js';
 import { describeKubeError, kubeApis } from '../kube/apis.js';
 import { VERSION } from '../version.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
 import { apiPolicyLookup } from '../webhook/policy-lookup.js';
 import { serveWebhook, WebhookStartError } from '../webhook/server.js';
 import { serveHealthProbes } from './health.js';
+import { serveMetrics } from './metrics-server.js';
 import { readCommandLine, USAGE } from './options.js';
 
 /** What the program reads and writes. */
@@ -90,6 +93,22 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     cooldownMs: s.cooldownMs,
     leaderElection: s.leaderElection !== undefined,
   });
+  /** The line saying where a server listens. */
+  const listening = (msg: string, at: { address: AddressInfo }, more: Record<string, unknown> = {}) =>
+    log.log('info', msg, { address: at.address.address, port: at.address.port, ...more });
+  const metrics = new ControllerMetrics({ processMetrics: true });
+  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  if (s.metrics !== undefined) {
+    try {
+      metricsServer = await serveMetrics(metrics, s.metrics);
+      listening('serving metrics', metricsServer, { path: '/metrics' });
+    } catch (e) {
+      return fail(
+        `cannot serve metrics on ${s.metrics.host}:${s.metrics.port}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+        'pick a free port with --metrics-bind-address, or 0 for none',
+      );
+    }
+  }
   let controller: RunningController;
   try {
     controller = await startController({
@@ -101,19 +120,19 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       concurrency: s.concurrency,
       leaderElection: s.leaderElection,
       log,
+      metrics,
     });
   } catch (e) {
+    metricsServer?.server.close();
     return fail(`failed to start: ${e instanceof Error ? e.message : String(e)}`, 'see the log above');
   }
   let probes: Awaited<ReturnType<typeof serveHealthProbes>> | undefined;
   if (s.healthProbes !== undefined) {
     try {
       probes = await serveHealthProbes(controller, s.healthProbes);
-      log.log('info', 'serving health probes', {
-        address: probes.address.address,
-        port: probes.address.port,
-      });
+      listening('serving health probes', probes);
     } catch (e) {
+      metricsServer?.server.close();
       await controller.stop();
       return fail(
         `cannot serve health probes on ${s.healthProbes.host}:${s.healthProbes.port}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
@@ -124,14 +143,11 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   let webhook: Awaited<ReturnType<typeof serveWebhook>> | undefined;
   if (s.webhook !== undefined) {
     try {
-      webhook = await serveWebhook({ ...s.webhook, lookup: apiPolicyLookup(api), log });
-      log.log('info', 'serving the pod mutating webhook', {
-        address: webhook.address.address,
-        port: webhook.address.port,
-        path: POD_MUTATION_PATH,
-      });
+      webhook = await serveWebhook({ ...s.webhook, lookup: apiPolicyLookup(api), log, metrics });
+      listening('serving the pod mutating webhook', webhook, { path: POD_MUTATION_PATH });
     } catch (e) {
       probes?.server.close();
+      metricsServer?.server.close();
       await controller.stop();
       const code = e instanceof WebhookStartError ? e.code : 'LISTEN_FAILED';
       return fail(
@@ -142,10 +158,15 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       );
     }
   }
-  const stop = async () => {
+  const closeServers = () => {
     webhook?.server.close();
     webhook?.server.closeAllConnections();
     probes?.server.close();
+    metricsServer?.server.close();
+    metricsServer?.server.closeAllConnections();
+  };
+  const stop = async () => {
+    closeServers();
     await controller.stop();
   };
   return new Promise<number>((resolve) => {
@@ -165,9 +186,7 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     void controller.lost.then(async (reason) => {
       if (done) return;
       done = true;
-      webhook?.server.close();
-      webhook?.server.closeAllConnections();
-      probes?.server.close();
+      closeServers();
       await controller
         .stop()
         .catch((e: unknown) =>

@@ -13,6 +13,9 @@ import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
 /** Where the serving certificate Secret is mounted (the reference's controller-runtime default). */
 export const DEFAULT_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 
+/** The port of `/metrics` unless `--metrics-bind-address` says otherwise (the reference's flag default, `:8080`). */
+export const DEFAULT_METRICS_PORT = 8080;
+
 /** The usage text (`--help`). */
 export const USAGE = `usage: vpc-resource-controller --cluster-name NAME [options]
 
@@ -25,7 +28,8 @@ options:
   --region REGION                AWS region (default: AWS_REGION, AWS_DEFAULT_REGION)
   --ec2-endpoint URL             EC2 endpoint (default: AWS_EC2_ENDPOINT, else the region's)
   --kubeconfig PATH              kubeconfig file (default: KUBECONFIG, else in-cluster)
-  --branch-eni-cooldown DURATION time a released branch ENI waits before deletion (default 60s)
+  --branch-eni-cooldown DURATION time a released branch ENI waits before deletion when the amazon-vpc-cni
+                                 ConfigMap sets no branch-eni-cooldown (default 60s)
   --branch-concurrency N         pods whose branch ENIs are made at once (default 8)
   --leader-elect                 run as one of several replicas: act only while holding the Lease
   --leader-election-namespace NS Lease namespace (default kube-system)
@@ -35,6 +39,7 @@ options:
   --renew-deadline DURATION      (default 10s)
   --retry-period DURATION        (default 2s)
   --health-probe-bind-address A  serve /healthz and /readyz on HOST:PORT or :PORT (default: off)
+  --metrics-bind-address A       serve Prometheus /metrics on HOST:PORT or :PORT, 0 for none (default :8080)
   --webhook-bind-address A       serve the pod mutating webhook (POST ${POD_MUTATION_PATH}) over HTTPS on
                                  HOST:PORT or :PORT (default: off; the manifests use :9443): pods a
                                  SecurityGroupPolicy selects get vpc.amazonaws.com/pod-eni: "1" in the limits
@@ -75,6 +80,8 @@ export interface Settings {
   readonly leaderElection: LeaderElectionOptions | undefined;
   /** Log level. */
   readonly logLevel: LogLevel;
+  /** Where to serve `/metrics` (undefined: nowhere). */
+  readonly metrics: { readonly host: string; readonly port: number } | undefined;
   /** Where to serve `/healthz` and `/readyz` (undefined: nowhere). */
   readonly healthProbes: { readonly host: string; readonly port: number } | undefined;
   /** The pod mutating webhook (undefined: not served). */
@@ -126,6 +133,7 @@ export function readCommandLine(
         'retry-period': { type: 'string' },
         'log-level': { type: 'string' },
         'health-probe-bind-address': { type: 'string' },
+        'metrics-bind-address': { type: 'string' },
         'webhook-bind-address': { type: 'string' },
         'webhook-cert-file': { type: 'string' },
         'webhook-key-file': { type: 'string' },
@@ -185,6 +193,12 @@ export function readCommandLine(
   };
   const healthProbes = bindAddress('health-probe-bind-address');
   if (typeof healthProbes === 'string') return invalid(healthProbes);
+  // controller-runtime's convention: `0` serves no metrics.
+  const metrics =
+    str('metrics-bind-address') === '0'
+      ? undefined
+      : (bindAddress('metrics-bind-address') ?? { host: '', port: DEFAULT_METRICS_PORT });
+  if (typeof metrics === 'string') return invalid(metrics);
   const webhookAddress = bindAddress('webhook-bind-address');
   if (typeof webhookAddress === 'string') return invalid(webhookAddress);
   const webhook: Settings['webhook'] =
@@ -241,6 +255,7 @@ export function readCommandLine(
       leaderElection,
       logLevel: logLevel as LogLevel,
       healthProbes,
+      metrics,
       webhook,
     },
   };

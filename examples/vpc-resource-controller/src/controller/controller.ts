@@ -8,6 +8,7 @@ import type { BranchLedger } from '@vpc-cni-kit/sgp-branch';
 import { kubeApis } from '../kube/apis.js';
 import { type LeaderElectionOptions, LeaderElector } from '../kube/leader.js';
 import type { Logger } from './logger.js';
+import type { ControllerMetrics } from './metrics.js';
 import { Runtime } from './runtime.js';
 
 /**
@@ -35,8 +36,14 @@ export interface ControllerOptions {
   readonly ec2Credentials?: Ec2Credentials | undefined;
   /** A kubeconfig file; default: in-cluster. */
   readonly kubeconfig?: string | undefined;
-  /** How long a released branch waits before it is deleted. The reference's default: 60 s. */
+  /**
+   * How long a released branch waits before it is deleted while the `kube-system/amazon-vpc-cni` ConfigMap sets
+   * no `branch-eni-cooldown` (which then wins, watched: a change applies without a restart). The reference's
+   * default: 60 s.
+   */
   readonly cooldownMs: number;
+  /** Where EC2 calls, branch and trunk operations, annotations, the cooldown and the Lease are counted. */
+  readonly metrics?: ControllerMetrics | undefined;
   /** Lease leader election; undefined: act at once (one replica only!). */
   readonly leaderElection?: LeaderElectionOptions | undefined;
   /** How often every node's branches are listed to catch ENIs whose create answer was lost. @defaultValue 300000 */
@@ -86,6 +93,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     ...(options.ec2Credentials === undefined ? {} : { credentials: options.ec2Credentials }),
     rateLimits: CONTROLLER_RATE_LIMITS,
     maxAttempts: 5,
+    ...(options.metrics ? { hooks: { onCall: options.metrics.onCall } } : {}),
   });
   const limits = createInstanceLimitsSource(ec2, { publishedTable: true });
 
@@ -115,11 +123,13 @@ export async function startController(options: ControllerOptions): Promise<Runni
     await activate();
   } else {
     const le = options.leaderElection;
+    options.metrics?.leader(le.name, false);
     elector = new LeaderElector(
       kube,
       le,
       {
         onStartedLeading: () => {
+          options.metrics?.leader(le.name, true);
           log.log('info', 'became the leader', {
             lease: `${le.namespace}/${le.name}`,
             identity: le.identity,
@@ -127,6 +137,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
           activate().catch((e) => resolveLost(`could not start after winning the lease: ${String(e)}`));
         },
         onStoppedLeading: (reason) => {
+          options.metrics?.leader(le.name, false);
           log.log('error', 'lost the lease: stopping', { reason });
           leaseLost = true;
           runtime
@@ -156,6 +167,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await runtime?.stop();
       runtime = undefined;
       await elector?.release();
+      if (options.leaderElection !== undefined) options.metrics?.leader(options.leaderElection.name, false);
       ec2.destroy();
     },
   };

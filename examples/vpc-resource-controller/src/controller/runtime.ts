@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
-import type { Ec2Api, InstanceLimitsSource } from '@vpc-cni-kit/eni-manager';
+import { type Ec2Api, type InstanceLimitsSource, isEniManagerError } from '@vpc-cni-kit/eni-manager';
 import { BranchController, type BranchPodOutcome, type SecurityGroupPolicy } from '@vpc-cni-kit/sgp-branch';
 import { ec2BranchPort } from '../ec2/branch-port.js';
 import {
@@ -7,12 +7,23 @@ import {
   ensureTrunk,
   type InstanceFacts,
   instanceIdFromProviderId,
+  trunkMismatch,
+  withEniConfig,
 } from '../ec2/instances.js';
 import { describeKubeError, type KubeApis } from '../kube/apis.js';
 import { kubeBranchPort } from '../kube/branch-port.js';
 import { type ClusterCaches, startCaches } from '../kube/caches.js';
-import { createPodEvent, EVENT_REASONS } from '../kube/events.js';
+import { ENI_CONFIG_NODE_LABEL, eniConfigChoice, readEniConfig } from '../kube/eni-config.js';
+import { createNodeEvent, createPodEvent, EVENT_REASONS } from '../kube/events.js';
+import {
+  BRANCH_ENI_COOLDOWN_KEY,
+  goDuration,
+  readBranchEniCooldown,
+  VPC_CNI_CONFIG_NAME,
+  VPC_CNI_CONFIG_NAMESPACE,
+} from '../kube/vpc-cni-config.js';
 import type { ControllerOptions } from './controller.js';
+import { observedBranchPort } from './metrics.js';
 import { clusterView, readPolicy, wantsTrunk } from './view.js';
 
 /** First wait before a pod whose branch failed in EC2 or the API is tried again; it doubles up to a minute. */
@@ -35,6 +46,8 @@ export class Runtime {
   /** Pods whose last create failed in EC2 or the API (`CLOUD`): not retried before `until`, doubling to a minute. */
   readonly #backoff = new Map<string, { until: number; delayMs: number }>();
   readonly #policyProblems = new Map<string, string>();
+  /** The last `branch-eni-cooldown` reading acted on (a repeat of it logs nothing). */
+  #cooldownSeen: string | undefined;
   #lastSweep = 0;
   #waitLogged = false;
   #running = false;
@@ -58,13 +71,14 @@ export class Runtime {
     this.#limits = limits;
     this.#o = o;
     this.#now = now;
-    this.controller = new BranchController(
-      {
-        ...ec2BranchPort(ec2, { clusterName: o.clusterName, instanceIdOf: (n) => this.#instanceOf.get(n) }),
-        ...kubeBranchPort(kube, (ns, name) => caches.pods.get(name, ns)),
-      },
-      { cooldownMs: o.cooldownMs, concurrency: o.concurrency ?? 8 },
-    );
+    const port = {
+      ...ec2BranchPort(ec2, { clusterName: o.clusterName, instanceIdOf: (n) => this.#instanceOf.get(n) }),
+      ...kubeBranchPort(kube, (ns, name) => caches.pods.get(name, ns)),
+    };
+    this.controller = new BranchController(o.metrics ? observedBranchPort(port, o.metrics) : port, {
+      cooldownMs: o.cooldownMs,
+      concurrency: o.concurrency ?? 8,
+    });
     this.#lastSweep = now();
   }
 
@@ -76,14 +90,30 @@ export class Runtime {
     now: () => number,
   ): Promise<Runtime> {
     let self: Runtime | undefined;
+    let configMapProblem: string | undefined;
     const caches = await startCaches(kube, {
       onChange: (kind: string, obj: KubernetesObject, verb) => {
         if (kind === 'nodes' && verb === 'delete' && obj.metadata?.name) self?.forgetNode(obj.metadata.name);
+        if (kind === 'configmaps') self?.applyCooldown(false);
         self?.schedule();
       },
-      onError: (kind, problem) => o.log.log('warn', 'watch failed; restarting', { kind, problem }),
+      onError: (kind, problem) => {
+        // The ConfigMap is optional (the flag's cooldown applies without it), and an RBAC without it is likely
+        // after an upgrade: once per cause, not once a second.
+        if (kind === 'configmaps') {
+          if (problem === configMapProblem) return;
+          configMapProblem = problem;
+          o.log.log('warn', 'cannot watch the amazon-vpc-cni ConfigMap; the cooldown in force stays', {
+            problem,
+            hint: 'grant get, list and watch on configmaps/amazon-vpc-cni in kube-system (manifests/rbac.yaml)',
+          });
+          return;
+        }
+        o.log.log('warn', 'watch failed; restarting', { kind, problem });
+      },
     });
     self = new Runtime(caches, kube, ec2, limits, o, now);
+    self.applyCooldown(true);
     self.schedule();
     self.#arm();
     return self;
@@ -92,6 +122,58 @@ export class Runtime {
   /** Whether every watched kind has listed once (passes run only then). */
   synced(): boolean {
     return this.#caches.synced();
+  }
+
+  /**
+   * Applies `branch-eni-cooldown` from the `amazon-vpc-cni` ConfigMap (the flag's value when it sets none): to
+   * branches already cooling too, as the reference does. A value that cannot be applied is one warning and changes
+   * nothing; a change after the start is logged and put as a `BranchENICoolDownPeriodUpdated` Event on every node,
+   * the reference's way of showing it.
+   */
+  applyCooldown(initial: boolean): void {
+    const cm = this.#caches.vpcCniConfig.get(VPC_CNI_CONFIG_NAME, VPC_CNI_CONFIG_NAMESPACE);
+    const setting = readBranchEniCooldown(cm?.data);
+    const seen = JSON.stringify(setting);
+    if (seen === this.#cooldownSeen) return;
+    this.#cooldownSeen = seen;
+    const log = this.#o.log;
+    const previousMs = this.controller.cooldownMs;
+    const source = `${VPC_CNI_CONFIG_NAMESPACE}/${VPC_CNI_CONFIG_NAME} ${BRANCH_ENI_COOLDOWN_KEY}`;
+    if (setting.kind === 'refused') {
+      log.log('warn', `${BRANCH_ENI_COOLDOWN_KEY} refused; the cooldown in force stays`, {
+        value: setting.text,
+        problem: setting.problem,
+        cooldownMs: previousMs,
+        hint: `set ${source} to a whole number of seconds from 30 to 86400`,
+      });
+      return;
+    }
+    const ms = setting.kind === 'set' ? setting.ms : this.#o.cooldownMs;
+    this.#o.metrics?.cooldown(ms);
+    if (setting.kind === 'set' && setting.raisedFrom !== undefined)
+      log.log('warn', `${BRANCH_ENI_COOLDOWN_KEY} below the minimum: raised to 30 s`, {
+        value: setting.raisedFrom / 1000,
+        cooldownMs: ms,
+        previousMs,
+      });
+    if (ms === previousMs) return;
+    this.controller.setCooldownMs(ms);
+    if (setting.kind !== 'set' || setting.raisedFrom === undefined)
+      log.log('info', 'branch ENI cooldown updated', {
+        cooldownMs: ms,
+        previousMs,
+        source: setting.kind === 'set' ? source : 'flag (the ConfigMap sets none)',
+      });
+    if (initial) return;
+    const message = `Branch ENI cool down period has been updated to ${goDuration(ms)}`;
+    for (const n of this.#caches.nodes.list()) {
+      const name = n.metadata?.name;
+      if (name === undefined) continue;
+      const event = { type: 'Normal', reason: EVENT_REASONS.cooldownUpdated, message } as const;
+      createNodeEvent(this.#kube, { name, uid: n.metadata?.uid }, event, this.#now()).catch((e: unknown) =>
+        log.log('warn', 'event not written', { node: name, problem: describeKubeError(e) }),
+      );
+    }
   }
 
   forgetNode(name: string): void {
@@ -184,6 +266,10 @@ export class Runtime {
       } else this.#backoff.delete(o.podUid);
     }
     await Promise.all(outcomes.map((o) => this.#report(o, pods.get(o.podUid))));
+    this.#o.metrics?.ledger(
+      [...this.#facts.values()].filter((f) => f.trunkEniId !== undefined).length,
+      this.controller.ledger().cooling.size,
+    );
     const present = new Set(this.#caches.pods.list().map((p) => p.metadata?.uid));
     for (const uid of this.#reported.keys()) if (!present.has(uid)) this.#reported.delete(uid);
     for (const uid of this.#backoff.keys()) if (!present.has(uid)) this.#backoff.delete(uid);
@@ -208,27 +294,76 @@ export class Runtime {
     const name = node.metadata?.name;
     if (name === undefined) return;
     const instanceId = instanceIdFromProviderId(node.spec?.providerID);
-    if (instanceId === undefined || !wantsTrunk(this.#caches.cniNodes.get(name))) return;
+    const cniNode = this.#caches.cniNodes.get(name);
+    if (instanceId === undefined || !wantsTrunk(cniNode)) return;
     this.#instanceOf.set(name, instanceId);
+    const choice = eniConfigChoice(node, cniNode);
+    const eniConfig = choice.kind === 'named' ? choice.name : undefined;
     let facts = this.#facts.get(name);
+    // Another ENIConfig (or none any more): the node's facts are read again, so new branches go where it says.
+    if (facts !== undefined && facts.eniConfig !== eniConfig) {
+      this.#facts.delete(name);
+      facts = undefined;
+    }
     if (facts !== undefined && (facts.trunkEniId !== undefined || facts.branchLimit === 0)) return;
     if ((this.#nodeRetryAt.get(name) ?? 0) > now) return;
+    const metrics = this.#o.metrics;
+    let step: 'describe_instance_nw_interface' | 'create_trunk_eni' | undefined;
     try {
       if (facts === undefined) {
+        if (choice.kind === 'unnamed')
+          throw new Error(
+            `its CNINode lists CustomNetworking without an ENIConfig name (hint: label the node ${ENI_CONFIG_NODE_LABEL}=<ENIConfig>, or let aws-node write the name)`,
+          );
+        step = 'describe_instance_nw_interface';
         facts = await describeInstance(this.#ec2, instanceId);
+        step = undefined;
+        if (eniConfig !== undefined)
+          facts = withEniConfig(facts, eniConfig, await readEniConfig(this.#kube, eniConfig));
         this.#facts.set(name, facts);
+        if (eniConfig !== undefined) {
+          const mismatch = trunkMismatch(facts);
+          for (const attribute of mismatch) metrics?.unreconciledTrunk(attribute);
+          if (mismatch.length > 0)
+            this.#o.log.log('warn', 'the trunk ENI differs from the node ENIConfig; left as it is', {
+              node: name,
+              trunkEniId: facts.trunkEniId,
+              eniConfig,
+              differs: mismatch,
+              trunkSubnet: facts.trunkSubnetId,
+              wantedSubnet: facts.subnetId,
+              hint: 'new branch ENIs go to the ENIConfig subnet; replace the node to move its trunk',
+            });
+        }
       }
       if (facts.trunkEniId === undefined && facts.branchLimit > 0) {
+        step = 'create_trunk_eni';
         const trunkEniId = await ensureTrunk(this.#ec2, facts, {
           clusterName: this.#o.clusterName,
           nodeName: name,
           limits: this.#limits,
         });
-        this.#facts.set(name, { ...facts, trunkEniId });
-        this.#o.log.log('info', 'trunk ENI attached', { node: name, instanceId, trunkEniId });
+        step = undefined;
+        this.#facts.set(name, {
+          ...facts,
+          trunkEniId,
+          trunkSubnetId: facts.subnetId,
+          trunkGroupIds: facts.groupIds,
+        });
+        this.#o.log.log('info', 'trunk ENI attached', {
+          node: name,
+          instanceId,
+          trunkEniId,
+          subnet: facts.subnetId,
+          ...(eniConfig !== undefined ? { eniConfig } : {}),
+        });
       }
       this.#nodeRetryAt.delete(name);
     } catch (e) {
+      if (step !== undefined)
+        metrics?.trunkError(
+          isEniManagerError(e) && e.code === 'NoFreeDeviceIndex' ? 'find_free_index' : step,
+        );
       this.#facts.delete(name);
       const retryMs = this.#o.nodeRetryMs ?? 5000;
       this.#nodeRetryAt.set(name, now + retryMs);

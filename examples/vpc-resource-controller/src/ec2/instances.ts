@@ -15,12 +15,21 @@ export interface InstanceFacts {
   readonly instanceId: string;
   /** Instance type. */
   readonly instanceType: string;
-  /** The subnet of its primary ENI: where its branch ENIs go. */
+  /** Where its trunk and branch ENIs go: the subnet of its primary ENI, or its ENIConfig's. */
   readonly subnetId: string;
-  /** The security groups of its primary ENI (the trunk gets them, as in the reference). */
+  /** The trunk's security groups: its primary ENI's, or its ENIConfig's (as in the reference). */
   readonly groupIds: readonly string[];
   /** Its attached trunk ENI, if any. */
   readonly trunkEniId?: string | undefined;
+  /** The subnet of that trunk. */
+  readonly trunkSubnetId?: string | undefined;
+  /** The security groups of that trunk. */
+  readonly trunkGroupIds?: readonly string[] | undefined;
+  /**
+   * The ENIConfig whose subnet and groups replaced the instance's in `subnetId` and `groupIds` (custom
+   * networking), if any.
+   */
+  readonly eniConfig?: string | undefined;
   /** Device indexes in use on network card 0. */
   readonly usedDeviceIndexes: readonly number[];
   /** Branches one trunk of this type carries (the published table; 0 = cannot trunk or unlisted). */
@@ -58,11 +67,46 @@ export async function describeInstance(ec2: Ec2Api, instanceId: string): Promise
     subnetId: primary?.SubnetId ?? inst.SubnetId,
     groupIds: (primary?.Groups ?? inst.SecurityGroups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : [])),
     trunkEniId: trunk?.NetworkInterfaceId,
+    trunkSubnetId: trunk?.SubnetId,
+    trunkGroupIds: trunk?.Groups?.flatMap((g) => (g.GroupId ? [g.GroupId] : [])),
     usedDeviceIndexes: enis
       .filter((e) => (e.Attachment?.NetworkCardIndex ?? 0) === 0)
       .flatMap((e) => (e.Attachment?.DeviceIndex === undefined ? [] : [e.Attachment.DeviceIndex])),
     branchLimit: publishedBranchLimit(inst.InstanceType) ?? 0,
   };
+}
+
+/**
+ * The facts of a node using custom networking, as the reference controller applies its ENIConfig: with a subnet,
+ * the trunk and branches go into it and the trunk gets the ENIConfig's groups (the primary ENI's when it names
+ * none); an ENIConfig without a subnet changes nothing.
+ */
+export function withEniConfig(
+  facts: InstanceFacts,
+  eniConfig: string,
+  spec: { readonly subnet: string; readonly securityGroups: readonly string[] },
+): InstanceFacts {
+  if (spec.subnet === '') return { ...facts, eniConfig };
+  return {
+    ...facts,
+    eniConfig,
+    subnetId: spec.subnet,
+    groupIds: spec.securityGroups.length > 0 ? [...spec.securityGroups] : facts.groupIds,
+  };
+}
+
+/**
+ * How a node's attached trunk differs from what its facts ask for (custom networking chosen after the trunk was
+ * made): the reference reports these and leaves the trunk as it is, since replacing it would cut every branch.
+ */
+export function trunkMismatch(facts: InstanceFacts): ('subnet' | 'security_groups')[] {
+  if (facts.trunkEniId === undefined) return [];
+  const out: ('subnet' | 'security_groups')[] = [];
+  if (facts.trunkSubnetId !== undefined && facts.trunkSubnetId !== facts.subnetId) out.push('subnet');
+  const have = [...(facts.trunkGroupIds ?? [])].sort().join(',');
+  const want = [...facts.groupIds].sort().join(',');
+  if (facts.trunkGroupIds !== undefined && have !== want) out.push('security_groups');
+  return out;
 }
 
 /** Options of {@link ensureTrunk}. */

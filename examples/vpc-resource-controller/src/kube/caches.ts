@@ -2,14 +2,17 @@ import {
   type Informer,
   type KubernetesListObject,
   type KubernetesObject,
-  makeInformer,
+  ListWatch,
   type ObjectCache,
+  type V1ConfigMap,
   type V1Node,
   type V1Pod,
   type V1ServiceAccount,
+  Watch,
 } from '@kubernetes/client-node';
 import type { KubeApis } from './apis.js';
 import { describeKubeError } from './apis.js';
+import { VPC_CNI_CONFIG_NAME, VPC_CNI_CONFIG_NAMESPACE } from './vpc-cni-config.js';
 
 /** `vpcresources.k8s.aws`: the group of SecurityGroupPolicy and CNINode. */
 export const VPC_RESOURCES_GROUP = 'vpcresources.k8s.aws';
@@ -32,6 +35,11 @@ export interface ClusterCaches {
   readonly cniNodes: ObjectCache<CustomObject>;
   /** SecurityGroupPolicies (`vpcresources.k8s.aws/v1beta1`) of every namespace. */
   readonly policies: ObjectCache<CustomObject>;
+  /**
+   * The `kube-system/amazon-vpc-cni` ConfigMap, alone (watched by name, so RBAC can grant just that one). Not
+   * part of {@link synced}: without it (absent, or not yet readable) the flag's settings apply.
+   */
+  readonly vpcCniConfig: ObjectCache<V1ConfigMap>;
   /**
    * Whether every informer has listed at least once. Until then a cache may be empty only because its list
    * failed, and acting on it would be acting on a cluster without pods: the controller waits.
@@ -67,16 +75,27 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
   const start = (informer: Informer<KubernetesObject>) => informer.start().catch(() => undefined);
   const timers = new Set<NodeJS.Timeout>();
 
+  /**
+   * One informer. With `fieldSelector` (one object watched by name) it is optional: {@link ClusterCaches.synced}
+   * does not wait for it.
+   */
   function watch<T extends KubernetesObject>(
     kind: string,
     path: string,
     list: () => Promise<KubernetesListObject<T>>,
+    fieldSelector?: string,
   ): Informer<T> & ObjectCache<T> {
-    const informer = makeInformer<T>(api.config, path, () =>
-      list().then((answer) => {
-        listed.add(kind);
-        return answer;
-      }),
+    const informer = new ListWatch<T>(
+      path,
+      new Watch(api.config),
+      () =>
+        list().then((answer) => {
+          listed.add(kind);
+          return answer;
+        }),
+      false,
+      undefined,
+      fieldSelector,
     );
     for (const verb of ['add', 'update', 'delete'] as const)
       informer.on(verb, (obj) => options.onChange(kind, obj, verb));
@@ -90,7 +109,7 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
       timers.add(t);
     });
     informers.push(informer as unknown as Informer<KubernetesObject>);
-    kinds.push(kind);
+    if (fieldSelector === undefined) kinds.push(kind);
     return informer;
   }
 
@@ -114,6 +133,16 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
     ),
     cniNodes: custom<CustomObject>('v1alpha1', 'cninodes'),
     policies: custom<CustomObject>('v1beta1', 'securitygrouppolicies'),
+    vpcCniConfig: watch<V1ConfigMap>(
+      'configmaps',
+      `/api/v1/namespaces/${VPC_CNI_CONFIG_NAMESPACE}/configmaps`,
+      () =>
+        api.core.listNamespacedConfigMap({
+          namespace: VPC_CNI_CONFIG_NAMESPACE,
+          fieldSelector: `metadata.name=${VPC_CNI_CONFIG_NAME}`,
+        }),
+      `metadata.name=${VPC_CNI_CONFIG_NAME}`,
+    ),
     synced: () => kinds.every((k) => listed.has(k)),
     async stop() {
       stopped = true;

@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../controller/logger.js';
+import type { ControllerMetrics } from '../controller/metrics.js';
+import { CertificateReloader } from './cert-reloader.js';
 import { POD_MUTATION_PATH, type PolicyLookup, reviewPod } from './pod-mutation.js';
 
 /** Options of {@link serveWebhook}. */
@@ -19,6 +21,13 @@ export interface WebhookServerOptions {
   readonly lookup: PolicyLookup;
   /** Where mutations and refusals are reported. */
   readonly log: Logger;
+  /** Where requests are counted (`controller_runtime_webhook_*`). */
+  readonly metrics?: ControllerMetrics | undefined;
+  /**
+   * Serve a new certificate when the files change (a rotated Secret), checked on file events and every `pollMs`;
+   * `false`: read once. @defaultValue `{ pollMs: 10000 }`
+   */
+  readonly reload?: false | { readonly pollMs?: number | undefined } | undefined;
 }
 
 /** Why the webhook server could not start. */
@@ -64,8 +73,10 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 /**
  * Serves the pod mutating webhook over HTTPS with the certificate and key read from files (as the reference
- * mounts its serving certificate Secret): `POST /mutate-v1-pod` answers AdmissionReviews; a malformed body is
- * 400 with the reason, another path 404, another method 405. Rejects with {@link WebhookStartError}.
+ * mounts its serving certificate Secret), reloaded when they change (a valid new pair is served from the next
+ * handshake on; an invalid one is a warning and the old pair stays): `POST /mutate-v1-pod` answers
+ * AdmissionReviews; a malformed body is 400 with the reason, another path 404, another method 405. Rejects with
+ * {@link WebhookStartError}.
  */
 export async function serveWebhook(
   o: WebhookServerOptions,
@@ -86,6 +97,10 @@ export async function serveWebhook(
     server = createServer({ cert, key }, (req, res) => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== POD_MUTATION_PATH) return reply(res, 404, 'not found\n');
+      if (o.metrics) {
+        const done = o.metrics.webhookRequest(POD_MUTATION_PATH);
+        res.once('finish', () => done(res.statusCode));
+      }
       if (req.method !== 'POST') return reply(res, 405, 'method not allowed\n');
       readJson(req)
         .then((body) => reviewPod(body, o.lookup))
@@ -114,6 +129,17 @@ export async function serveWebhook(
       `the certificate or key is not usable PEM: ${(e as Error).message.split('\n')[0]}`,
     );
   }
+  const reloader =
+    o.reload === false
+      ? undefined
+      : new CertificateReloader({
+          certFile: o.certFile,
+          keyFile: o.keyFile,
+          current: { cert, key },
+          apply: (pair) => server.setSecureContext({ cert: pair.cert, key: pair.key }),
+          log: o.log,
+          pollMs: o.reload?.pollMs,
+        });
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(
@@ -125,6 +151,10 @@ export async function serveWebhook(
     );
     server.listen(o.port, o.host === '' ? undefined : o.host, () => {
       server.removeAllListeners('error');
+      if (reloader !== undefined) {
+        reloader.start();
+        server.once('close', () => reloader.stop());
+      }
       resolve({ server, address: server.address() as AddressInfo });
     });
   });

@@ -14,13 +14,23 @@ import {
 } from '@vpc-cni-kit/kube-simulator';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { parseAllDocuments } from 'yaml';
-import { jsonLogger, type RunningController, startController } from '../../src/index.js';
+import {
+  type ControllerMetrics,
+  jsonLogger,
+  type Logger,
+  type RunningController,
+  startController,
+} from '../../src/index.js';
 
 export const VPC = 'vpc-0a000000000000001';
 export const SUBNET = 'subnet-0a000000000000001';
 export const NODE_SG = 'sg-0a000000000000001';
 export const DB_CLIENT_SG = 'sg-0b000000000000002';
 export const CLUSTER = 'test-cluster';
+/** A second subnet of the zone, for custom networking (ENIConfig). */
+export const POD_SUBNET = 'subnet-0c000000000000003';
+/** A group for ENIConfigs. */
+export const POD_NET_SG = 'sg-0c000000000000003';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repo = join(here, '../../../..');
@@ -48,6 +58,9 @@ export interface World {
     cooldownMs?: number;
     tickMs?: number;
     kubeconfig?: string;
+    metrics?: ControllerMetrics;
+    now?: () => number;
+    log?: Logger;
   }): Promise<RunningController>;
   /** Spawns the built program with these extra arguments; its stdout log lines are collected. */
   spawnBin(
@@ -85,10 +98,14 @@ export async function startWorld(
     rateLimits: false,
     scenario: {
       vpcs: [{ id: VPC, cidrBlocks: ['10.0.0.0/16'] }],
-      subnets: [{ id: SUBNET, cidrBlock: '10.0.0.0/24', availabilityZone: 'us-west-2a' }],
+      subnets: [
+        { id: SUBNET, cidrBlock: '10.0.0.0/24', availabilityZone: 'us-west-2a' },
+        { id: POD_SUBNET, cidrBlock: '10.0.64.0/20', availabilityZone: 'us-west-2a' },
+      ],
       securityGroups: [
         { id: NODE_SG, name: 'node', description: 'nodes' },
         { id: DB_CLIENT_SG, name: 'db-client', description: 'pods that may reach the database' },
+        { id: POD_NET_SG, name: 'pod-net', description: 'custom networking' },
       ],
       instances: nodes.map((n) => ({
         id: n.instanceId,
@@ -141,7 +158,9 @@ export async function startWorld(
         cooldownMs: options.cooldownMs ?? 300,
         tickMs: options.tickMs ?? 100,
         nodeRetryMs: 100,
-        log: jsonLogger(() => undefined),
+        log: options.log ?? jsonLogger(() => undefined),
+        metrics: options.metrics,
+        now: options.now,
       });
       running.push(c);
       return c;
@@ -159,6 +178,8 @@ export async function startWorld(
           ec2.endpoint,
           '--kubeconfig',
           options.kubeconfig ?? kubeconfigPath,
+          // No metrics on the default :8080 unless a test asks (parallel tests, a shared machine).
+          ...(args.some((a) => a.startsWith('--metrics-bind-address')) ? [] : ['--metrics-bind-address=0']),
           ...args,
         ],
         {

@@ -1,0 +1,89 @@
+/**
+ * Custom networking as the reference controller reads it for a node's trunk and branch ENIs: the ENIConfig named
+ * by the node's `vpc.amazonaws.com/eniConfig` label, else by the value of its CNINode's `CustomNetworking` feature
+ * (which aws-node writes after resolving its own `ENI_CONFIG_LABEL_DEF` / `ENI_CONFIG_ANNOTATION_DEF` keys).
+ */
+import type { V1Node } from '@kubernetes/client-node';
+import type { KubeApis } from './apis.js';
+import type { CustomObject } from './caches.js';
+
+/** The node label the reference controller reads the ENIConfig name from first. */
+export const ENI_CONFIG_NODE_LABEL = 'vpc.amazonaws.com/eniConfig';
+/** The CNINode feature aws-node adds with custom networking; its value is the ENIConfig name. */
+export const CUSTOM_NETWORKING_FEATURE = 'CustomNetworking';
+
+/** Which ENIConfig a node uses: none, one by name, or a `CustomNetworking` feature without a name. */
+export type EniConfigChoice =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'named'; readonly name: string }
+  | { readonly kind: 'unnamed' };
+
+/** The ENIConfig a node's trunk and branches use, from its label or else its CNINode. */
+export function eniConfigChoice(node: V1Node, cniNode: CustomObject | undefined): EniConfigChoice {
+  const label = node.metadata?.labels?.[ENI_CONFIG_NODE_LABEL];
+  if (label !== undefined && label !== '') return { kind: 'named', name: label };
+  const features = cniNode?.spec?.['features'];
+  const feature = Array.isArray(features)
+    ? (features as ({ name?: unknown; value?: unknown } | null)[]).find(
+        (f) => f?.name === CUSTOM_NETWORKING_FEATURE,
+      )
+    : undefined;
+  if (feature === undefined) return { kind: 'none' };
+  return typeof feature?.value === 'string' && feature.value !== ''
+    ? { kind: 'named', name: feature.value }
+    : { kind: 'unnamed' };
+}
+
+/** An ENIConfig's spec: the subnet and security groups of a node's new ENIs. */
+export interface EniConfigSpec {
+  /** `spec.subnet` ('' when unset). */
+  readonly subnet: string;
+  /** `spec.securityGroups` (empty when unset). */
+  readonly securityGroups: readonly string[];
+}
+
+/** Why an ENIConfig could not be read. */
+export class EniConfigError extends Error {
+  /** Discriminator. */
+  readonly kind = 'EniConfigError' as const;
+  /**
+   * @param code - `NOT_FOUND` (no such ENIConfig), `UNREADABLE` (the API refused or failed) or `MALFORMED`
+   * @param message - one line naming the ENIConfig
+   */
+  constructor(
+    readonly code: 'NOT_FOUND' | 'UNREADABLE' | 'MALFORMED',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EniConfigError';
+  }
+}
+
+/** Reads the cluster-scoped `crd.k8s.amazonaws.com/v1alpha1` ENIConfig `name`. Rejects with {@link EniConfigError}. */
+export async function readEniConfig(api: KubeApis, name: string): Promise<EniConfigSpec> {
+  let obj: CustomObject;
+  try {
+    obj = (await api.custom.getClusterCustomObject({
+      group: 'crd.k8s.amazonaws.com',
+      version: 'v1alpha1',
+      plural: 'eniconfigs',
+      name,
+    })) as CustomObject;
+  } catch (e) {
+    const status = (e as { code?: unknown } | null)?.code;
+    throw status === 404
+      ? new EniConfigError('NOT_FOUND', `ENIConfig ${name} not found`)
+      : new EniConfigError(
+          'UNREADABLE',
+          `ENIConfig ${name} could not be read (HTTP ${String(status ?? 'no answer')})`,
+        );
+  }
+  const subnet = obj.spec?.['subnet'] ?? '';
+  const groups = obj.spec?.['securityGroups'] ?? [];
+  if (typeof subnet !== 'string' || !Array.isArray(groups) || !groups.every((g) => typeof g === 'string'))
+    throw new EniConfigError(
+      'MALFORMED',
+      `ENIConfig ${name}: spec.subnet must be a string, spec.securityGroups strings`,
+    );
+  return { subnet, securityGroups: groups as string[] };
+}
