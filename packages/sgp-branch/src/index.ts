@@ -1,4 +1,5 @@
 export {
+  BRANCH_ENI_DESCRIPTION,
   type BranchEni,
   formatPodEniAnnotation,
   MAX_VLAN_ID,
