@@ -288,15 +288,19 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     ((await c.introspect(0, '/v1/branch-pods')) as Listed[])
       .map((p) => [p.name, p.containerID, p.vlanId, p.branchEniId, p.hostVeth].join(' '))
       .sort();
-
-  it('a daemon killed (SIGKILL) comes back with its branch pod records, and a DEL afterwards goes through it', async () => {
+  /** A branch pod `name` on a new branch of the clients' group, and its VLAN id. */
+  async function branchPodOnNewVlan(name: string): Promise<{ pod: ClusterPod; v: number }> {
     const b = await branch(groups.clients);
     const pod = await c.addPod(0, {
-      name: 'restarted',
+      name,
       annotations: { [POD_ENI_ANNOTATION]: b.annotation },
       limits: LIMITS,
     });
-    const v = vlan;
+    return { pod, v: vlan };
+  }
+
+  it('a daemon killed (SIGKILL) comes back with its branch pod records, and a DEL afterwards goes through it', async () => {
+    const { pod, v } = await branchPodOnNewVlan('restarted');
     const before = await listedBranchPods();
     expect(before).toHaveLength(4);
     await c.stopDaemon(0, 'SIGKILL');
@@ -328,13 +332,7 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
   }, 60_000);
 
   it('CNI GC removes the branch plumbing of an attachment the runtime lost, after a restart too, and nothing else', async () => {
-    const b = await branch(groups.clients);
-    const lost = await c.addPod(0, {
-      name: 'lost',
-      annotations: { [POD_ENI_ANNOTATION]: b.annotation },
-      limits: LIMITS,
-    });
-    const v = vlan;
+    const { pod: lost, v } = await branchPodOnNewVlan('lost');
     const hostVeth = ((await c.introspect(0, '/v1/branch-pods')) as Listed[]).find(
       (p) => p.containerID === lost.containerId,
     )!.hostVeth;
