@@ -34,10 +34,10 @@ class MemoryLedger implements BranchLedgerStore {
   read() {
     return this.text;
   }
-  write(text: string) {
+  async write(snapshot: () => string) {
     if (this.failWrites) throw new Error('ENOSPC: no space left on device');
     this.writes++;
-    this.text = text;
+    this.text = snapshot();
   }
 }
 

@@ -9,7 +9,15 @@ import { BranchPods } from '../src/daemon/branch-pods.js';
 
 const TRUNK = { eniId: 'eni-trunk', mac: '0a:00:00:00:00:07' };
 
-function pods(links: string[], branchLimit: number | undefined, heldBranches?: () => Promise<number>) {
+type Held = () => Promise<{ pod?: string }[]>;
+const held =
+  (n: number, pod?: string): Held =>
+  async () => [
+    ...Array.from({ length: n - (pod ? 1 : 0) }, (_, i) => ({ pod: `shop/other-${i}` })),
+    ...(pod ? [{ pod }] : []),
+  ];
+
+function pods(links: string[], branchLimit: number | undefined, heldBranches?: Held) {
   return new BranchPods({
     ...(heldBranches ? { heldBranches } : {}),
     mode: 'strict',
@@ -54,7 +62,7 @@ describe('BranchPods.resolve without an annotation', () => {
     let asked = 0;
     const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, async () => {
       asked++;
-      return 3;
+      return held(3)();
     })
       .resolve('shop', 'client-9')
       .catch((x: unknown) => x);
@@ -67,21 +75,28 @@ describe('BranchPods.resolve without an annotation', () => {
   });
 
   it('is ANNOTATION_MISSING when EC2 holds fewer branches than the trunk takes, or cannot be asked', async () => {
-    for (const held of [async () => 2, async () => Promise.reject(new Error('throttled'))]) {
-      const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, held)
+    for (const answer of [held(2), async () => Promise.reject(new Error('throttled'))]) {
+      const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, answer)
         .resolve('shop', 'client-9')
         .catch((x: unknown) => x);
       expect(isSgpError(e, 'ANNOTATION_MISSING')).toBe(true);
     }
   });
 
+  it("is ANNOTATION_MISSING when one of the branches EC2 holds is the pod's own, made and not yet annotated", async () => {
+    const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, held(3, 'shop/client-9'))
+      .resolve('shop', 'client-9')
+      .catch((x: unknown) => x);
+    expect(isSgpError(e, 'ANNOTATION_MISSING')).toBe(true);
+  });
+
   it('never asks EC2 for an annotated pod, nor when the links alone decide', async () => {
     let asked = 0;
-    const held = async () => {
+    const counted = async () => {
       asked++;
-      return 9;
+      return held(9)();
     };
-    const full = await pods(['vlan.eth.1', 'vlan.eth.2', 'vlan.eth.3'], 3, held)
+    const full = await pods(['vlan.eth.1', 'vlan.eth.2', 'vlan.eth.3'], 3, counted)
       .resolve('shop', 'client-9')
       .catch((x: unknown) => x);
     expect(isSgpError(full, 'BRANCH_LIMIT_REACHED')).toBe(true);

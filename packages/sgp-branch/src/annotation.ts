@@ -15,6 +15,13 @@ export const POD_ENI_RESOURCE = 'vpc.amazonaws.com/pod-eni';
  */
 export const BRANCH_ENI_DESCRIPTION = 'aws-k8s-branch-eni';
 
+/**
+ * The tag naming the pod (`<namespace>/<name>`) a branch ENI was created for: written by this project's
+ * controller (not the reference's), read by the node to tell a pod's own branch, made and not yet annotated, from
+ * the ones that fill its trunk.
+ */
+export const BRANCH_POD_TAG = 'vpcresources.k8s.aws/pod';
+
 /** The largest VLAN id an 802.1Q tag can carry (ids 1..4094 are usable). */
 export const MAX_VLAN_ID = 4094;
 

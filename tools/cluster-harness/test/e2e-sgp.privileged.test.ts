@@ -291,10 +291,10 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
       15_000,
       100,
     );
-    const cool = await add(1, 'client-cool', 'db-client');
-    expect(cool.branch).toBeDefined();
-    await cluster.delPod(cool);
-    pods.delete('client-cool');
+    const cooled = await add(1, 'client-cooled', 'db-client');
+    expect(cooled.branch).toBeDefined();
+    await cluster.delPod(cooled);
+    pods.delete('client-cooled');
   });
 
   it('deleting a branch pod frees its branch ENI: none left in EC2 after the cooldown', async () => {

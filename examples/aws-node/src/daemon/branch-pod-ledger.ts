@@ -35,8 +35,11 @@ export const BRANCH_LEDGER_FILE = 'branch-pods.json';
 export interface BranchLedgerStore {
   /** The stored text, or `undefined` when there is none (a fresh node, or a node upgraded from the reference). */
   read(): string | undefined;
-  /** Replaces the stored text durably; throws when it cannot. */
-  write(text: string): void;
+  /**
+   * Replaces the stored text with what `snapshot` gives when the write runs (writes asked for while one is in
+   * flight are coalesced into the next); settles once that text is durable, rejects when it cannot be written.
+   */
+  write(snapshot: () => string): Promise<void>;
 }
 
 /** What {@link parseBranchLedger} found. */

@@ -36,6 +36,12 @@ export interface PodView {
   readonly containerLimits: readonly (ResourceLimits | undefined)[];
 }
 
+/** A branch ENI EC2 holds for this node. */
+export interface HeldBranch {
+  /** `<namespace>/<name>` of the pod it was made for, when the controller tagged it so (`BRANCH_POD_TAG`). */
+  readonly pod?: string | undefined;
+}
+
 /** The trunk ENI of this node, once EC2 lists it. */
 export interface TrunkEni {
   readonly eniId: string;
@@ -76,13 +82,13 @@ export interface BranchPodsDeps {
    */
   readonly branchLimit?: number | undefined;
   /**
-   * How many branch ENIs EC2 holds for this node (created for its pods: live, annotated and not yet plumbed, or
-   * released and waiting out the controller's cooldown). Asked only for a branch pod without its annotation on a
+   * The branch ENIs EC2 holds for this node (created for its pods: live, made and not yet annotated or plumbed,
+   * or released and waiting out the controller's cooldown). Asked only for a branch pod without its annotation on a
    * node below {@link BranchPodsDeps.branchLimit} by its links: a trunk whose slots are all held, some by branches
    * in cooldown the node no longer carries, fails the pod with `BRANCH_LIMIT_REACHED` rather than
    * `ANNOTATION_MISSING`. Absent (IMDS-only mode), or rejecting: the node answers from its links alone.
    */
-  readonly heldBranches?: () => Promise<number>;
+  readonly heldBranches?: () => Promise<readonly HeldBranch[]>;
   /**
    * Where the records persist across daemon restarts (ADR 0030). Absent: in memory only (tests, and nothing to
    * rebuild after a restart).
@@ -228,8 +234,11 @@ export class BranchPods {
         op: 'AddNetwork',
         detail: `pod ${pod} has no branch ENI, and the node's trunk ${trunk.eniId} carries ${onNode} of ${limit} branches`,
       });
-    const held = await this.deps.heldBranches?.().catch(() => undefined);
-    if (held === undefined || held < limit) return;
+    const branches = await this.deps.heldBranches?.().catch(() => undefined);
+    // The pod's own branch made and its annotation on the way: not a full trunk.
+    if (branches === undefined || branches.some((b) => b.pod === pod)) return;
+    const held = branches.length;
+    if (held < limit) return;
     throw new SgpError({
       code: 'BRANCH_LIMIT_REACHED',
       op: 'AddNetwork',
@@ -288,7 +297,7 @@ export class BranchPods {
       for (const [other, r] of replaced) this.#pods.set(other, r);
     };
     try {
-      this.#persist();
+      await this.#persist();
     } catch (e) {
       undo();
       throw e;
@@ -302,7 +311,7 @@ export class BranchPods {
     } catch (e) {
       // setup rolled its plumbing back: nothing of this pod is left to record.
       undo();
-      this.#persistQuietly();
+      await this.#persistQuietly();
       throw e;
     }
   }
@@ -322,7 +331,7 @@ export class BranchPods {
       planBranchTeardown({ vlanId: record.vlanId, podIp: record.address, hostVeth: record.hostVeth }),
     );
     this.#pods.delete(keyOf(key));
-    this.#persistQuietly();
+    await this.#persistQuietly();
     return record;
   }
 
@@ -332,11 +341,11 @@ export class BranchPods {
   }
 
   /** Forgets pods whose branch link is gone (deleted through the plugin's prevResult path while we ran). */
-  prune(linkNames: ReadonlySet<string>): void {
+  async prune(linkNames: ReadonlySet<string>): Promise<void> {
     let changed = false;
     for (const [k, p] of this.#pods)
       if (!linkNames.has(branchLinkName(p.vlanId))) changed = this.#pods.delete(k) || changed;
-    if (changed) this.#persistQuietly();
+    if (changed) await this.#persistQuietly();
   }
 
   /**
@@ -370,7 +379,8 @@ export class BranchPods {
     this.#pods.clear();
     const restored = [...kept.values()].sort((a, b) => a.since - b.since);
     for (const r of restored) this.#pods.set(keyOf(r), r);
-    if (text !== undefined && (dropped.length > 0 || parsed.problems.length > 0)) this.#persistQuietly();
+    if (text !== undefined && (dropped.length > 0 || parsed.problems.length > 0))
+      await this.#persistQuietly();
     const unrecorded = links
       .map((l) => l.name)
       .filter((n) => BRANCH_LINK.test(n) && !kept.has(Number(n.slice('vlan.eth.'.length))));
@@ -407,26 +417,22 @@ export class BranchPods {
         outcome.collected.push(r);
       }
     } finally {
-      if (outcome.collected.length > 0) this.#persistQuietly();
+      if (outcome.collected.length > 0) await this.#persistQuietly();
     }
     return outcome;
   }
 
-  /** Writes the ledger (when there is one); throws when it cannot. */
-  #persist(): void {
-    this.deps.ledger?.write(serializeBranchLedger([...this.#pods.values()]));
+  /** Writes the ledger (when there is one); rejects when it cannot. */
+  async #persist(): Promise<void> {
+    await this.deps.ledger?.write(() => serializeBranchLedger([...this.#pods.values()]));
   }
 
   /**
-   * Writes the ledger, keeping a failure to the next write: the records in memory stay right, and a record the
+   * Writes the ledger, leaving a failure to the next write: the records in memory stay right, and a record the
    * file still names is checked against the host at the next start.
    */
-  #persistQuietly(): void {
-    try {
-      this.#persist();
-    } catch {
-      // The next change rewrites the whole file.
-    }
+  async #persistQuietly(): Promise<void> {
+    await this.#persist().catch(() => undefined);
   }
 }
 

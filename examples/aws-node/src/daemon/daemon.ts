@@ -626,7 +626,7 @@ async function start(
             ? {
                 branchPods: async () => {
                   // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
-                  branchPods.prune(await host.linkNames());
+                  await branchPods.prune(await host.linkNames());
                   return branchPods.list();
                 },
               }
