@@ -1,6 +1,7 @@
 /**
  * A branch pod that the controller could not give a branch (the trunk is full) fails with BRANCH_LIMIT_REACHED,
- * not with "annotation missing": the node counts its branch links against the type's published branch limit.
+ * not with "annotation missing": the node counts its branch links against the type's published branch limit, and
+ * below it the branches EC2 holds for the node (those in the controller's cooldown have no link any more).
  */
 import { isSgpError, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { describe, expect, it } from 'vitest';
@@ -8,8 +9,17 @@ import { BranchPods } from '../src/daemon/branch-pods.js';
 
 const TRUNK = { eniId: 'eni-trunk', mac: '0a:00:00:00:00:07' };
 
-function pods(links: string[], branchLimit: number | undefined) {
+type Held = () => Promise<{ pod?: string }[]>;
+const held =
+  (n: number, pod?: string): Held =>
+  async () => [
+    ...Array.from({ length: n - (pod ? 1 : 0) }, (_, i) => ({ pod: `shop/other-${i}` })),
+    ...(pod ? [{ pod }] : []),
+  ];
+
+function pods(links: string[], branchLimit: number | undefined, heldBranches?: Held) {
   return new BranchPods({
+    ...(heldBranches ? { heldBranches } : {}),
     mode: 'strict',
     linkKind: 'macvlan',
     readPod: async () => ({ annotations: {}, containerLimits: [{ [POD_ENI_RESOURCE]: '1' }] }),
@@ -46,5 +56,50 @@ describe('BranchPods.resolve without an annotation', () => {
         .catch((x: unknown) => x);
       expect(isSgpError(e, 'ANNOTATION_MISSING')).toBe(true);
     }
+  });
+
+  it("is BRANCH_LIMIT_REACHED when EC2 holds the trunk's every branch, some in the controller's cooldown", async () => {
+    let asked = 0;
+    const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, async () => {
+      asked++;
+      return held(3)();
+    })
+      .resolve('shop', 'client-9')
+      .catch((x: unknown) => x);
+    expect(isSgpError(e, 'BRANCH_LIMIT_REACHED')).toBe(true);
+    expect((e as Error).message).toContain('EC2 holds 3 of the 3 branches');
+    expect((e as Error).message).toContain(
+      "2 plumbed here, 1 not yet plumbed or released by deleted pods and waiting out the controller's cooldown",
+    );
+    expect(asked).toBe(1);
+  });
+
+  it('is ANNOTATION_MISSING when EC2 holds fewer branches than the trunk takes, or cannot be asked', async () => {
+    for (const answer of [held(2), async () => Promise.reject(new Error('throttled'))]) {
+      const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, answer)
+        .resolve('shop', 'client-9')
+        .catch((x: unknown) => x);
+      expect(isSgpError(e, 'ANNOTATION_MISSING')).toBe(true);
+    }
+  });
+
+  it("is ANNOTATION_MISSING when one of the branches EC2 holds is the pod's own, made and not yet annotated", async () => {
+    const e = await pods(['vlan.eth.1', 'vlan.eth.2'], 3, held(3, 'shop/client-9'))
+      .resolve('shop', 'client-9')
+      .catch((x: unknown) => x);
+    expect(isSgpError(e, 'ANNOTATION_MISSING')).toBe(true);
+  });
+
+  it('never asks EC2 for an annotated pod, nor when the links alone decide', async () => {
+    let asked = 0;
+    const counted = async () => {
+      asked++;
+      return held(9)();
+    };
+    const full = await pods(['vlan.eth.1', 'vlan.eth.2', 'vlan.eth.3'], 3, counted)
+      .resolve('shop', 'client-9')
+      .catch((x: unknown) => x);
+    expect(isSgpError(full, 'BRANCH_LIMIT_REACHED')).toBe(true);
+    expect(asked).toBe(0);
   });
 });

@@ -8,6 +8,20 @@ export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
 /** The extended resource a branch pod requests (container limits) and a trunk node advertises. */
 export const POD_ENI_RESOURCE = 'vpc.amazonaws.com/pod-eni';
 
+/**
+ * The description of every branch ENI (the reference controller's `aws-k8s-` + `branch-eni`): with the
+ * `node.k8s.amazonaws.com/instance_id` tag it names the branches EC2 holds for one node, associated to its trunk
+ * whether their pod is live, not yet plumbed, or gone and in the controller's cooldown.
+ */
+export const BRANCH_ENI_DESCRIPTION = 'aws-k8s-branch-eni';
+
+/**
+ * The tag naming the pod (`<namespace>/<name>`) a branch ENI was created for: written by this project's
+ * controller (not the reference's), read by the node to tell a pod's own branch, made and not yet annotated, from
+ * the ones that fill its trunk.
+ */
+export const BRANCH_POD_TAG = 'vpcresources.k8s.aws/pod';
+
 /** The largest VLAN id an 802.1Q tag can carry (ids 1..4094 are usable). */
 export const MAX_VLAN_ID = 4094;
 

@@ -1,4 +1,6 @@
 export {
+  BRANCH_ENI_DESCRIPTION,
+  BRANCH_POD_TAG,
   type BranchEni,
   formatPodEniAnnotation,
   MAX_VLAN_ID,

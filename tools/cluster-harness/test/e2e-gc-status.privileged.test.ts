@@ -3,37 +3,14 @@
  * the plugin is run as libcni runs it: `CNI_COMMAND=GC` / `STATUS` with the node's conflist entry (at
  * cniVersion 1.1.0) on stdin, inside the node's namespace.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { netnsDel } from '@vpc-cni-kit/netlink';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
-import type { Cluster, ClusterNode, ClusterPod } from '../src/cluster.js';
+import type { Cluster } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
+import { attachment, runPlugin } from './support/run-plugin.js';
 import { enis, startOneNode } from './support/scenario.js';
-
-/** Runs aws-cni with `command` in the node's namespace; resolves with its exit code and stdout. */
-function runPlugin(node: ClusterNode, command: string, extra: Record<string, unknown> = {}) {
-  const list = JSON.parse(readFileSync(join(node.confDir, '10-aws.conflist'), 'utf8')) as {
-    name: string;
-    plugins: Record<string, unknown>[];
-  };
-  const conf = { ...list.plugins[0], cniVersion: '1.1.0', name: list.name, ...extra };
-  return new Promise<{ code: number; stdout: string }>((resolve) => {
-    const child = spawn('nsenter', [`--net=${node.instance.netnsPath}`, join(node.cniBinDir, 'aws-cni')], {
-      env: { ...node.env, CNI_COMMAND: command, CNI_PATH: node.cniBinDir },
-    });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout }));
-    child.stdin.end(JSON.stringify(conf));
-  });
-}
-
-const attachment = (p: ClusterPod) => ({ containerID: p.containerId, ifname: 'eth0' });
 
 describePrivileged('CNI GC and STATUS', () => {
   let cluster: Cluster | undefined;

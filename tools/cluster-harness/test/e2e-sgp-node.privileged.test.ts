@@ -11,6 +11,8 @@
  *   counters move); standard mode: it stays on the node (they do not);
  * - DEL removes every branch link, rule and route, through the daemon or, when it is down, from the prevResult;
  *   branch pods keep their network across daemon restarts; the warm pool never counts a branch pod;
+ * - a daemon killed (SIGKILL) comes back with its branch pod records, and a DEL afterwards goes through it;
+ *   CNI GC removes the branch plumbing of an attachment the runtime no longer lists, and nothing else;
  * - a missing trunk, an unparsable annotation and a plugin/daemon version mismatch each fail with their own
  *   CNI code (or gRPC status) and a Warning Event on the pod.
  */
@@ -23,12 +25,14 @@ import {
   DescribeSubnetsCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
+import { netnsDel } from '@vpc-cni-kit/netlink';
 import { formatPodEniAnnotation, POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Cluster, type ClusterPod, PodError } from '../src/cluster.js';
 import { inNetns } from '../src/exec.js';
 import { tcpConnect, tcpPeerProbe } from './peer-probe.js';
+import { attachment, runPlugin } from './support/run-plugin.js';
 import { enis, eventually, startOneNode } from './support/scenario.js';
 
 const SUBNET = 'subnet-0c000000000000001';
@@ -269,6 +273,110 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(metrics).toMatch(/awscni_pod_eni_error_count\{fn="AddNetwork.NO_TRUNK"\} 1/);
   }, 60_000);
 
+  /** What the node's kernel holds for VLAN `v`: its branch link, its table's routes, its prio-10 rules. */
+  async function vlanState(v: number) {
+    const links = await onNode(['ip', '-o', 'link', 'show']);
+    const rules = await onNode(['ip', 'rule', 'show']);
+    return {
+      link: links.includes(`vlan.eth.${v}@`),
+      routes: (await onNode(['ip', 'route', 'show', 'table', String(100 + v)])).trim() !== '',
+      rules: rules.split('\n').filter((l) => l.startsWith('10:') && l.includes(`lookup ${100 + v}`)).length,
+    };
+  }
+  type Listed = { containerID: string; name: string; vlanId: number; branchEniId: string; hostVeth: string };
+  const listedBranchPods = async () =>
+    ((await c.introspect(0, '/v1/branch-pods')) as Listed[])
+      .map((p) => [p.name, p.containerID, p.vlanId, p.branchEniId, p.hostVeth].join(' '))
+      .sort();
+  /** A branch pod `name` on a new branch of the clients' group, and its VLAN id. */
+  async function branchPodOnNewVlan(name: string): Promise<{ pod: ClusterPod; v: number }> {
+    const b = await branch(groups.clients);
+    const pod = await c.addPod(0, {
+      name,
+      annotations: { [POD_ENI_ANNOTATION]: b.annotation },
+      limits: LIMITS,
+    });
+    return { pod, v: vlan };
+  }
+
+  it('a daemon killed (SIGKILL) comes back with its branch pod records, and a DEL afterwards goes through it', async () => {
+    const { pod, v } = await branchPodOnNewVlan('restarted');
+    const before = await listedBranchPods();
+    expect(before).toHaveLength(4);
+    await c.stopDaemon(0, 'SIGKILL');
+    const t0 = performance.now();
+    await c.startDaemon(0);
+    console.log(`daemon restart with 4 branch pods: healthy after ${Math.round(performance.now() - t0)} ms`);
+    // The records are back (the introspection and `aws-node status` list them), from the ledger, as the host has them.
+    expect(await listedBranchPods()).toEqual(before);
+    const restored = c
+      .logTail(0, 400)
+      .split('\n')
+      .filter((l) => l.includes('branch pods restored'))
+      .map((l) => JSON.parse(l) as { found: number; restored: number; ms: number })
+      .at(-1);
+    expect(restored).toMatchObject({ found: 4, restored: 4 });
+    console.log(`branch pod records read back and checked against the host in ${restored?.ms} ms`);
+    expect(await c.checkPod(pod)).toEqual({ ok: true });
+
+    // DEL after the restart: the daemon knows the pod and tears it down itself.
+    await c.delPod(pod);
+    expect(
+      c
+        .logTail(0, 50)
+        .split('\n')
+        .some((l) => l.includes('DelNetwork (branch ENI)') && l.includes(pod.containerId)),
+    ).toBe(true);
+    expect(await vlanState(v)).toEqual({ link: false, routes: false, rules: 0 });
+    expect(await listedBranchPods()).toEqual(before.filter((p) => !p.includes(pod.containerId)));
+  }, 60_000);
+
+  it('CNI GC removes the branch plumbing of an attachment the runtime lost, after a restart too, and nothing else', async () => {
+    const { pod: lost, v } = await branchPodOnNewVlan('lost');
+    const hostVeth = ((await c.introspect(0, '/v1/branch-pods')) as Listed[]).find(
+      (p) => p.containerID === lost.containerId,
+    )!.hostVeth;
+    // The runtime lost the pod without a DEL: its namespace (and with it its host veth) is gone, the branch link,
+    // its table and rules stay on the host.
+    netnsDel(lost.netns);
+    c.pods.splice(c.pods.indexOf(lost), 1);
+    await eventually(
+      'the host veth gone with the namespace',
+      async () => !(await onNode(['ip', '-o', 'link', 'show'])).includes(hostVeth),
+    );
+    expect(await vlanState(v)).toEqual({ link: true, routes: true, rules: 2 });
+    // And the daemon restarted since (its records come from the ledger).
+    await c.stopDaemon(0, 'SIGKILL');
+    await c.startDaemon(0);
+
+    const live = [ordinary, db, client, other];
+    const othersBefore = await Promise.all([1, 2, 3].map(vlanState));
+    const gc = await runPlugin(node(), 'GC', { 'cni.dev/valid-attachments': live.map(attachment) });
+    expect(gc.code).toBe(0);
+    expect(await vlanState(v)).toEqual({ link: false, routes: false, rules: 0 });
+    const hostRoutes = await onNode(['ip', 'route', 'show', 'table', 'all']);
+    expect(hostRoutes).not.toContain(`${lost.address} `);
+    const line = c
+      .logTail(0, 100)
+      .split('\n')
+      .filter((l) => l.includes('GC of stale attachments'))
+      .at(-1);
+    expect(JSON.parse(line!)).toMatchObject({
+      released: [],
+      branches: [{ address: lost.address, containerID: lost.containerId, vlanId: v }],
+    });
+    // Nothing of the live pods moved.
+    expect(await Promise.all([1, 2, 3].map(vlanState))).toEqual(othersBefore);
+    for (const p of live) expect(await c.checkPod(p)).toEqual({ ok: true });
+    expect((await listedBranchPods()).some((p) => p.includes(lost.containerId))).toBe(false);
+    // A second GC finds nothing more.
+    expect((await runPlugin(node(), 'GC', { 'cni.dev/valid-attachments': live.map(attachment) })).code).toBe(
+      0,
+    );
+    expect(await Promise.all([1, 2, 3].map(vlanState))).toEqual(othersBefore);
+    c.kube.deletePod(lost.namespace, lost.name);
+  }, 60_000);
+
   it('DEL removes every branch link, rule and route (with the daemon, and from prevResult without it)', async () => {
     // A branch link gone behind the daemon's back: CHECK names it, DEL still completes.
     await onNode(['ip', 'link', 'del', 'vlan.eth.2']);
@@ -276,7 +384,11 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(broken.ok).toBe(false);
     expect(!broken.ok && broken.error.msg).toContain('missing branch link vlan.eth.2');
     for (const p of [db, client]) await c.delPod(p);
-    expect(c.logTail(0, 400).match(/DelNetwork \(branch ENI\)/g)).toHaveLength(2);
+    const dels = c
+      .logTail(0, 400)
+      .split('\n')
+      .filter((l) => l.includes('DelNetwork (branch ENI)'));
+    for (const p of [db, client]) expect(dels.filter((l) => l.includes(p.containerId))).toHaveLength(1);
     // A strict-mode branch pod keeps its network across a daemon restart (the subnet gateway, on the router,
     // is reached through the branch).
     expect(await c.ping(other.netnsPath, '10.0.0.1')).toBe(true);

@@ -264,6 +264,39 @@ describePrivileged('security groups for pods on the virtual VPC (controller + aw
     );
   });
 
+  it("while a deleted pod's branch is in the controller's cooldown, a new pod is told the trunk is full (126), not that its annotation is missing", async () => {
+    // A cooldown long enough to be inside it (the suite's is 1 s).
+    await cluster.startController({ cooldownMs: 60_000 });
+    const gone = pods.get('isolated-s')!;
+    await cluster.delPod(gone);
+    pods.delete('isolated-s');
+    // Node 1 carries two branch links of its three now; EC2 still holds the third, cooling down.
+    expect((await nodeBranchState(1)).branchLinks).toHaveLength(2);
+    expect(cluster.branchEnis().some((e) => e.eniId === gone.branch!.eniId)).toBe(true);
+    const refused = await cluster.addPod(1, { name: 'client-cool', labels: { app: 'db-client' } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(PodError);
+    expect(refused).toMatchObject({ cniCode: 126, message: expect.stringMatching(/no free branch ENI/) });
+    expect((refused as PodError).details).toMatch(
+      /EC2 holds 3 of the 3 branches .*2 plumbed here, 1 .*waiting out the controller's cooldown/,
+    );
+    // Once the cooled branch is deleted (a restarted controller deletes what it finds released at once), the
+    // controller gives the pod a branch and the kubelet's next try succeeds.
+    await cluster.startController({ cooldownMs: COOLDOWN_MS });
+    await eventually(
+      'the cooled branch deleted',
+      async () => !cluster.branchEnis().some((e) => e.eniId === gone.branch!.eniId),
+      15_000,
+      100,
+    );
+    const cooled = await add(1, 'client-cooled', 'db-client');
+    expect(cooled.branch).toBeDefined();
+    await cluster.delPod(cooled);
+    pods.delete('client-cooled');
+  });
+
   it('deleting a branch pod frees its branch ENI: none left in EC2 after the cooldown', async () => {
     const b = pods.get('client-b')!;
     const eniId = b.branch!.eniId;

@@ -21,11 +21,25 @@ import {
   SgpError,
   trunkLinkOf,
 } from '@vpc-cni-kit/sgp-branch';
+import {
+  type BranchLedgerStore,
+  type BranchPodRecord,
+  parseBranchLedger,
+  serializeBranchLedger,
+} from './branch-pod-ledger.js';
+
+export type { BranchPodRecord } from './branch-pod-ledger.js';
 
 /** A pod as the daemon reads it from the API: its annotations and its containers' limits, in spec order. */
 export interface PodView {
   readonly annotations: Readonly<Record<string, string>>;
   readonly containerLimits: readonly (ResourceLimits | undefined)[];
+}
+
+/** A branch ENI EC2 holds for this node. */
+export interface HeldBranch {
+  /** `<namespace>/<name>` of the pod it was made for, when the controller tagged it so (`BRANCH_POD_TAG`). */
+  readonly pod?: string | undefined;
 }
 
 /** The trunk ENI of this node, once EC2 lists it. */
@@ -67,8 +81,54 @@ export interface BranchPodsDeps {
    * `ANNOTATION_MISSING`: the controller cannot give it one.
    */
   readonly branchLimit?: number | undefined;
+  /**
+   * The branch ENIs EC2 holds for this node (created for its pods: live, made and not yet annotated or plumbed,
+   * or released and waiting out the controller's cooldown). Asked only for a branch pod without its annotation on a
+   * node below {@link BranchPodsDeps.branchLimit} by its links: a trunk whose slots are all held, some by branches
+   * in cooldown the node no longer carries, fails the pod with `BRANCH_LIMIT_REACHED` rather than
+   * `ANNOTATION_MISSING`. Absent (IMDS-only mode), or rejecting: the node answers from its links alone.
+   */
+  readonly heldBranches?: () => Promise<readonly HeldBranch[]>;
+  /**
+   * Where the records persist across daemon restarts (ADR 0030). Absent: in memory only (tests, and nothing to
+   * rebuild after a restart).
+   */
+  readonly ledger?: BranchLedgerStore;
   /** Wall-clock ms, for the record. */
   readonly now: () => number;
+}
+
+/** What {@link BranchPods.restore} found at start. */
+export interface BranchRestoreReport {
+  /** Records in the ledger. */
+  readonly found: number;
+  /** Records kept: their branch link is on the host with the branch's MAC. */
+  readonly restored: BranchPodRecord[];
+  /** Records dropped, and why. */
+  readonly dropped: { record: BranchPodRecord; why: 'branch-link-gone' | 'branch-link-replaced' }[];
+  /** Why the file or some of its records could not be read. */
+  readonly problems: string[];
+  /** Branch links on the host that no record names (plumbed by the reference's plugin, or by another daemon). */
+  readonly unrecorded: string[];
+}
+
+/** A CNI GC of branch pods as {@link BranchPods.collect} takes it. */
+export interface BranchGcInput {
+  readonly networkName: string;
+  /** `<containerID>\u0000<ifName>` of every attachment the runtime still uses. */
+  readonly valid: ReadonlySet<string>;
+  /** When the runtime made the request (wall-clock ms): a pod plumbed since is never collected. */
+  readonly requestedAt: number;
+  /** Names of the host's links: a pod whose host veth exists is still in use. */
+  readonly links: ReadonlySet<string>;
+}
+
+/** What {@link BranchPods.collect} did. */
+export interface BranchGcOutcome {
+  /** Branch pods whose link, table routes and rules were removed. */
+  readonly collected: BranchPodRecord[];
+  /** Stale branch pods kept, and why. */
+  readonly kept: { record: BranchPodRecord; why: 'younger-than-request' | 'in-use' }[];
 }
 
 /** The branch of one pod, decided from its annotation and the node's trunk. */
@@ -82,27 +142,12 @@ export interface ResolvedBranch {
   readonly trunk: HostLink & { readonly eniId: string };
 }
 
-/** A branch pod the daemon plumbed, as introspection and `aws-node status` show it. */
-export interface BranchPodRecord {
-  readonly containerID: string;
-  readonly ifName: string;
-  readonly networkName: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly address: string;
-  readonly vlanId: number;
-  readonly branchEniId: string;
-  readonly branchMac: string;
-  readonly trunkEniId: string;
-  readonly trunkInterface: string;
-  readonly hostVeth: string;
-  readonly mode: EnforcingMode;
-  /** When it was plumbed (ms since epoch). */
-  readonly since: number;
-}
-
 const keyOf = (k: { networkName: string; containerID: string; ifName: string }) =>
   `${k.networkName}\u0000${k.containerID}\u0000${k.ifName}`;
+
+/** The host link of a branch pod's VLAN (both branch-link kinds share the reference's name). */
+const branchLinkName = (vlanId: number) => `vlan.eth.${vlanId}`;
+const BRANCH_LINK = /^vlan\.eth\.\d+$/;
 
 /** The first address of an IPv4 subnet (the AWS subnet gateway). */
 export function subnetGatewayOf(subnetCidr: string): string {
@@ -116,7 +161,8 @@ export function subnetGatewayOf(subnetCidr: string): string {
 /**
  * Branch pods on this node: decides per ADD whether a pod gets a branch ENI (its first container's limits ask
  * for `vpc.amazonaws.com/pod-eni`, or it carries the annotation), resolves the branch and the trunk's link, and
- * keeps the record of the branch pods plumbed (in memory: DEL works without it, from the CNI prevResult).
+ * keeps the record of the branch pods plumbed, in a ledger file of its own that a restarted daemon reads back
+ * ({@link BranchPods.restore}). DEL works without the record too, from the CNI prevResult.
  */
 export class BranchPods {
   readonly #pods = new Map<string, BranchPodRecord>();
@@ -148,15 +194,8 @@ export class BranchPods {
       });
     const links = await this.deps.hostLinks();
     const limit = this.deps.branchLimit;
-    if (annotation === undefined && limit !== undefined && limit > 0) {
-      const inUse = links.filter((l) => /^vlan\.eth\.\d+$/.test(l.name)).length;
-      if (inUse >= limit)
-        throw new SgpError({
-          code: 'BRANCH_LIMIT_REACHED',
-          op: 'AddNetwork',
-          detail: `pod ${namespace}/${name} has no branch ENI, and the node's trunk ${trunk.eniId} carries ${inUse} of ${limit} branches`,
-        });
-    }
+    if (annotation === undefined && limit !== undefined && limit > 0)
+      await this.#refuseWhenTrunkFull(`${namespace}/${name}`, trunk, links, limit);
     const branch = parsePodEniAnnotation(annotation, { family: 4 });
     const link = trunkLinkOf(links, trunk.mac);
     const prepared = `${link.name} ${link.mac}`;
@@ -174,6 +213,41 @@ export class BranchPods {
       gateway: subnetGatewayOf(branch.subnetCidr!),
       trunk: { name: link.name, index: link.index, mac: link.mac, eniId: trunk.eniId },
     };
+  }
+
+  /**
+   * A branch pod without its annotation: `BRANCH_LIMIT_REACHED` when the trunk has no free slot, so that the
+   * controller cannot give it a branch; else nothing (the caller reports `ANNOTATION_MISSING`). The node's branch
+   * links count first; below the limit, EC2's branches of this node do, which include the ones released by
+   * deleted pods and held through the controller's cooldown, whose links the node has already removed.
+   */
+  async #refuseWhenTrunkFull(
+    pod: string,
+    trunk: TrunkEni,
+    links: readonly HostLink[],
+    limit: number,
+  ): Promise<void> {
+    const onNode = links.filter((l) => BRANCH_LINK.test(l.name)).length;
+    if (onNode >= limit)
+      throw new SgpError({
+        code: 'BRANCH_LIMIT_REACHED',
+        op: 'AddNetwork',
+        detail: `pod ${pod} has no branch ENI, and the node's trunk ${trunk.eniId} carries ${onNode} of ${limit} branches`,
+      });
+    const branches = await this.deps.heldBranches?.().catch(() => undefined);
+    // The pod's own branch made and its annotation on the way: not a full trunk.
+    if (branches === undefined || branches.some((b) => b.pod === pod)) return;
+    const held = branches.length;
+    if (held < limit) return;
+    throw new SgpError({
+      code: 'BRANCH_LIMIT_REACHED',
+      op: 'AddNetwork',
+      detail:
+        `pod ${pod} has no branch ENI, and EC2 holds ${held} of the ${limit} branches the node's trunk ${trunk.eniId} takes: ` +
+        `${onNode} plumbed here, ${held - onNode} not yet plumbed or released by deleted pods and waiting out the ` +
+        "controller's cooldown (60 s by default); the controller gives this pod a branch once one is deleted, and " +
+        "the kubelet's next try succeeds",
+    });
   }
 
   /** The plan of a resolved branch for host veth `hostVeth`. */
@@ -194,12 +268,16 @@ export class BranchPods {
     resolved: ResolvedBranch,
     plan: BranchNetworkPlan,
   ): Promise<{ hostMac: string }> {
-    const done = await this.deps.plumber.setup(plan, {
-      containerIf: key.ifName,
-      netnsPath: pod.netnsPath,
-      mtu: pod.mtu,
-    });
-    this.#pods.set(keyOf(key), {
+    const k = keyOf(key);
+    const replaced = new Map<string, BranchPodRecord>();
+    // Another record on this VLAN (a pod deleted without a DEL, its branch since given to this pod): setup replaces
+    // its branch link, so that record no longer names anything of its own.
+    for (const [other, r] of this.#pods) if (r.vlanId === resolved.branch.vlanId) replaced.set(other, r);
+    for (const other of replaced.keys()) this.#pods.delete(other);
+    const previous = this.#pods.get(k);
+    // Recorded before the plumbing (a write-ahead): a daemon killed mid-setup finds the record at start, kept if
+    // the branch link was made (a DEL or GC then removes it), dropped if not.
+    this.#pods.set(k, {
       ...key,
       namespace: pod.namespace,
       name: pod.name,
@@ -213,7 +291,29 @@ export class BranchPods {
       mode: this.deps.mode,
       since: this.deps.now(),
     });
-    return done;
+    const undo = () => {
+      if (previous === undefined) this.#pods.delete(k);
+      else this.#pods.set(k, previous);
+      for (const [other, r] of replaced) this.#pods.set(other, r);
+    };
+    try {
+      await this.#persist();
+    } catch (e) {
+      undo();
+      throw e;
+    }
+    try {
+      return await this.deps.plumber.setup(plan, {
+        containerIf: key.ifName,
+        netnsPath: pod.netnsPath,
+        mtu: pod.mtu,
+      });
+    } catch (e) {
+      // setup rolled its plumbing back: nothing of this pod is left to record.
+      undo();
+      await this.#persistQuietly();
+      throw e;
+    }
   }
 
   /**
@@ -231,6 +331,7 @@ export class BranchPods {
       planBranchTeardown({ vlanId: record.vlanId, podIp: record.address, hostVeth: record.hostVeth }),
     );
     this.#pods.delete(keyOf(key));
+    await this.#persistQuietly();
     return record;
   }
 
@@ -240,8 +341,98 @@ export class BranchPods {
   }
 
   /** Forgets pods whose branch link is gone (deleted through the plugin's prevResult path while we ran). */
-  prune(linkNames: ReadonlySet<string>): void {
-    for (const [k, p] of this.#pods) if (!linkNames.has(`vlan.eth.${p.vlanId}`)) this.#pods.delete(k);
+  async prune(linkNames: ReadonlySet<string>): Promise<void> {
+    let changed = false;
+    for (const [k, p] of this.#pods)
+      if (!linkNames.has(branchLinkName(p.vlanId))) changed = this.#pods.delete(k) || changed;
+    if (changed) await this.#persistQuietly();
+  }
+
+  /**
+   * Start-up: reads the ledger back and keeps the records whose branch link is on the host with the branch's MAC
+   * (what is real); the others are dropped (their pod was deleted while the daemon was down, or the daemon died
+   * before it made the link) and the ledger rewritten. Two records on one VLAN keep the newer. Never throws for
+   * the ledger's content: an unreadable file is reported in `problems` and the node starts with no record.
+   */
+  async restore(): Promise<BranchRestoreReport> {
+    const problems: string[] = [];
+    let text: string | undefined;
+    try {
+      text = this.deps.ledger?.read();
+    } catch (e) {
+      problems.push(e instanceof Error ? e.message : String(e));
+    }
+    const parsed = text === undefined ? { records: [], problems: [] } : parseBranchLedger(text);
+    problems.push(...parsed.problems);
+    const links = await this.deps.hostLinks();
+    const byName = new Map(links.map((l) => [l.name, l]));
+    const newestFirst = [...parsed.records].sort((a, b) => b.since - a.since);
+    const kept = new Map<number, BranchPodRecord>();
+    const dropped: BranchRestoreReport['dropped'] = [];
+    for (const r of newestFirst) {
+      const link = byName.get(branchLinkName(r.vlanId));
+      if (link === undefined) dropped.push({ record: r, why: 'branch-link-gone' });
+      else if (kept.has(r.vlanId) || link.mac !== r.branchMac.toLowerCase())
+        dropped.push({ record: r, why: 'branch-link-replaced' });
+      else kept.set(r.vlanId, r);
+    }
+    this.#pods.clear();
+    const restored = [...kept.values()].sort((a, b) => a.since - b.since);
+    for (const r of restored) this.#pods.set(keyOf(r), r);
+    if (text !== undefined && (dropped.length > 0 || parsed.problems.length > 0))
+      await this.#persistQuietly();
+    const unrecorded = links
+      .map((l) => l.name)
+      .filter((n) => BRANCH_LINK.test(n) && !kept.has(Number(n.slice('vlan.eth.'.length))));
+    return { found: parsed.records.length, restored, dropped, problems, unrecorded };
+  }
+
+  /**
+   * CNI GC: removes the branch link, table routes and rules of every branch pod of `networkName` the runtime no
+   * longer lists, exactly as its DEL would, and forgets it. Never one plumbed after the request (an ADD racing
+   * the runtime's list), and never one whose host veth still exists (its pod's namespace is still there: only a
+   * DEL may take it down). Plumbing no record names is not touched.
+   */
+  async collect(input: BranchGcInput): Promise<BranchGcOutcome> {
+    const outcome: { collected: BranchPodRecord[]; kept: BranchGcOutcome['kept'] } = {
+      collected: [],
+      kept: [],
+    };
+    try {
+      for (const [k, r] of this.#pods) {
+        if (r.networkName !== input.networkName) continue;
+        if (input.valid.has(`${r.containerID}\u0000${r.ifName}`)) continue;
+        if (r.since >= input.requestedAt) {
+          outcome.kept.push({ record: r, why: 'younger-than-request' });
+          continue;
+        }
+        if (input.links.has(r.hostVeth)) {
+          outcome.kept.push({ record: r, why: 'in-use' });
+          continue;
+        }
+        await this.deps.plumber.teardown(
+          planBranchTeardown({ vlanId: r.vlanId, podIp: r.address, hostVeth: r.hostVeth }),
+        );
+        this.#pods.delete(k);
+        outcome.collected.push(r);
+      }
+    } finally {
+      if (outcome.collected.length > 0) await this.#persistQuietly();
+    }
+    return outcome;
+  }
+
+  /** Writes the ledger (when there is one); rejects when it cannot. */
+  async #persist(): Promise<void> {
+    await this.deps.ledger?.write(() => serializeBranchLedger([...this.#pods.values()]));
+  }
+
+  /**
+   * Writes the ledger, leaving a failure to the next write: the records in memory stay right, and a record the
+   * file still names is checked against the host at the next start.
+   */
+  async #persistQuietly(): Promise<void> {
+    await this.#persist().catch(() => undefined);
   }
 }
 

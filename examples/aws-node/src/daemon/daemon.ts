@@ -29,6 +29,7 @@ import type { PodWatch } from '../kube/pod-watch.js';
 import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
 import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
 import { BoundPods, noteAdds } from './bound-pods.js';
+import { branchLedgerFile, heldBranchesOf } from './branch-pod-sources.js';
 import { BranchPods } from './branch-pods.js';
 import { checkingClientVersion } from './client-version.js';
 import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
@@ -537,9 +538,32 @@ async function start(
         plumber: host.branchPlumber,
         prepareTrunk: (link) => host.setMtu(link.name, config.eniMtu),
         branchLimit: publishedBranchLimit(node.instanceType),
+        ...(config.imdsOnlyMode
+          ? {}
+          : { heldBranches: heldBranchesOf(ec2, node.instanceId, () => performance.now()) }),
+        ledger: branchLedgerFile(config.backingStorePath),
         now: () => Date.now(),
       })
     : undefined;
+  if (branchPods !== undefined) {
+    // The records of the branch pods plumbed before a restart, kept where their branch link still is (ADR 0030).
+    const t = performance.now();
+    const r = await branchPods.restore();
+    for (const problem of r.problems) log.warn('branch pod ledger: entry not read', { problem });
+    for (const d of r.dropped)
+      log.info('branch pod record dropped', {
+        why: d.why,
+        pod: `${d.record.namespace}/${d.record.name}`,
+        vlanId: d.record.vlanId,
+      });
+    log.info('branch pods restored', {
+      found: r.found,
+      restored: r.restored.length,
+      dropped: r.dropped.length,
+      ...(r.unrecorded.length > 0 ? { unrecordedBranchLinks: r.unrecorded } : {}),
+      ms: Math.round((performance.now() - t) * 1000) / 1000,
+    });
+  }
   // The reference's tryEnableSecurityGroupsForPods: ask for a trunk (CNINode feature SecurityGroupsForPods)
   // once there is a free ENI slot for it; re-checked after every reconcile.
   let trunkSlotWarned = false;
@@ -569,6 +593,7 @@ async function start(
     vethPrefix: config.vethPrefix,
     hostLinks: () => host.linkNames(),
     log,
+    branchPods,
   };
   const rpc = await startRpcServer({
     socketPath: config.socketPath,
@@ -649,7 +674,7 @@ async function start(
             ? {
                 branchPods: async () => {
                   // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
-                  branchPods.prune(await host.linkNames());
+                  await branchPods.prune(await host.linkNames());
                   return branchPods.list();
                 },
               }

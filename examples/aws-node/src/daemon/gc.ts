@@ -2,6 +2,7 @@ import type { Datastore } from '@vpc-cni-kit/datastore';
 import { GrpcStatus } from '../rpc/grpc-client.js';
 import { RpcStatusError } from '../rpc/grpc-server.js';
 import type { GcRequest, StatusReply } from '../rpc/messages.js';
+import type { BranchPods } from './branch-pods.js';
 import type { PodPlumber } from './ipam-backend.js';
 import type { Logger } from './logger.js';
 
@@ -25,8 +26,10 @@ export interface GcInput {
 export interface GcOutcome {
   /** Addresses released. */
   readonly released: string[];
-  /** Stale attachments kept, and why. */
+  /** Stale attachments kept, and why (branch pods too). */
   readonly kept: { address: string; containerID: string; why: 'younger-than-request' | 'in-use' }[];
+  /** Branch pods (security groups for pods) whose branch link, table routes and rules were removed. */
+  readonly branches: { address: string; containerID: string; vlanId: number }[];
 }
 
 /** Everything {@link collectStaleAttachments} depends on. */
@@ -37,18 +40,21 @@ export interface GcDeps {
   /** Names of the host's links (a pod whose host veth exists is in use). */
   readonly hostLinks: () => Promise<Set<string>>;
   readonly log: Logger;
+  /** Security groups for pods: the branch pods recorded (their plumbing is collected too). */
+  readonly branchPods?: BranchPods | undefined;
 }
 
 /**
  * CNI 1.1 GC: releases the address of every attachment of `networkName` the runtime no longer lists, as a DEL
- * would (durably unassigned, then the host routes and rules removed). Never one assigned after the request
- * (an ADD racing the runtime's list), and never one still in use (its pod's host veth exists: the pod's
- * network is still plumbed, so only a DEL may take it down).
+ * would (durably unassigned, then the host routes and rules removed), and removes the branch link, table and
+ * rules of every such branch pod. Never one assigned after the request (an ADD racing the runtime's list), and
+ * never one still in use (its pod's host veth exists: the pod's network is still plumbed, so only a DEL may take
+ * it down).
  */
 export async function collectStaleAttachments(deps: GcDeps, input: GcInput): Promise<GcOutcome> {
   const valid = new Set(input.valid.map((a) => `${a.containerID}\u0000${a.ifName}`));
   const links = await deps.hostLinks();
-  const outcome: GcOutcome = { released: [], kept: [] };
+  const outcome: GcOutcome = { released: [], kept: [], branches: [] };
   for (const a of deps.datastore.assignments()) {
     if (a.key.networkName !== input.networkName) continue;
     if (valid.has(`${a.key.containerID}\u0000${a.key.ifName}`)) continue;
@@ -76,8 +82,24 @@ export async function collectStaleAttachments(deps: GcDeps, input: GcInput): Pro
     }
     outcome.released.push(released.address);
   }
-  if (outcome.released.length + outcome.kept.length > 0)
-    deps.log.info('GC of stale attachments', { released: outcome.released, kept: outcome.kept });
+  if (deps.branchPods !== undefined) {
+    const branches = await deps.branchPods.collect({
+      networkName: input.networkName,
+      valid,
+      requestedAt: input.requestedAt,
+      links,
+    });
+    for (const r of branches.collected)
+      outcome.branches.push({ address: r.address, containerID: r.containerID, vlanId: r.vlanId });
+    for (const k of branches.kept)
+      outcome.kept.push({ address: k.record.address, containerID: k.record.containerID, why: k.why });
+  }
+  if (outcome.released.length + outcome.kept.length + outcome.branches.length > 0)
+    deps.log.info('GC of stale attachments', {
+      released: outcome.released,
+      kept: outcome.kept,
+      branches: outcome.branches,
+    });
   return outcome;
 }
 

@@ -3,6 +3,7 @@
  * (`eks:eni:owner`, the cluster tag, the node's instance id, the `aws-k8s-` description prefix), plus two of
  * ours that let a restarted controller find every branch of a node and the pod it was made for from EC2 alone.
  */
+import { BRANCH_ENI_DESCRIPTION, BRANCH_POD_TAG } from '@vpc-cni-kit/sgp-branch';
 
 /** `eks:eni:owner`: scopes IAM permissions to the controller's ENIs (the reference's tag). */
 export const OWNER_TAG = 'eks:eni:owner';
@@ -14,12 +15,12 @@ export const INSTANCE_TAG = 'node.k8s.amazonaws.com/instance_id';
 export const NODE_NAME_TAG = 'vpcresources.k8s.aws/node-name';
 /** The UID of the pod a branch was created for (ours: recovery adopts a branch by it). */
 export const POD_UID_TAG = 'vpcresources.k8s.aws/pod-uid';
-/** `<namespace>/<name>` of the pod a branch was created for (for operators reading EC2). */
-export const POD_TAG = 'vpcresources.k8s.aws/pod';
+/** `<namespace>/<name>` of the pod a branch was created for (for operators, and for the node: see `BRANCH_POD_TAG`). */
+export const POD_TAG = BRANCH_POD_TAG;
 /** The reference's description of a trunk ENI (`aws-k8s-` + `trunk-eni`). */
 export const TRUNK_DESCRIPTION = 'aws-k8s-trunk-eni';
-/** The reference's description of a branch ENI (`aws-k8s-` + `branch-eni`). */
-export const BRANCH_DESCRIPTION = 'aws-k8s-branch-eni';
+/** The reference's description of a branch ENI (`aws-k8s-` + `branch-eni`; the node looks for it too). */
+export const BRANCH_DESCRIPTION = BRANCH_ENI_DESCRIPTION;
 
 /** `kubernetes.io/cluster/<name>`, valued `owned`: every ENI of this cluster's controller carries it. */
 export function clusterTagKey(clusterName: string): string {
