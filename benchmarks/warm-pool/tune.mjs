@@ -3,21 +3,81 @@
 // shipped CSVs and every shape on TUNING_SEEDS) and prints, per candidate, how many traces meet the goal.
 // Held-out seeds are never read here. The static grid is run once per trace and shared by the candidates.
 //
-//   node benchmarks/warm-pool/tune.mjs '{"minWarm":2}' '{"minWarm":1,"band":0.3}' ...
-import { dominates } from './grid.mjs';
+// `--dev-seeds A-B` adds every shape on seeds A..B (development traces: neither tuning nor held-out seeds) and
+// prints a summary per shape. Two tuning seeds per shape cannot tell a change worth 1–6 cold starts from the
+// noise of one re-dealt latency draw; forty development seeds can (docs/guides/warm-pool.md).
+//
+//   node benchmarks/warm-pool/tune.mjs [--watch] [--dev-seeds 3-42] '{"minWarm":2}' '{"minWarm":1,"band":0.3}' ...
+import { dominates, staticGrid } from './grid.mjs';
 import { ADAPTIVE_POLICY, simulate } from './node-sim.mjs';
-import { judge, traces } from './report.mjs';
+import { traces } from './report.mjs';
+import { HELD_OUT_SEEDS, SHAPES, TUNING_SEEDS } from './shapes.mjs';
+
+const USAGE = "usage: tune.mjs [--watch] [--dev-seeds A-B] ['<adaptive settings as JSON>' ...]";
+
+/** Fails with one line and the usage. */
+function refuse(message) {
+  console.error(`tune.mjs: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+/** The seeds of `--dev-seeds A-B`, refused when they reach a tuning or held-out seed. */
+function devSeeds(spec) {
+  const m = /^(\d+)-(\d+)$/.exec(spec ?? '');
+  if (m === null) refuse(`--dev-seeds takes a range A-B of whole numbers, not ${JSON.stringify(spec)}`);
+  const [from, to] = [Number(m[1]), Number(m[2])];
+  if (from < 1 || to < from || to - from >= 1000)
+    refuse(`--dev-seeds ${spec}: want 1 ≤ A ≤ B, at most 1000 seeds`);
+  const seeds = Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  const clash = seeds.filter((s) => TUNING_SEEDS.includes(s) || HELD_OUT_SEEDS.includes(s));
+  if (clash.length > 0)
+    refuse(
+      `--dev-seeds ${spec} includes seed ${clash.join(', ')} (tuning: ${TUNING_SEEDS.join(', ')}; held-out, never tuned on: ${HELD_OUT_SEEDS.join(', ')})`,
+    );
+  return seeds;
+}
 
 const args = process.argv.slice(2);
-const watchModes = args.includes('--watch') ? [false, true] : [false];
-const candidates = args.filter((a) => !a.startsWith('--')).map((a) => JSON.parse(a));
+let watch = false;
+let seeds = [];
+const candidates = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (a === '--watch') watch = true;
+  else if (a === '--dev-seeds') seeds = devSeeds(args[++i]);
+  else if (a.startsWith('--dev-seeds=')) seeds = devSeeds(a.slice('--dev-seeds='.length));
+  else if (a === '--help' || a === '-h') {
+    console.log(USAGE);
+    process.exit(0);
+  } else if (a.startsWith('-')) refuse(`unknown option ${a}`);
+  else {
+    try {
+      candidates.push(JSON.parse(a));
+    } catch {
+      refuse(`a candidate is adaptive settings as JSON, e.g. '{"minWarm":2}', not ${a}`);
+    }
+  }
+}
 if (candidates.length === 0) candidates.push({});
-const tuning = traces().filter((t) => t.set === 'tuning');
-const base = tuning.map((t) => judge(t, 'daemon'));
+const watchModes = watch ? [false, true] : [false];
+
+const all = traces().filter((t) => t.set === 'tuning');
+for (const [shape, s] of Object.entries(SHAPES))
+  for (const seed of seeds)
+    all.push({ id: `${shape}#${seed}`, set: 'dev', shape, seed, events: s.gen(seed) });
+
+// The static grid, once per trace (the judge's opponents and the default).
+const base = all.map((trace) => {
+  const statics = staticGrid().map((p) => ({ name: p.name, m: simulate(trace.events, p, trace.seed) }));
+  return { trace, statics, def: statics.find((r) => r.name === 'WARM_ENI_TARGET=1') };
+});
+
 for (const c of candidates)
   for (const podWatch of watchModes) {
     const policy = { ...ADAPTIVE_POLICY, adaptive: c };
-    let met = 0;
+    const met = { tuning: 0, dev: 0 };
+    const count = { tuning: 0, dev: 0 };
+    const byShape = new Map();
     let calls = 0;
     const notes = [];
     for (const r of base) {
@@ -25,13 +85,29 @@ for (const c of candidates)
       const beaten = r.statics.filter((s) => dominates(s.m, m));
       const ratio = m.idleAddressHours / Math.max(r.def.m.idleAddressHours, 1e-9);
       const ok = beaten.length === 0 && ratio <= 0.5 && m.coldStarts <= r.def.m.coldStarts;
-      if (ok) met += 1;
+      count[r.trace.set] += 1;
+      if (ok) met[r.trace.set] += 1;
       calls += m.ec2Mutating;
-      notes.push(
-        `${ok ? ' ' : '✗'}${r.trace.id}:${m.coldStarts}/${r.def.m.coldStarts}c,${Math.round(100 * ratio)}%${beaten.length ? `,dom(${beaten[0].name})` : ''}`,
-      );
+      if (r.trace.set === 'dev') {
+        const s = byShape.get(r.trace.shape) ?? { met: 0, n: 0, cold: 0, defCold: 0, idle: 0, defIdle: 0 };
+        s.n += 1;
+        s.met += ok ? 1 : 0;
+        s.cold += m.coldStarts;
+        s.defCold += r.def.m.coldStarts;
+        s.idle += m.idleAddressHours;
+        s.defIdle += r.def.m.idleAddressHours;
+        byShape.set(r.trace.shape, s);
+      } else
+        notes.push(
+          `${ok ? ' ' : '✗'}${r.trace.id}:${m.coldStarts}/${r.def.m.coldStarts}c,${Math.round(100 * ratio)}%${beaten.length ? `,dom(${beaten[0].name})` : ''}`,
+        );
     }
+    const dev = count.dev > 0 ? `, development ${met.dev}/${count.dev}` : '';
     console.log(
-      `${JSON.stringify(c)}${podWatch ? ' with the pod watch' : ''}: met ${met}/${base.length}, EC2 ${calls}\n  ${notes.join(' ')}`,
+      `${JSON.stringify(c)}${podWatch ? ' with the pod watch' : ''}: met tuning ${met.tuning}/${count.tuning}${dev}, EC2 ${calls}\n  ${notes.join(' ')}`,
     );
+    for (const [shape, s] of byShape)
+      console.log(
+        `  dev ${shape}: met ${s.met}/${s.n}, cold starts ${s.cold} (default ${s.defCold}), idle ${s.idle.toFixed(1)} address-hours (default ${s.defIdle.toFixed(1)}, ${Math.round((100 * s.idle) / s.defIdle)} %)`,
+      );
   }
