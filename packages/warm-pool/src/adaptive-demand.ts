@@ -21,6 +21,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   burstMin: 5,
   prewarmMs: 60_000,
   batchWindowMs: 30_000,
+  steadyBatchWindowMs: 15_000,
   rateWindowMs: 300_000,
   startupHalfLifeMs: 120_000,
   pressureMs: 300_000,
@@ -131,6 +132,12 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   positive(s.subnetShare, 'settings.subnetShare', 1);
   count(s.burstMin, 'settings.burstMin', 2);
   positive(s.batchWindowMs, 'settings.batchWindowMs');
+  if (
+    typeof s.steadyBatchWindowMs !== 'number' ||
+    !Number.isFinite(s.steadyBatchWindowMs) ||
+    s.steadyBatchWindowMs < 0
+  )
+    fail('settings.steadyBatchWindowMs', 'must be a number ≥ 0');
   positive(s.rateWindowMs, 'settings.rateWindowMs');
   positive(s.startupHalfLifeMs, 'settings.startupHalfLifeMs');
   if (typeof s.pressureMs !== 'number' || !Number.isFinite(s.pressureMs) || s.pressureMs < 0)

@@ -42,6 +42,12 @@ export interface AdaptiveSettings {
    * larger EC2 calls when pods come fast or EC2 is slow (throttled), single addresses when they come slowly.
    */
   readonly batchWindowMs?: number;
+  /**
+   * The batch window on a steady node (fewer than `burstyShare` of recent arrivals came in bursts), ms; 0 = the
+   * same as `batchWindowMs`. Pods arriving one at a time need no batch: each grow is one assign (0.3–0.8 s)
+   * that lands long before the next pod, and every address a batch adds beyond one is held idle on average.
+   */
+  readonly steadyBatchWindowMs?: number;
   /** Time constant of the arrival-rate average, ms. */
   readonly rateWindowMs?: number;
   /**

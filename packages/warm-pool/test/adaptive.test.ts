@@ -215,6 +215,26 @@ describe('decideAdaptive', () => {
     expect(spread.targets.aim).toBeLessThan(r.targets.aim);
   });
 
+  it('grows a steady node for the arrivals of 15 s, a bursty one for those of 30 s', () => {
+    // 12 arrivals in the 5 min rate average: 0.04 pods/s (a steady churn); none of them in bursts.
+    const steady: AdaptiveState = {
+      ...settled,
+      rateCount: 12,
+      allCount: 12,
+      burstCount: 0,
+      lastAt: 1_000_000,
+    };
+    const run = (state: AdaptiveState, settings = {}) =>
+      decideAdaptive({ ...atMinWarm, observation: obs(), state, settings });
+    // 0.04/s × 15 s = 0.6: one address per grow; the aim is the target itself.
+    expect(run(steady).targets).toMatchObject({ warm: 2, batch: 1, aim: 2 });
+    // With the steady window off, the same node grows for 0.04/s × 30 s = 1.2 arrivals: 2 at a time.
+    expect(run(steady, { steadyBatchWindowMs: 0 }).targets).toMatchObject({ batch: 2, aim: 3 });
+    // A node whose arrivals came in bursts keeps the 30 s window.
+    const bursty: AdaptiveState = { ...steady, burstCount: 11 };
+    expect(run(bursty).targets).toMatchObject({ batch: 2, aim: 3 });
+  });
+
   it('keeps a surge floor sized from the lead time, forgotten with its half-life (5 min)', () => {
     const run = (now: number, arrivals: number, state = settled) =>
       decideAdaptive({
