@@ -43,9 +43,10 @@ export interface AdaptiveSettings {
    */
   readonly batchWindowMs?: number;
   /**
-   * The batch window on a steady node (fewer than `burstyShare` of recent arrivals came in bursts), ms; 0 = the
-   * same as `batchWindowMs`. Pods arriving one at a time need no batch: each grow is one assign (0.3–0.8 s)
-   * that lands long before the next pod, and every address a batch adds beyond one is held idle on average.
+   * On a steady node (fewer than `burstyShare` of recent arrivals came in bursts) whose pods come less often than
+   * one per this long, grow one address at a time, ms; 0 = off. Such pods come one at a time: each grow is one
+   * assign (0.3–0.8 s) that lands long before the next pod, and every address a batch adds beyond one is held
+   * idle. Faster arrivals keep `batchWindowMs` (fewer calls on a busy node, where the account's budget binds).
    */
   readonly steadyBatchWindowMs?: number;
   /** Time constant of the arrival-rate average, ms. */

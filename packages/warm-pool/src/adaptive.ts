@@ -244,11 +244,15 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       code = 'subnet-scarce';
     }
   }
-  // A steady node (few of its arrivals in bursts) grows for the arrivals of a shorter window: its pods come one
-  // at a time, each grow lands before the next pod, and a larger batch is only idle.
-  const steady = s.steadyBatchWindowMs > 0 && burstiness(state) < s.burstyShare;
-  const window = steady ? s.steadyBatchWindowMs : s.batchWindowMs;
-  const expected = arrivalRate(state, s) * (Math.max(window, 10 * lead) / 1000);
+  // A steady node (few of its arrivals in bursts) whose pods come less often than one per steadyBatchWindowMs
+  // grows one address at a time: each grow lands long before the next pod, and a larger batch is only idle.
+  // Faster arrivals keep the batch: on a busy node it spares the account's Assign budget.
+  const rate = arrivalRate(state, s);
+  const single =
+    s.steadyBatchWindowMs > 0 &&
+    burstiness(state) < s.burstyShare &&
+    rate * (Math.max(s.steadyBatchWindowMs, 10 * lead) / 1000) < 1;
+  const expected = single ? 1 : rate * (Math.max(s.batchWindowMs, 10 * lead) / 1000);
   const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
   const batch = Math.min(wanted, maxWarm);
   // While a surge is under way (≥ 2 pods within one surge window), grow for the rest of the burst in one call:

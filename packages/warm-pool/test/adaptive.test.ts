@@ -215,7 +215,7 @@ describe('decideAdaptive', () => {
     expect(spread.targets.aim).toBeLessThan(r.targets.aim);
   });
 
-  it('grows a steady node for the arrivals of 15 s, a bursty one for those of 30 s', () => {
+  it('grows a steady node taking under one pod per 15 s one address at a time, others for 30 s of arrivals', () => {
     // 12 arrivals in the 5 min rate average: 0.04 pods/s (a steady churn); none of them in bursts.
     const steady: AdaptiveState = {
       ...settled,
@@ -233,6 +233,9 @@ describe('decideAdaptive', () => {
     // A node whose arrivals came in bursts keeps the 30 s window.
     const bursty: AdaptiveState = { ...steady, burstCount: 11 };
     expect(run(bursty).targets).toMatchObject({ batch: 2, aim: 3 });
+    // So does a steady node taking a pod every 10 s (more than one per 15 s): 0.1/s × 30 s = 3 per grow.
+    const busy: AdaptiveState = { ...steady, rateCount: 30, allCount: 30 };
+    expect(run(busy).targets).toMatchObject({ batch: 3 });
   });
 
   it('keeps a surge floor sized from the lead time, forgotten with its half-life (5 min)', () => {
