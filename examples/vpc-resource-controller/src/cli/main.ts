@@ -96,7 +96,7 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   /** The line saying where a server listens. */
   const listening = (msg: string, at: { address: AddressInfo }, more: Record<string, unknown> = {}) =>
     log.log('info', msg, { address: at.address.address, port: at.address.port, ...more });
-  const metrics = new ControllerMetrics({ processMetrics: true });
+  const metrics = new ControllerMetrics({ processMetrics: s.metrics !== undefined });
   let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   if (s.metrics !== undefined) {
     try {

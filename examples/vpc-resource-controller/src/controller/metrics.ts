@@ -250,14 +250,17 @@ export class ControllerMetrics {
     this.leaderStatus.set({ name }, leading ? 1 : 0);
   }
 
-  /** An admission request starts on `webhook` (the path); call the result with the HTTP status when answered. */
-  webhookRequest(webhook: string): (code: number) => void {
+  /**
+   * An admission request starts on `webhook` (the path); call the result with the HTTP status when answered, or
+   * with `undefined` when the client went away unanswered (not counted as a request, no longer in flight).
+   */
+  webhookRequest(webhook: string): (code: number | undefined) => void {
     this.webhookInFlight.inc({ webhook });
     const end = this.webhookLatency.startTimer({ webhook });
     return (code) => {
       end();
       this.webhookInFlight.dec({ webhook });
-      this.webhookRequests.inc({ webhook, code: String(code) });
+      if (code !== undefined) this.webhookRequests.inc({ webhook, code: String(code) });
     };
   }
 }

@@ -315,11 +315,12 @@ export class Runtime {
           throw new Error(
             `its CNINode lists CustomNetworking without an ENIConfig name (hint: label the node ${ENI_CONFIG_NODE_LABEL}=<ENIConfig>, or let aws-node write the name)`,
           );
+        // The ENIConfig first: while it is missing, each retry costs one GET, not a DescribeInstances too.
+        const spec = eniConfig !== undefined ? await readEniConfig(this.#kube, eniConfig) : undefined;
         step = 'describe_instance_nw_interface';
         facts = await describeInstance(this.#ec2, instanceId);
         step = undefined;
-        if (eniConfig !== undefined)
-          facts = withEniConfig(facts, eniConfig, await readEniConfig(this.#kube, eniConfig));
+        if (eniConfig !== undefined && spec !== undefined) facts = withEniConfig(facts, eniConfig, spec);
         this.#facts.set(name, facts);
         if (eniConfig !== undefined) {
           const mismatch = trunkMismatch(facts);

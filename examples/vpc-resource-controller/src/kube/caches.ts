@@ -55,9 +55,12 @@ export interface StartCachesOptions {
   readonly onChange: (kind: string, obj: KubernetesObject, verb: 'add' | 'update' | 'delete') => void;
   /** Called when an informer's list or watch fails (it restarts after `restartDelayMs`). */
   readonly onError: (kind: string, problem: string) => void;
-  /** Pause before an informer restarts after an error. @defaultValue 1000 */
+  /** Pause before an informer restarts after an error (an optional one doubles it per failure in a row, up to 60 s). @defaultValue 1000 */
   readonly restartDelayMs?: number | undefined;
 }
+
+/** The longest an optional informer (one object watched by name) waits before it tries again after errors. */
+const OPTIONAL_RESTART_MAX_MS = 60_000;
 
 /**
  * Starts one informer per watched kind and resolves once each has listed (an informer whose first list fails keeps
@@ -85,11 +88,15 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
     list: () => Promise<KubernetesListObject<T>>,
     fieldSelector?: string,
   ): Informer<T> & ObjectCache<T> {
+    // An optional informer backs off while it keeps failing (a 403 from an RBAC without it lasts for good):
+    // restartDelay doubled per failure in a row, up to a minute; a list that succeeds starts over.
+    let failuresInARow = 0;
     const informer = new ListWatch<T>(
       path,
       new Watch(api.config),
       () =>
         list().then((answer) => {
+          failuresInARow = 0;
           listed.add(kind);
           return answer;
         }),
@@ -102,10 +109,15 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
     informer.on('error', (err: unknown) => {
       if (stopped) return;
       options.onError(kind, describeKubeError(err));
+      const delay =
+        fieldSelector === undefined
+          ? restartDelay
+          : Math.min(restartDelay * 2 ** failuresInARow, Math.max(restartDelay, OPTIONAL_RESTART_MAX_MS));
+      failuresInARow++;
       const t = setTimeout(() => {
         timers.delete(t);
         if (!stopped) void start(informer as unknown as Informer<KubernetesObject>);
-      }, restartDelay);
+      }, delay);
       timers.add(t);
     });
     informers.push(informer as unknown as Informer<KubernetesObject>);

@@ -99,7 +99,8 @@ export async function serveWebhook(
       if (path !== POD_MUTATION_PATH) return reply(res, 404, 'not found\n');
       if (o.metrics) {
         const done = o.metrics.webhookRequest(POD_MUTATION_PATH);
-        res.once('finish', () => done(res.statusCode));
+        // 'close' comes for every request, answered or not (a client that hung up never sees 'finish').
+        res.once('close', () => done(res.writableFinished ? res.statusCode : undefined));
       }
       if (req.method !== 'POST') return reply(res, 405, 'method not allowed\n');
       readJson(req)
