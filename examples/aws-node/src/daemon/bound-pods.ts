@@ -4,6 +4,7 @@
  * pool can grow for a pod a few hundred ms before it asks (ADR 0027).
  */
 import { POD_ENI_ANNOTATION, podRequestsBranch, type ResourceLimits } from '@vpc-cni-kit/sgp-branch';
+import { jsonObject } from '../kube/kube-api.js';
 import type { PodWatchSink } from '../kube/pod-watch.js';
 import type { CniBackend } from '../rpc/grpc-server.js';
 import type { Logger } from './logger.js';
@@ -29,12 +30,6 @@ export type PodVerdict =
       readonly problem: string;
     };
 
-function record(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
-}
-
 const bad = (problem: string): PodVerdict => ({ ok: false, problem });
 
 /**
@@ -45,11 +40,11 @@ const bad = (problem: string): PodVerdict => ({ ok: false, problem });
  * counted (fail closed).
  */
 export function podVerdict(object: unknown, nodeName: string): PodVerdict {
-  const o = record(object);
+  const o = jsonObject(object);
   if (o === undefined) return bad('not an object');
-  const meta = record(o.metadata);
-  const spec = record(o.spec);
-  const status = o.status === undefined ? {} : record(o.status);
+  const meta = jsonObject(o.metadata);
+  const spec = jsonObject(o.spec);
+  const status = o.status === undefined ? {} : jsonObject(o.status);
   if (meta === undefined) return bad('no metadata');
   const { namespace, name, uid } = meta;
   if (typeof namespace !== 'string' || namespace === '' || typeof name !== 'string' || name === '')
@@ -57,7 +52,7 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   if (uid !== undefined && typeof uid !== 'string') return bad('uid is not a string');
   if (spec === undefined) return bad('no spec');
   if (status === undefined) return bad('status is not an object');
-  const annotations = meta.annotations === undefined ? {} : record(meta.annotations);
+  const annotations = meta.annotations === undefined ? {} : jsonObject(meta.annotations);
   if (annotations === undefined) return bad('annotations are not an object');
   const { nodeName: boundTo, hostNetwork, containers } = spec;
   if (typeof boundTo !== 'string') return bad('spec.nodeName is not a string');
@@ -66,11 +61,10 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   if (!Array.isArray(containers)) return bad('spec.containers is not a list');
   const limits: (ResourceLimits | undefined)[] = [];
   for (const c of containers) {
-    const resources = record(c)?.resources;
-    const l = resources === undefined ? undefined : record(record(resources)?.limits);
-    if (record(c) === undefined || (resources !== undefined && record(resources) === undefined))
-      return bad('a container is not an object');
-    limits.push(l as ResourceLimits | undefined);
+    const container = jsonObject(c);
+    const resources = container?.resources === undefined ? {} : jsonObject(container.resources);
+    if (container === undefined || resources === undefined) return bad('a container is not an object');
+    limits.push(jsonObject(resources.limits) as ResourceLimits | undefined);
   }
   if (status.phase !== undefined && typeof status.phase !== 'string')
     return bad('status.phase is not a string');
@@ -98,8 +92,8 @@ export interface BoundPodsDeps {
   readonly nodeName: string;
   /** `namespace/name` of every pod holding an address in the datastore now. */
   readonly holding: () => ReadonlySet<string>;
-  /** Called when the count may have changed because of the API (an event, a relist, the API lost). */
-  readonly onChange: () => void;
+  /** Called with the new count when it changed because of the API (an event, a relist, the API lost). */
+  readonly onChange: (count: number) => void;
   readonly log: Logger;
 }
 
@@ -211,7 +205,7 @@ export class BoundPods implements PodWatchSink {
     const n = this.count();
     if (n === this.#last) return;
     this.#last = n;
-    this.deps.onChange();
+    this.deps.onChange(n);
   }
 }
 

@@ -336,8 +336,8 @@ async function start(
               keys.add(`${a.metadata.namespace}/${a.metadata.name}`);
           return keys;
         },
-        onChange: () => {
-          metrics.boundPods(boundPods?.count() ?? 0);
+        onChange: (count) => {
+          metrics.boundPods(count);
           pool.wake();
         },
         log,

@@ -11,8 +11,6 @@ export const EGRESS_V6_IFNAME = 'v6if0';
 export interface EgressConf {
   /** The network name (`name`), part of the SNAT chain's name and comment. */
   network: string;
-  /** `enabled: "true"`; anything else passes the previous result through and does nothing. */
-  enabled: boolean;
   /** `mtu` (a decimal string) of the egress veth. */
   mtu: number;
   /** `randomizeSNAT`: `prng` (absent or empty too), `hashrandom` or `none`. */
@@ -90,7 +88,6 @@ export function readEgressConf(config: PluginConfig): EgressConf {
     if (v === undefined) throw invalid(key, 'must be a string', raw[key]);
     return v;
   };
-  const enabled = egressEnabled(config);
   const mtuText = str('mtu', '');
   if (!/^\d{1,5}$/.test(mtuText)) throw invalid('mtu', 'must be a decimal string', mtuText);
   const mtu = Number(mtuText);
@@ -103,19 +100,16 @@ export function readEgressConf(config: PluginConfig): EgressConf {
   if (nodeText !== '' && node === undefined) throw invalid('nodeIP', 'not an IP address', nodeText);
   const nodeIp = node === undefined ? undefined : formatIp(node);
   const family = node?.family === 4 ? 4 : 6;
-  if (enabled) {
-    if (config.ipam === undefined) throw invalid('ipam', 'must name the IPAM plugin (host-local)');
-    if (family === 6 && (nodeIp === undefined || !globalUnicastV6(nodeIp))) {
-      throw new CniError(
-        CniErrorCode.InvalidNetworkConfig,
-        'global unicast IPv6 not found in host primary interface which is mandatory to support IPv6 egress',
-        nodeText,
-      );
-    }
+  if (config.ipam === undefined) throw invalid('ipam', 'must name the IPAM plugin (host-local)');
+  if (family === 6 && (nodeIp === undefined || !globalUnicastV6(nodeIp))) {
+    throw new CniError(
+      CniErrorCode.InvalidNetworkConfig,
+      'global unicast IPv6 not found in host primary interface which is mandatory to support IPv6 egress',
+      nodeText,
+    );
   }
   return {
     network: config.name,
-    enabled,
     mtu,
     randomizeSnat: randomize,
     nodeIp,

@@ -240,6 +240,14 @@ class Transport {
         // The server ends a watch after its timeoutSeconds; past that (and some grace) it stopped answering.
         cap = setTimeout(() => finish(), options.maxMs);
         let pending = '';
+        // A line handler that throws would be an uncaught exception in this listener: end the stream instead.
+        const deliver = (line: string) => {
+          try {
+            options.onLine(line);
+          } catch {
+            finish();
+          }
+        };
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
           pending += chunk;
@@ -247,7 +255,7 @@ class Transport {
           while (nl >= 0 && !settled) {
             const line = pending.slice(0, nl).trim();
             pending = pending.slice(nl + 1);
-            if (line !== '') options.onLine(line);
+            if (line !== '') deliver(line);
             nl = pending.indexOf('\n');
           }
           // A line longer than any object the API serves: the stream is not a watch, drop it.
@@ -255,7 +263,7 @@ class Transport {
         });
         res.on('end', () => {
           const line = pending.trim();
-          if (line !== '' && !settled) options.onLine(line);
+          if (line !== '' && !settled) deliver(line);
           finish();
         });
         // Broken after it opened (the server went away mid-stream): it ended, the caller resumes.

@@ -14,6 +14,13 @@ export type KubeObject = Record<string, unknown> & {
   };
 };
 
+/** `v` when it is a JSON object (not null, not an array): how untrusted API answers are read field by field. */
+export function jsonObject(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+}
+
 /** What went wrong with an API call: an HTTP status from the server, or no answer at all. */
 export type KubeCallErrorCode =
   | 'Unreachable'

@@ -6,7 +6,7 @@
 import { type BackoffPolicy, backoffDelay, type RandomSource } from '@vpc-cni-kit/eni-manager';
 import type { Logger } from '../log/logger.js';
 import type { InClusterTarget, NotInCluster } from './in-cluster.js';
-import { isKubeCallError, type PodWatchApi } from './kube-api.js';
+import { isKubeCallError, jsonObject, type PodWatchApi } from './kube-api.js';
 import { KUBE_RECONNECT_BACKOFF } from './kube-side.js';
 
 /** Where the watched pods go. Every object is as the API sent it: the sink validates it. */
@@ -64,15 +64,9 @@ export interface PodWatchStatus {
 /** How one watch stream ended. */
 type StreamEnd = 'ended' | 'expired' | 'error';
 
-function record(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
-}
-
 /** The resourceVersion of an object or list, when it has a usable one. */
 function resourceVersionOf(o: unknown): string | undefined {
-  const rv = record(record(o)?.metadata)?.resourceVersion;
+  const rv = jsonObject(jsonObject(o)?.metadata)?.resourceVersion;
   return typeof rv === 'string' && rv !== '' ? rv : undefined;
 }
 
@@ -145,7 +139,7 @@ export class PodWatch {
         if (this.#rv === undefined) {
           this.#state = this.#state === 'watching' ? 'listing' : this.#state;
           const list = await api.listNodePods(nodeName);
-          const items = record(list)?.items;
+          const items = jsonObject(list)?.items;
           const rv = resourceVersionOf(list);
           if (!Array.isArray(items) || rv === undefined) {
             // Not a PodList: nothing to resume from. Counted as a failure, retried after a backoff.
@@ -213,14 +207,13 @@ export class PodWatch {
     const onLine = (line: string) => {
       let ev: Record<string, unknown> | undefined;
       try {
-        ev = record(JSON.parse(line));
+        ev = jsonObject(JSON.parse(line));
       } catch {
         return ignore('not JSON');
       }
       const object = ev?.object;
-      if (ev === undefined || typeof ev.type !== 'string' || record(object) === undefined)
+      if (ev === undefined || typeof ev.type !== 'string' || jsonObject(object) === undefined)
         return ignore('not a watch event');
-      events += 1;
       const at = resourceVersionOf(object);
       switch (ev.type) {
         case 'ADDED':
@@ -233,8 +226,7 @@ export class PodWatch {
         case 'BOOKMARK':
           break;
         case 'ERROR': {
-          events -= 1;
-          const status = record(object)!;
+          const status = jsonObject(object)!;
           end =
             status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone'
               ? 'expired'
@@ -248,9 +240,9 @@ export class PodWatch {
           return;
         }
         default:
-          events -= 1;
           return ignore(`unknown event type ${JSON.stringify(ev.type).slice(0, 40)}`);
       }
+      events += 1;
       if (at !== undefined) this.#rv = at;
     };
     this.#watches += 1;
