@@ -5,7 +5,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cleanEnv, summarize } from '../lib/timing.mjs';
 
@@ -39,10 +39,18 @@ export function strArg(name, dflt) {
   return i > 0 ? (process.argv[i + 1] ?? dflt) : dflt;
 }
 
-/** Reads `--name N` from argv. */
+/** Reads `--name N` from argv: a whole number, or one line and exit 2 before anything is set up. */
 export function arg(name, dflt) {
   const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  if (i <= 0) return dflt;
+  const text = process.argv[i + 1];
+  if (text === undefined || !/^\d{1,9}$/.test(text)) {
+    console.error(
+      `${basename(process.argv[1] ?? 'benchmark')}: ${name} takes a whole number, not ${JSON.stringify(text ?? '')}`,
+    );
+    process.exit(2);
+  }
+  return Number(text);
 }
 
 /**

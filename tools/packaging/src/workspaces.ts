@@ -29,8 +29,12 @@ export function publishedWorkspaces(repo: string): PublishedWorkspace[] {
       let manifest: WorkspaceManifest;
       try {
         manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as WorkspaceManifest;
-      } catch {
-        return [];
+      } catch (e) {
+        // A directory without a manifest is not a workspace; a manifest that cannot be read must not silently
+        // drop its package from the install and manifest tests.
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR')
+          return [];
+        throw e;
       }
       return manifest.private ? [] : [{ dir, path: `${group}/${d}`, manifest }];
     }),
