@@ -116,6 +116,14 @@ function positive(v: unknown, field: string, max = Number.POSITIVE_INFINITY): vo
     fail(field, max === Number.POSITIVE_INFINITY ? 'must be a number > 0' : `must be in (0, ${max}]`);
 }
 
+function nonNegative(v: unknown, field: string): void {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) fail(field, 'must be a number ≥ 0');
+}
+
+function bool(v: unknown, field: string): void {
+  if (typeof v !== 'boolean') fail(field, 'must be a boolean');
+}
+
 /** Fills in defaults and checks every setting; throws {@link WarmPoolError} naming the first bad one. */
 export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): ResolvedAdaptiveSettings {
   if (typeof settings !== 'object' || settings === null) fail('settings', 'must be an object');
@@ -123,8 +131,7 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   count(s.minWarm, 'settings.minWarm', 1);
   count(s.maxWarm, 'settings.maxWarm');
   if (s.maxWarm !== 0 && s.maxWarm < s.minWarm) fail('settings.maxWarm', 'must be 0 or ≥ settings.minWarm');
-  if (typeof s.reactionMs !== 'number' || !Number.isFinite(s.reactionMs) || s.reactionMs < 0)
-    fail('settings.reactionMs', 'must be a number ≥ 0');
+  nonNegative(s.reactionMs, 'settings.reactionMs');
   positive(s.initialLeadTimeMs, 'settings.initialLeadTimeMs');
   positive(s.peakHalfLifeMs, 'settings.peakHalfLifeMs');
   positive(s.leadTimeWeight, 'settings.leadTimeWeight', 1);
@@ -132,37 +139,27 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   positive(s.subnetShare, 'settings.subnetShare', 1);
   count(s.burstMin, 'settings.burstMin', 2);
   positive(s.batchWindowMs, 'settings.batchWindowMs');
-  if (
-    typeof s.steadyBatchWindowMs !== 'number' ||
-    !Number.isFinite(s.steadyBatchWindowMs) ||
-    s.steadyBatchWindowMs < 0
-  )
-    fail('settings.steadyBatchWindowMs', 'must be a number ≥ 0');
+  nonNegative(s.steadyBatchWindowMs, 'settings.steadyBatchWindowMs');
   positive(s.rateWindowMs, 'settings.rateWindowMs');
   positive(s.startupHalfLifeMs, 'settings.startupHalfLifeMs');
-  if (typeof s.pressureMs !== 'number' || !Number.isFinite(s.pressureMs) || s.pressureMs < 0)
-    fail('settings.pressureMs', 'must be a number ≥ 0');
-  if (typeof s.releaseDelayMs !== 'number' || !Number.isFinite(s.releaseDelayMs) || s.releaseDelayMs < 0)
-    fail('settings.releaseDelayMs', 'must be a number ≥ 0');
-  if (typeof s.prewarmMs !== 'number' || !Number.isFinite(s.prewarmMs) || s.prewarmMs < 0)
-    fail('settings.prewarmMs', 'must be a number ≥ 0');
-  if (typeof s.eniHeadroom !== 'boolean') fail('settings.eniHeadroom', 'must be a boolean');
-  if (typeof s.surgeWindowMs !== 'number' || !Number.isFinite(s.surgeWindowMs) || s.surgeWindowMs < 0)
-    fail('settings.surgeWindowMs', 'must be a number ≥ 0');
+  nonNegative(s.pressureMs, 'settings.pressureMs');
+  nonNegative(s.releaseDelayMs, 'settings.releaseDelayMs');
+  nonNegative(s.prewarmMs, 'settings.prewarmMs');
+  bool(s.eniHeadroom, 'settings.eniHeadroom');
+  nonNegative(s.surgeWindowMs, 'settings.surgeWindowMs');
   positive(s.surgeGrowth, 'settings.surgeGrowth', 10);
   positive(s.surgeHalfLifeMs, 'settings.surgeHalfLifeMs');
   count(s.recurAfter, 'settings.recurAfter', 2);
   positive(s.floorLeads, 'settings.floorLeads');
   positive(s.eniLeadMs, 'settings.eniLeadMs');
-  if (typeof s.pressureLeadMs !== 'number' || !Number.isFinite(s.pressureLeadMs) || s.pressureLeadMs < 0)
-    fail('settings.pressureLeadMs', 'must be a number ≥ 0');
+  nonNegative(s.pressureLeadMs, 'settings.pressureLeadMs');
   if (typeof s.burstyShare !== 'number' || !(s.burstyShare >= 0 && s.burstyShare <= 1))
     fail('settings.burstyShare', 'must be in [0, 1]');
-  if (typeof s.surgeToBurst !== 'boolean') fail('settings.surgeToBurst', 'must be a boolean');
-  if (typeof s.surgeAim !== 'boolean') fail('settings.surgeAim', 'must be a boolean');
-  if (typeof s.surgeDefersEni !== 'boolean') fail('settings.surgeDefersEni', 'must be a boolean');
-  if (typeof s.boundCover !== 'boolean') fail('settings.boundCover', 'must be a boolean');
-  if (typeof s.boundBursts !== 'boolean') fail('settings.boundBursts', 'must be a boolean');
+  bool(s.surgeToBurst, 'settings.surgeToBurst');
+  bool(s.surgeAim, 'settings.surgeAim');
+  bool(s.surgeDefersEni, 'settings.surgeDefersEni');
+  bool(s.boundCover, 'settings.boundCover');
+  bool(s.boundBursts, 'settings.boundBursts');
   positive(s.burstHalfLifeMs, 'settings.burstHalfLifeMs');
   return s;
 }
