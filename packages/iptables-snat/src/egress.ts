@@ -224,9 +224,7 @@ export async function addEgressSnat(
   read?: Promise<EgressNatRead>,
 ): Promise<EgressSnatApplied> {
   const family = planEgressSnat(options).family; // validates before anything runs
-  const { nat, header, family: readFamily } = await (read ?? readNat(tools, family));
-  if (readFamily !== family)
-    throw invalidOption('read', `an IPv${readFamily} read for IPv${family} addresses`);
+  const { nat, header } = await natRead(tools, family, read);
   let processes = 1;
   let randomFullySupported = options.randomFullySupported;
   if (randomFullySupported === undefined) {
@@ -269,8 +267,17 @@ export async function egressSnatInPlace(
   plan: EgressSnatPlan,
   read?: Promise<EgressNatRead>,
 ): Promise<boolean> {
-  const { nat, family } = await (read ?? readNat(tools, plan.family));
-  if (family !== plan.family)
-    throw invalidOption('read', `an IPv${family} read for an IPv${plan.family} plan`);
+  const { nat } = await natRead(tools, plan.family, read);
   return diffEgressSnat(plan, nat) === undefined;
+}
+
+/** `read` (one started earlier) or a new read of `family`'s nat table; `INVALID_OPTION` for the other family. */
+async function natRead(
+  tools: SnatTools,
+  family: EgressFamily,
+  read: Promise<EgressNatRead> | undefined,
+): Promise<EgressNatRead> {
+  const r = await (read ?? readNat(tools, family));
+  if (r.family !== family) throw invalidOption('read', `an IPv${r.family} read for IPv${family} addresses`);
+  return r;
 }
