@@ -81,7 +81,9 @@ try {
         ['with the pod watch (default)', stats(wall.watch)],
       ],
       base,
-    ).replace('ratio to floor', 'ratio to baseline'),
+      'ms',
+      'baseline',
+    ),
   );
   const d = { watch: daemonAdds(0), baseline: daemonAdds(1) };
   if (d.watch.length > 0 && d.baseline.length > 0) {
@@ -93,7 +95,9 @@ try {
           ['with the pod watch', stats(d.watch)],
         ],
         stats(d.baseline).median,
-      ).replace('ratio to floor', 'ratio to baseline'),
+        'ms',
+        'baseline',
+      ),
     );
   }
   console.log(

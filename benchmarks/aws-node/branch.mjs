@@ -167,7 +167,9 @@ try {
         ['branch-ENI pod (strict, macvlan branch link)', stats(wall.branch)],
       ],
       base,
-    ).replace('ratio to floor', 'ratio to baseline'),
+      'ms',
+      'baseline',
+    ),
   );
   if (daemon.ordinary.length > 0 && daemon.branch.length > 0 && plainDaemon.length > 0) {
     const dbase = stats(plainDaemon).median;
@@ -182,7 +184,9 @@ try {
           ['  of which reading the pod + trunk link (branch)', stats(daemon.resolveBranch)],
         ],
         dbase,
-      ).replace('ratio to floor', 'ratio to baseline'),
+        'ms',
+        'baseline',
+      ),
     );
   }
 } finally {

@@ -153,10 +153,13 @@ export function stats(samples) {
   return { ...summarize(s), p99: s[Math.min(s.length - 1, Math.floor(0.99 * s.length))] };
 }
 
-/** Markdown table rows: name, median, p10–p90, ratio against `base` (a median). */
-export function ratioTable(rows, base, unit = 'ms') {
+/**
+ * Markdown table rows: name, median, p10–p90, ratio against `base` (a median) — the Node floor unless `against`
+ * names another baseline.
+ */
+export function ratioTable(rows, base, unit = 'ms', against = 'floor') {
   return [
-    `| variant | median ${unit} | p10–p90 ${unit} | n | ratio to floor |`,
+    `| variant | median ${unit} | p10–p90 ${unit} | n | ratio to ${against} |`,
     '| --- | --- | --- | --- | --- |',
     ...rows.map(
       ([name, s]) =>

@@ -131,7 +131,9 @@ try {
         ['branch pod: creation → Running', stats(flat('branch', 'toRunning'))],
       ],
       base,
-    ).replace('ratio to floor', 'ratio to baseline'),
+      'ms',
+      'baseline',
+    ),
   );
   const walls = (kind) => all[kind].map((x) => x.wall);
   console.log(

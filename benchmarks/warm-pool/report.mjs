@@ -35,7 +35,7 @@ export function traces() {
 }
 
 /** How one adaptive run fares against the grid and the default (the goal, and the one with waits). */
-function verdict(statics, def, m) {
+export function verdict(statics, def, m) {
   const dominatedBy = statics.filter((r) => dominates(r.m, m)).map((r) => r.name);
   const dominatedWithWaits = statics.filter((r) => dominatesWithWaits(r.m, m)).map((r) => r.name);
   const idleRatio = m.idleAddressHours / Math.max(def.m.idleAddressHours, 1e-9);

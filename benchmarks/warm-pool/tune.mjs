@@ -8,9 +8,9 @@
 // noise of one re-dealt latency draw; forty development seeds can (docs/guides/warm-pool.md).
 //
 //   node benchmarks/warm-pool/tune.mjs [--watch] [--dev-seeds 3-42] '{"minWarm":2}' '{"minWarm":1,"band":0.3}' ...
-import { dominates, staticGrid } from './grid.mjs';
+import { staticGrid } from './grid.mjs';
 import { ADAPTIVE_POLICY, simulate } from './node-sim.mjs';
-import { traces } from './report.mjs';
+import { traces, verdict } from './report.mjs';
 import { HELD_OUT_SEEDS, SHAPES, TUNING_SEEDS } from './shapes.mjs';
 
 const USAGE = "usage: tune.mjs [--watch] [--dev-seeds A-B] ['<adaptive settings as JSON>' ...]";
@@ -82,9 +82,8 @@ for (const c of candidates)
     const notes = [];
     for (const r of base) {
       const m = simulate(r.trace.events, policy, r.trace.seed, { loop: 'daemon', podWatch });
-      const beaten = r.statics.filter((s) => dominates(s.m, m));
-      const ratio = m.idleAddressHours / Math.max(r.def.m.idleAddressHours, 1e-9);
-      const ok = beaten.length === 0 && ratio <= 0.5 && m.coldStarts <= r.def.m.coldStarts;
+      const v = verdict(r.statics, r.def, m);
+      const ok = v.met;
       count[r.trace.set] += 1;
       if (ok) met[r.trace.set] += 1;
       calls += m.ec2Mutating;
@@ -99,7 +98,7 @@ for (const c of candidates)
         byShape.set(r.trace.shape, s);
       } else
         notes.push(
-          `${ok ? ' ' : '✗'}${r.trace.id}:${m.coldStarts}/${r.def.m.coldStarts}c,${Math.round(100 * ratio)}%${beaten.length ? `,dom(${beaten[0].name})` : ''}`,
+          `${ok ? ' ' : '✗'}${r.trace.id}:${m.coldStarts}/${r.def.m.coldStarts}c,${Math.round(100 * v.idleRatio)}%${v.dominatedBy.length ? `,dom(${v.dominatedBy[0]})` : ''}`,
         );
     }
     const dev = count.dev > 0 ? `, development ${met.dev}/${count.dev}` : '';
