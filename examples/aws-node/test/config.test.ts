@@ -189,6 +189,15 @@ describe('loadConfig', () => {
         { ...v6, ENABLE_POD_ENI: 'true' },
         'ENABLE_POD_ENI: security groups for pods are not supported in IPv6 mode',
       ],
+      [
+        {
+          ...v6,
+          WARM_POOL_POLICY: 'adaptive',
+          AWS_NODE_ADAPTIVE_POD_WATCH: 'true',
+          KUBERNETES_SERVICE_HOST: '10.100.0.1',
+        },
+        'AWS_NODE_ADAPTIVE_POD_WATCH: is not used in IPv6 mode',
+      ],
     ])('refuses %j with one line naming the variable', (env, message) => {
       expect(problems(env).join('\n')).toContain(message);
     });

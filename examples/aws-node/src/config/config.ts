@@ -335,7 +335,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   }
   config.adaptivePodWatch =
     podWatch && warmPoolPolicy === 'adaptive' && !ipv6 && config.kube.apiServer !== undefined;
-  if (podWatchSet && podWatch && warmPoolPolicy === 'adaptive' && config.kube.apiServer === undefined)
+  if (podWatchSet && podWatch && warmPoolPolicy === 'adaptive' && ipv6)
+    r.problem(
+      'AWS_NODE_ADAPTIVE_POD_WATCH',
+      'is not used in IPv6 mode: the /80 needs no warm pool (unset it)',
+    );
+  else if (podWatchSet && podWatch && warmPoolPolicy === 'adaptive' && config.kube.apiServer === undefined)
     r.problem(
       'AWS_NODE_ADAPTIVE_POD_WATCH',
       'needs the Kubernetes API to watch pods (KUBERNETES_SERVICE_HOST or CLUSTER_ENDPOINT), or set it to false',
