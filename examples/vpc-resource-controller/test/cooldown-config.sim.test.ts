@@ -50,7 +50,19 @@ describe('readBranchEniCooldown', () => {
       kind: 'set',
       ms: 86_400_000,
     });
-    for (const bad of ['60s', '1m', '', ' 60', '-5', '+60', '1.5', 'abc', '86401', '99999999999'])
+    for (const bad of [
+      '60s',
+      '1m',
+      '',
+      ' 60',
+      '-5',
+      '+60',
+      '1.5',
+      'abc',
+      '86401',
+      '99999999999',
+      '9'.repeat(400),
+    ])
       expect(readBranchEniCooldown({ 'branch-eni-cooldown': bad })).toMatchObject({
         kind: 'refused',
         text: bad,
