@@ -343,7 +343,7 @@ async function start(
         log,
       })
     : undefined;
-  const podWatch = boundPods ? await createPodWatch(config.kube, boundPods, log) : undefined;
+  const podWatch = boundPods ? createPodWatch(config.kube, kube, boundPods, log) : undefined;
   onFailure(() => podWatch?.stop());
   const pool = new PoolLoop({
     datastore,

@@ -52,17 +52,19 @@ export async function createKubeSide(
 }
 
 /**
- * Creates the watch of the pods bound to this node (over `node:https`, connections of its own), feeding `sink`;
- * it starts with {@link PodWatch.start}. Without a cluster it stays off and says why when started.
+ * Creates the watch of the pods bound to this node (over `node:https`, connections of its own), feeding `sink`,
+ * against the target `kube` resolved; it starts with {@link PodWatch.start}. Without a cluster it stays off and
+ * says why when started.
  */
-export async function createPodWatch(
+export function createPodWatch(
   settings: KubeSettings,
+  kube: KubeSide,
   sink: PodWatchSink,
   log: Logger,
-): Promise<PodWatch> {
+): PodWatch {
   return new PodWatch({
     nodeName: settings.nodeName,
-    target: await resolveInCluster(settings),
+    target: kube.target,
     connect: (t) => httpsPodWatchApi(t, KUBE_REQUEST_TIMEOUT_MS),
     sink,
     log,

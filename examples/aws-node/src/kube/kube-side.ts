@@ -100,6 +100,11 @@ export class KubeSide {
     this.#state = 'server' in deps.target ? 'connecting' : 'off';
   }
 
+  /** The API server and credentials this side uses, or why there are none (read once, at start). */
+  get target(): InClusterTarget | NotInCluster {
+    return this.deps.target;
+  }
+
   /** Current state. */
   status(): KubeSideStatus {
     return {
