@@ -27,6 +27,7 @@ import {
   buildLibcniRunner,
   binDir as builtBinDir,
   cleanEnv,
+  DAEMON_OPTIONS,
   histogramDelta,
   loadClusterHarness,
   ratioTable,
@@ -76,17 +77,7 @@ const { values: args, refuse } = commandLine(import.meta.url, {
       default: 0,
       description: "pause after each pod's DEL (the kernel's namespace teardown holds RTNL meanwhile)",
     },
-    'daemon-node-options': {
-      type: 'string',
-      value: 'FLAGS',
-      description:
-        "start the daemon with these NODE_OPTIONS, written --daemon-node-options='--flag' (the plugins run without them)",
-    },
-    'bin-dir': {
-      type: 'string',
-      value: 'DIR',
-      description: "run the daemon, init and plugin of another build's dist/bin (default: this checkout's)",
-    },
+    ...DAEMON_OPTIONS,
   },
 });
 const RUNS = args.runs;

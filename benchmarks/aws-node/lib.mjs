@@ -27,6 +27,25 @@ export function bundleScratch(label) {
   return mkdtempSync(join(base, `vck-bench-${label}-`));
 }
 
+/**
+ * The command-line options (benchmarks/lib/cli.mjs) of the benchmarks that start aws-node on a harness node:
+ * the daemon's NODE_OPTIONS, and another build's dist/bin (the default is {@link binDir}).
+ */
+export const DAEMON_OPTIONS = {
+  'daemon-node-options': {
+    type: 'string',
+    value: 'FLAGS',
+    description:
+      "start the daemon with these NODE_OPTIONS, written with '=' as they start with a dash: --daemon-node-options='--max-semi-space-size=1'",
+  },
+  'bin-dir': {
+    type: 'string',
+    value: 'DIR',
+    description:
+      "run aws-node, its init and aws-cni from another build's dist/bin, e.g. a saved copy (an A/B)",
+  },
+};
+
 /** A short random tag for names this run creates (namespaces, directories). */
 export const tag = randomBytes(3).toString('hex');
 

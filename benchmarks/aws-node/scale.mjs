@@ -16,6 +16,7 @@ import { commandLine } from '../lib/cli.mjs';
 import {
   buildLibcniRunner,
   binDir as builtBinDir,
+  DAEMON_OPTIONS,
   daemonPid,
   histogramDelta,
   libcniArgv,
@@ -37,18 +38,7 @@ const { values: args } = commandLine(import.meta.url, {
   options: {
     concurrent: { type: 'count', default: 50, min: 1, description: 'pod ADDs at once' },
     pods: { type: 'count', default: 110, min: 1, description: 'pods on the node for the memory reading' },
-    'daemon-node-options': {
-      type: 'string',
-      value: 'FLAGS',
-      description:
-        "start the daemon with these NODE_OPTIONS, e.g. --daemon-node-options='--max-semi-space-size=1'",
-    },
-    'bin-dir': {
-      type: 'string',
-      value: 'DIR',
-      description:
-        "run the daemon from another build's dist/bin, e.g. a saved copy (default: this checkout's)",
-    },
+    ...DAEMON_OPTIONS,
   },
 });
 const CONCURRENT = args.concurrent;

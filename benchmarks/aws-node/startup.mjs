@@ -15,6 +15,7 @@ import {
   buildLibcniRunner,
   binDir as builtBinDir,
   cleanEnv,
+  DAEMON_OPTIONS,
   leakedNetns,
   loadClusterHarness,
   now,
@@ -31,12 +32,7 @@ const { values: args } = commandLine(import.meta.url, {
     'Build @vpc-cni-kit/aws-node first.',
   options: {
     restarts: { type: 'count', default: 10, min: 1, description: 'timed daemon restarts' },
-    'bin-dir': {
-      type: 'string',
-      value: 'DIR',
-      description:
-        "run the daemon from another build's dist/bin, e.g. a saved copy (default: this checkout's)",
-    },
+    'bin-dir': DAEMON_OPTIONS['bin-dir'],
   },
 });
 const RESTARTS = args.restarts;
