@@ -15,6 +15,12 @@
 //     positionals: [{ name: 'trace.csv', rest: true, description: 'traces to replay' }],
 //   });
 //   values.runs; values['bin-dir']; values.markdown; values['trace.csv'];
+//
+// An option is { type: 'string' | 'count' | 'boolean', description, default?, value? (the placeholder in the
+// usage: N, DIR…), min? (a count's least value), choices? (the strings a value may be), multiple? (repeatable:
+// an array) }. A positional argument is { name, description, type?: 'string' | 'count', default?, min?, value?,
+// rest? (the last one takes all that are left, as an array) }; all are optional, and without any the command
+// takes none.
 import { basename, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';

@@ -52,6 +52,12 @@ function run(script: string, args: string[]) {
 }
 
 describe('every benchmark script', () => {
+  it('says what it is on --version', async () => {
+    const version = await run('run.mjs', ['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^benchmarks\/run\.mjs: a vpc-cni-kit benchmark.*, node v\d+/);
+  });
+
   it('is found (a library module belongs in LIBRARIES)', () => {
     expect(ENTRIES).toContain('run.mjs');
     expect(ENTRIES).toContain('aws-node/cni.mjs');
