@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError, normaliseIpv4Cidr } from '../src/config/env-reader.js';
+import { parseLogLevel, readLogLevel } from '../src/log/logger.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -200,6 +201,30 @@ describe('loadConfig', () => {
       ],
     ])('refuses %j with one line naming the variable', (env, message) => {
       expect(problems(env).join('\n')).toContain(message);
+    });
+  });
+
+  describe('log levels', () => {
+    it.each(['DEBUG', 'Info', 'warn', 'WARNING', 'error', 'Fatal'])('accepts %s for both logs', (level) => {
+      const c = loadConfig({ AWS_VPC_K8S_CNI_LOGLEVEL: level, AWS_VPC_K8S_PLUGIN_LOG_LEVEL: level });
+      expect(c.logLevel).toBe(level);
+      expect(c.pluginLogLevel).toBe(level);
+    });
+
+    it.each(['verbose', 'trace', 'debug2', 'warnx'])('refuses %s for both logs, naming each variable', (level) => {
+      expect(problems({ AWS_VPC_K8S_CNI_LOGLEVEL: level, AWS_VPC_K8S_PLUGIN_LOG_LEVEL: level })).toEqual([
+        'AWS_VPC_K8S_PLUGIN_LOG_LEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
+        'AWS_VPC_K8S_CNI_LOGLEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
+      ]);
+    });
+
+    it('maps fatal to the most severe level, never to debug', () => {
+      expect(readLogLevel('FATAL')).toBe('error');
+      expect(parseLogLevel('fatal')).toBe('error');
+      expect(readLogLevel('Warning')).toBe('warn');
+      expect(readLogLevel('verbose')).toBeUndefined();
+      // The plugin reading a conflist someone else wrote keeps the reference's default.
+      expect(parseLogLevel('verbose')).toBe('debug');
     });
   });
 

@@ -4,6 +4,7 @@ import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
 import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
+import { LOG_LEVEL_NAMES, readLogLevel } from '../log/logger.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
 
 /** SNAT source-port randomisation (`AWS_VPC_K8S_CNI_RANDOMIZESNAT`). */
@@ -306,9 +307,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     hostCniBinPath: r.string('HOST_CNI_BIN_PATH', '/host/opt/cni/bin'),
     hostCniConfDirPath: r.string('HOST_CNI_CONFDIR_PATH', '/host/etc/cni/net.d'),
     pluginLogFile,
-    pluginLogLevel: r.string('AWS_VPC_K8S_PLUGIN_LOG_LEVEL', 'Debug'),
+    pluginLogLevel: logLevelOf(r, 'AWS_VPC_K8S_PLUGIN_LOG_LEVEL', 'Debug'),
     logFile: r.string('AWS_VPC_K8S_CNI_LOG_FILE', '/host/var/log/aws-routed-eni/ipamd.log'),
-    logLevel: r.string('AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
+    logLevel: logLevelOf(r, 'AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
     version: r.string('VPC_CNI_VERSION', ''),
     kube: readKubeSettings(r),
     podEni: {
@@ -370,6 +371,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+/** A log level name as set (the conflist carries the plugin's as written); a name no level has is a problem. */
+function logLevelOf(r: EnvReader, name: string, fallback: string): string {
+  const v = r.string(name, fallback);
+  if (readLogLevel(v) !== undefined) return v;
+  r.problem(name, `must be one of ${LOG_LEVEL_NAMES.join(', ')} (any letter case)`);
+  return fallback;
 }
 
 function parseMark(r: EnvReader, name: string, fallback: number): number {
