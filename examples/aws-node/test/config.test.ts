@@ -211,12 +211,15 @@ describe('loadConfig', () => {
       expect(c.pluginLogLevel).toBe(level);
     });
 
-    it.each(['verbose', 'trace', 'debug2', 'warnx'])('refuses %s for both logs, naming each variable', (level) => {
-      expect(problems({ AWS_VPC_K8S_CNI_LOGLEVEL: level, AWS_VPC_K8S_PLUGIN_LOG_LEVEL: level })).toEqual([
-        'AWS_VPC_K8S_PLUGIN_LOG_LEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
-        'AWS_VPC_K8S_CNI_LOGLEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
-      ]);
-    });
+    it.each(['verbose', 'trace', 'debug2', 'warnx'])(
+      'refuses %s for both logs, naming each variable',
+      (level) => {
+        expect(problems({ AWS_VPC_K8S_CNI_LOGLEVEL: level, AWS_VPC_K8S_PLUGIN_LOG_LEVEL: level })).toEqual([
+          'AWS_VPC_K8S_PLUGIN_LOG_LEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
+          'AWS_VPC_K8S_CNI_LOGLEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
+        ]);
+      },
+    );
 
     it('maps fatal to the most severe level, never to debug', () => {
       expect(readLogLevel('FATAL')).toBe('error');

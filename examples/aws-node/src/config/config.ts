@@ -2,9 +2,9 @@ import { isAbsolute } from 'node:path';
 import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
 import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
 import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
+import { LOG_LEVEL_NAMES, readLogLevel } from '../log/logger.js';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
-import { LOG_LEVEL_NAMES, readLogLevel } from '../log/logger.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
 
 /** SNAT source-port randomisation (`AWS_VPC_K8S_CNI_RANDOMIZESNAT`). */
