@@ -9,6 +9,7 @@ import { hostVethName, routeTableId } from '@vpc-cni-kit/routing-table';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/daemon/logger.js';
 import { restoreNode } from '../src/daemon/restore.js';
+import { readSavedState } from '../src/daemon/saved-state.js';
 import { isStartError } from '../src/daemon/start-error.js';
 import { podKey } from './support/backend.js';
 import { testPool } from './support/pool.js';
@@ -46,7 +47,7 @@ async function crashedNode(lagMs: number) {
     const pool = testPool(datastore, w.eni, 0, { routeTableId });
     const outcome = restoreNode({
       datastore,
-      readCheckpoint: () => checkpointer.read(),
+      checkpoint: readSavedState(checkpointer, 'ipam.json').checkpoint,
       listImdsEnis: () => w.metadata.listEnis(),
       ...(imdsOnly ? {} : { describeEnis: () => w.eni.describeEnis() }),
       adoptEni: (e) => pool.adoptEni(e),

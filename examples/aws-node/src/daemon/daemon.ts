@@ -38,7 +38,7 @@ import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
 import { FailureRing } from './failures.js';
 import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
-import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
+import { type HttpEndpoint, introspectionServer, listenEarly, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
 import { adoptPrimaryIpv6, primaryIpv6Prefix, requireIpv6Subnet } from './ipv6-node.js';
 import type { Logger } from './logger.js';
@@ -47,6 +47,8 @@ import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
 import { restoreNode } from './restore.js';
+import { readSavedState } from './saved-state.js';
+import { checkSocketPath } from './socket-path.js';
 import { StartError } from './start-error.js';
 import { startVpcCidrRefresh } from './vpc-cidr-refresh.js';
 
@@ -101,7 +103,8 @@ export interface StartOptions {
 }
 
 /**
- * Starts aws-node: IMDS discovery → limits → host network (primary ENI MTU, SNAT and connmark, fwmark rule)
+ * Starts aws-node: what could stop the start is checked before the node is changed (the checkpoint read and
+ * checked once, the gRPC socket's path, the HTTP ports bound early; ADR 0034) → IMDS discovery → limits → host network (primary ENI MTU, SNAT and connmark, fwmark rule)
  * → existing ENIs set up → checkpoint restored and validated against host veths → serve gRPC, metrics and
  * introspection → pool loop → conflist written once healthy. In IPv6 mode (`config.ipv6`): no SNAT or
  * connmark (the IPv4 FORWARD block of the egress range instead), one /80 on the primary ENI (assigned when
@@ -162,6 +165,21 @@ async function start(
         now: () => Date.now(),
       })
     : undefined;
+  // 0. Before anything on the node changes (ADR 0034): what the previous daemon left (the checkpoint, checked for
+  // restore, and the branch-pod ledger beside it), the gRPC socket's path, and the HTTP ports, taken now. A
+  // corrupt checkpoint, a file where the socket goes or a port in use then stops the start with the node as it was.
+  // The gRPC server itself binds only after the restore: an open socket means AddNetwork is answered.
+  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
+  const ledger = config.podEni.enabled ? branchLedgerFile(config.backingStorePath) : undefined;
+  const saved = readSavedState(checkpointer, config.backingStorePath, ledger);
+  await checkSocketPath(config.socketPath);
+  const introspection = config.introspection.enabled
+    ? await listenEarly(config.introspection.bindAddress)
+    : undefined;
+  onFailure(() => introspection?.close());
+  const metricsEndpoint = config.metrics.enabled ? await listenEarly(config.metrics.bindAddress) : undefined;
+  onFailure(() => metricsEndpoint?.close());
+
   const hooks = {
     onCall: (e: Parameters<typeof metrics.onCall>[0]) => {
       metrics.onCall(e);
@@ -232,8 +250,6 @@ async function start(
   // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
   // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed; pod plumbing
   // then need not give the event loop turns for the write to advance.
-  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
-
   // 3. Host network.
   const host: Host = await openHost({ yieldDuringPlumbing: !checkpointer.inline });
   onFailure(() => host.close());
@@ -420,7 +436,7 @@ async function start(
     : undefined;
   const { report, enis: startEnis } = await restoreNode({
     datastore,
-    readCheckpoint: () => checkpointer.read(),
+    checkpoint: saved.checkpoint,
     listImdsEnis: () => metadata.listEnis(),
     ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
     selectManaged:
@@ -541,14 +557,14 @@ async function start(
         ...(config.imdsOnlyMode
           ? {}
           : { heldBranches: heldBranchesOf(ec2, node.instanceId, { now: () => performance.now(), log }) }),
-        ledger: branchLedgerFile(config.backingStorePath),
+        ...(ledger === undefined ? {} : { ledger }),
         now: () => Date.now(),
       })
     : undefined;
   if (branchPods !== undefined) {
     // The records of the branch pods plumbed before a restart, kept where their branch link still is (ADR 0030).
     const t = performance.now();
-    const r = await branchPods.restore();
+    const r = await branchPods.restore(saved.branchLedger);
     for (const problem of r.problems) log.warn('branch pod ledger: entry not read', { problem });
     for (const d of r.dropped)
       log.info('branch pod record dropped', {
@@ -656,38 +672,32 @@ async function start(
     }),
   });
   onFailure(() => rpc.close(0));
-  const introspection = config.introspection.enabled
-    ? await listen(
-        introspectionServer(datastore, config, log, {
-          eniConfigs: () => custom?.status(),
-          unmanagedEnis: () => nodeEnis.unmanaged(),
-          warmPool: () => ({
-            lastDecision: pool.last(),
-            prefixFallback: pool.prefixFallback(),
-            ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
-            ...(boundPods && podWatch
-              ? { boundPods: { count: boundPods.count(), pods: boundPods.pods(), watch: podWatch.status() } }
-              : {}),
-          }),
-          failures: () => failures.list(),
-          ...(branchPods !== undefined
-            ? {
-                branchPods: async () => {
-                  // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
-                  await branchPods.prune(await host.linkNames());
-                  return branchPods.list();
-                },
-              }
-            : {}),
-        }),
-        config.introspection.bindAddress,
-      )
-    : undefined;
-  onFailure(() => introspection?.close());
-  const metricsEndpoint = config.metrics.enabled
-    ? await listen(metricsServer(metrics, datastore), config.metrics.bindAddress)
-    : undefined;
-  onFailure(() => metricsEndpoint?.close());
+  // The HTTP endpoints have listened since start (answering 503); from now on they answer.
+  introspection?.serve(
+    introspectionServer(datastore, config, log, {
+      eniConfigs: () => custom?.status(),
+      unmanagedEnis: () => nodeEnis.unmanaged(),
+      warmPool: () => ({
+        lastDecision: pool.last(),
+        prefixFallback: pool.prefixFallback(),
+        ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
+        ...(boundPods && podWatch
+          ? { boundPods: { count: boundPods.count(), pods: boundPods.pods(), watch: podWatch.status() } }
+          : {}),
+      }),
+      failures: () => failures.list(),
+      ...(branchPods !== undefined
+        ? {
+            branchPods: async () => {
+              // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
+              await branchPods.prune(await host.linkNames());
+              return branchPods.list();
+            },
+          }
+        : {}),
+    }),
+  );
+  metricsEndpoint?.serve(metricsServer(metrics, datastore));
   onFailure(() => pool.stop());
   if (custom || branchPods) {
     // Custom networking reads ENIConfigs before every new ENI: connect now, and give the API a few seconds

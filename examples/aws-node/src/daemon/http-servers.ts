@@ -50,6 +50,34 @@ export async function listen(server: Server, bind: string): Promise<HttpEndpoint
   };
 }
 
+/** An HTTP endpoint listening before the daemon can answer on it (see {@link listenEarly}). */
+export interface EarlyHttpEndpoint extends HttpEndpoint {
+  /** From now on requests go to `server`'s request handler (a server that is not listening itself). */
+  serve(server: Server): void;
+}
+
+/**
+ * Listens on `bind` at once and answers every request `503 starting` until {@link EarlyHttpEndpoint.serve} hands
+ * it the real server: the daemon takes its ports before it changes the node, so a port in use stops the start
+ * while the node is still as it was (ADR 0034).
+ */
+export async function listenEarly(bind: string): Promise<EarlyHttpEndpoint> {
+  let target: Server | undefined;
+  const endpoint = await listen(
+    createServer((req, res) => {
+      if (target !== undefined) target.emit('request', req, res);
+      else res.writeHead(503, { 'retry-after': '1' }).end('aws-node is starting\n');
+    }),
+    bind,
+  );
+  return {
+    ...endpoint,
+    serve: (server) => {
+      target = server;
+    },
+  };
+}
+
 const RANDOMIZE_ENUM = { none: 0, hashrandom: 1, prng: 2 } as const;
 const COMMANDS = [
   '/v1/enis',

@@ -1,8 +1,8 @@
 import {
+  type CheckpointDocument,
   type CheckpointEntry,
   type Datastore,
   parseAddress,
-  parseCheckpoint,
   parseCidr,
   type RestoreReport,
 } from '@vpc-cni-kit/datastore';
@@ -56,8 +56,11 @@ const addressOf = (e: CheckpointEntry): string => (e.ipv4 ?? e.ipv6)!;
 export interface NodeRestoreDeps {
   /** An empty datastore (nothing assigned yet). */
   datastore: Datastore;
-  /** The checkpoint text, or `undefined` on a fresh node. */
-  readCheckpoint: () => string | undefined;
+  /**
+   * The checkpoint as read and checked before the node was changed (`parseRestorableCheckpoint`, see
+   * `readSavedState`), or `null` on a fresh node.
+   */
+  checkpoint: CheckpointDocument | null;
   /** The node's ENIs from IMDS. */
   listImdsEnis: () => Promise<ImdsEni[]>;
   /**
@@ -108,8 +111,7 @@ export interface NodeRestoreOutcome {
  * ever given out twice.
  */
 export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOutcome> {
-  const text = deps.readCheckpoint();
-  const live = text === undefined ? [] : parseCheckpoint(text).allocations.filter((e) => deps.podExists(e));
+  const live = deps.checkpoint?.allocations.filter((e) => deps.podExists(e)) ?? [];
   const deadline = deps.now() + deps.confirmWaitMs;
   let reads = 0;
   let enis: ImdsEni[];
@@ -146,6 +148,6 @@ export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOut
       address: addressOf(e),
       containerID: e.containerID,
     });
-  const report = deps.datastore.restore({ keep: deps.podExists });
+  const report = deps.datastore.restore({ keep: deps.podExists, document: deps.checkpoint });
   return { report, enis, reads };
 }
