@@ -144,18 +144,24 @@ async function start(
   const kube = await createKubeSide(config.kube, log);
   // Started below (before the conflist with custom networking): a failed start stops its reconnect loop.
   onFailure(() => kube.stop());
-  if (config.podEni.enabled && kube.status().state === 'off') {
-    throw new StartError(
+  // Settings that cannot work without the API: refused with the reason the API cannot be used (the configuration
+  // already refused them without an API server, so here it is the ServiceAccount's files).
+  const kubeRequired = (setting: string, what: string) => {
+    const t = kube.target;
+    const why = 'reason' in t ? t.reason : 'not connected';
+    return new StartError(
       'KubeRequired',
-      "ENABLE_POD_ENI=true needs the Kubernetes API (each pod's vpc.amazonaws.com/pod-eni annotation): run in a cluster or set KUBERNETES_SERVICE_HOST/PORT",
+      `${setting} needs the Kubernetes API (${what}), which cannot be used: ${why}; ${
+        config.kube.apiServer === undefined
+          ? 'run in a cluster or set KUBERNETES_SERVICE_HOST/PORT'
+          : 'mount the ServiceAccount token and ca.crt there (automountServiceAccountToken) or set AWS_NODE_SERVICE_ACCOUNT_DIR'
+      }`,
     );
-  }
-  if (config.customNetworking && kube.status().state === 'off') {
-    throw new StartError(
-      'KubeRequired',
-      'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API (ENIConfigs): run in a cluster or set KUBERNETES_SERVICE_HOST/PORT',
-    );
-  }
+  };
+  if (config.podEni.enabled && kube.status().state === 'off')
+    throw kubeRequired('ENABLE_POD_ENI=true', "each pod's vpc.amazonaws.com/pod-eni annotation");
+  if (config.customNetworking && kube.status().state === 'off')
+    throw kubeRequired('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true', 'ENIConfigs');
   const custom = config.customNetworking
     ? customNetworking({
         kube,
