@@ -89,8 +89,6 @@ export interface StartOptions {
   poolIntervalMs?: number;
   /** With prefix delegation, how long growth stays in /32s after EC2 had no free /28 (default 120 s). */
   prefixFallbackMs?: number;
-  /** Chain the bandwidth plugin in the conflist (`ENABLE_BANDWIDTH_PLUGIN`). */
-  bandwidthPlugin?: boolean;
   /** Period of the reconcile with IMDS (the reference: 60 s). */
   reconcileIntervalMs?: number;
   /** Period of the VPC CIDR refresh that re-applies SNAT when the VPC's blocks change (the reference: 30 s). */
@@ -819,7 +817,7 @@ async function start(
   if (egress.warning !== undefined) log.warn(egress.warning);
   const conflistPath = await writeConflist(
     config.hostCniConfDirPath,
-    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false, egress: egress.entry }),
+    renderConflist(config, { bandwidth: config.bandwidthPlugin, egress: egress.entry }),
   );
   if (!custom && !branchPods) kube.start();
   const startupMs = performance.now() - started;

@@ -234,7 +234,7 @@ export function introspectionServer(
           WARM_IP_TARGET: config.warmIpTarget,
           WARM_ENI_TARGET: config.warmEniTarget,
           AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: config.customNetworking,
-          AWS_MANAGE_ENIS_NON_SCHEDULABLE: false,
+          AWS_MANAGE_ENIS_NON_SCHEDULABLE: config.manageEnisNonSchedulable,
           ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
           ENABLE_POD_ENI: config.podEni.enabled,
           POD_SECURITY_GROUP_ENFORCING_MODE: config.podEni.mode,
