@@ -204,6 +204,19 @@ describePrivileged('aws-node and aws-vpc-cni-init: hostile command lines and sta
     expect(existsSync(join(o.dir, 'log')), 'log directory created').toBe(false);
   });
 
+  it('aws-vpc-cni-init refuses relative paths as the daemon does, before asking IMDS', async () => {
+    const o = await untouched(bare, 'aws-vpc-cni-init.cjs', [], {
+      HOST_CNI_BIN_PATH: 'opt/cni/bin',
+      AWS_NODE_CORE_PLUGINS_DIR: 'plugins',
+    });
+    expect(o.code).toBe(1);
+    expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    expect(o.stderr).toContain('HOST_CNI_BIN_PATH="opt/cni/bin": must be an absolute path');
+    expect(o.stderr).toContain('AWS_NODE_CORE_PLUGINS_DIR="plugins": must be an absolute path');
+    expect(o.stderr).not.toContain('IMDS');
+    expect(o.ms).toBeLessThan(5000);
+  });
+
   it('aws-vpc-cni-init refuses a malformed DISABLE_TCP_EARLY_DEMUX before installing or setting anything', async () => {
     const o = await untouched(bare, 'aws-vpc-cni-init.cjs', [], { DISABLE_TCP_EARLY_DEMUX: 'yes' });
     expect(o.code).toBe(1);
