@@ -102,12 +102,12 @@ export interface StartOptions {
 
 /**
  * Starts aws-node: what could stop the start is checked before the node is changed (the checkpoint read and
- * checked once, the gRPC socket's path, the HTTP ports bound early; ADR 0034) → IMDS discovery → limits → host network (primary ENI MTU, SNAT and connmark, fwmark rule)
- * → existing ENIs set up → checkpoint restored and validated against host veths → serve gRPC, metrics and
- * introspection → pool loop → conflist written once healthy. In IPv6 mode (`config.ipv6`): no SNAT or
- * connmark (the IPv4 FORWARD block of the egress range instead), one /80 on the primary ENI (assigned when
- * missing), an IPv6 fwmark rule, and no pool loop, reconcile, CIDR refresh or leaked-ENI cleanup, as the
- * reference.
+ * checked once, the gRPC socket's path, the HTTP ports bound early; ADR 0034) → IMDS discovery → limits → host
+ * network (primary ENI MTU, SNAT and connmark, fwmark rule) → existing ENIs set up → checkpoint restored and
+ * validated against host veths → serve gRPC, metrics and introspection → pool loop → conflist written once
+ * healthy. In IPv6 mode (`config.ipv6`): no SNAT or connmark (the IPv4 FORWARD block of the egress range
+ * instead), one /80 on the primary ENI (assigned when missing), an IPv6 fwmark rule, and no pool loop,
+ * reconcile, CIDR refresh or leaked-ENI cleanup, as the reference.
  */
 export async function startDaemon(config: AwsNodeConfig, options: StartOptions): Promise<RunningDaemon> {
   // What start has opened so far, released newest first if a later step fails: a daemon that failed to
@@ -173,6 +173,11 @@ async function start(
   // restore, and the branch-pod ledger beside it), the gRPC socket's path, and the HTTP ports, taken now. A
   // corrupt checkpoint, a file where the socket goes or a port in use then stops the start with the node as it was.
   // The gRPC server itself binds only after the restore: an open socket means AddNetwork is answered.
+  //
+  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
+  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
+  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed; pod plumbing
+  // then need not give the event loop turns for the write to advance.
   const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
   const ledger = config.podEni.enabled ? branchLedgerFile(config.backingStorePath) : undefined;
   const saved = readSavedState(checkpointer, config.backingStorePath, ledger);
@@ -250,10 +255,6 @@ async function start(
   if (config.ipv6) metrics.setLimits(1, podsMax);
   else metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
 
-  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
-  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
-  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed; pod plumbing
-  // then need not give the event loop turns for the write to advance.
   // 3. Host network.
   const host: Host = await openHost({ yieldDuringPlumbing: !checkpointer.inline });
   onFailure(() => host.close());
