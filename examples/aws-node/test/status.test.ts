@@ -2,8 +2,11 @@
  * `aws-node status` against a real introspection server over a real datastore: tables of ENIs, pods and the
  * pool; `--json`; one line and exit 1 when nothing answers; exit 2 on a bad command line.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,6 +242,51 @@ describe('aws-node status', () => {
       await new Promise((r) => other.close(r));
     }
   });
+
+  it('gives up within its 3 s deadline, or at its size cap, on an endpoint that never finishes its answer', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'status-stream-'));
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    // One endpoint floods a 200 body that never ends, one trickles a byte at a time: neither is the daemon.
+    const flood = createServer((_req, res) => {
+      res.writeHead(200);
+      const pump = () => {
+        while (res.write(chunk));
+      };
+      res.on('drain', pump);
+      pump();
+    });
+    const timers = new Set<NodeJS.Timeout>();
+    const trickle = createServer((_req, res) => {
+      res.writeHead(200);
+      const t = setInterval(() => res.write(' '), 50);
+      timers.add(t);
+      res.on('close', () => clearInterval(t));
+    });
+    await new Promise<void>((r) => flood.listen(join(dir, 'flood.sock'), r));
+    await new Promise<void>((r) => trickle.listen(join(dir, 'trickle.sock'), r));
+    try {
+      let started = Date.now();
+      const flooded = await status('--address', `unix:${join(dir, 'flood.sock')}`);
+      expect(Date.now() - started).toBeLessThan(3500);
+      expect(flooded.code).toBe(1);
+      expect(flooded.stderr).toMatch(/^aws-node status: cannot read .*answered more than 8388608 bytes/);
+      expect(flooded.stderr.trim().split('\n')).toHaveLength(1);
+      started = Date.now();
+      const trickled = await status('--address', `unix:${join(dir, 'trickle.sock')}`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+      expect(Date.now() - started).toBeLessThan(4500);
+      expect(trickled.code).toBe(1);
+      expect(trickled.stderr).toMatch(/^aws-node status: cannot read .*no complete answer within 3000 ms/);
+      expect(trickled.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      flood.closeAllConnections();
+      trickle.closeAllConnections();
+      await new Promise((r) => flood.close(r));
+      await new Promise((r) => trickle.close(r));
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 15_000);
 
   it('formatTable pads columns and underlines the header', () => {
     expect(

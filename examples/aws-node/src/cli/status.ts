@@ -4,7 +4,7 @@
  */
 import { request } from 'node:http';
 import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
-import { parseBindAddress } from '../config/bind-address.js';
+import { type BindAddress, parseBindAddress } from '../config/bind-address.js';
 import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
 
@@ -166,31 +166,51 @@ export function renderStatus(
   ].join('\n\n');
 }
 
-/** GETs `path` from the introspection endpoint at `bind` (host:port or unix:<path>), as JSON. */
-function getJson(bind: string, path: string, timeoutMs: number): Promise<unknown> {
-  const at = parseBindAddress(bind);
-  if ('problem' in at) return Promise.reject(new Error(`${JSON.stringify(bind)}: ${at.problem}`));
+/** How long `aws-node status` waits for all its documents, from connecting to the last byte of the last one. */
+const STATUS_DEADLINE_MS = 3000;
+/**
+ * The most `aws-node status` reads of one introspection document. A full node's `/v1/enis` (15 ENIs of 50
+ * addresses, or 15 prefixes of 16) is a few hundred KiB; an endpoint that sends more is not the daemon.
+ */
+const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * GETs `path` from the introspection endpoint `at`, as JSON, within `deadline` (shared by the command's requests:
+ * it bounds the connection, the headers and the whole body, where `http.request`'s `timeout` is only an idle
+ * timeout) and at most {@link MAX_DOCUMENT_BYTES}. Rejects with one line saying which bound was hit.
+ */
+function getJson(at: BindAddress, path: string, deadline: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      at.kind === 'unix'
-        ? { socketPath: at.path, path, timeout: timeoutMs }
-        : { host: at.host ?? '127.0.0.1', port: at.port, path, timeout: timeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return reject(new Error(`${path} answered HTTP ${res.statusCode}`));
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-          } catch {
-            reject(new Error(`${path} did not answer JSON`));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    let failure: Error | undefined;
+    const fail = (e: Error) =>
+      reject(
+        failure ?? (deadline.aborted ? new Error(`no complete answer within ${STATUS_DEADLINE_MS} ms`) : e),
+      );
+    const target =
+      at.kind === 'unix' ? { socketPath: at.path } : { host: at.host ?? '127.0.0.1', port: at.port };
+    const req = request({ ...target, path, agent: false, signal: deadline }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_DOCUMENT_BYTES) {
+          failure = new Error(`${path} answered more than ${MAX_DOCUMENT_BYTES} bytes`);
+          req.destroy(failure);
+          return;
+        }
+        chunks.push(c);
+      });
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${path} answered HTTP ${res.statusCode}`));
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch {
+          reject(new Error(`${path} did not answer JSON`));
+        }
+      });
+      res.on('error', fail);
+    });
+    req.on('error', fail);
     req.end();
   });
 }
@@ -232,12 +252,17 @@ export async function runStatus(
   let settings: Record<string, unknown>;
   let failures: unknown;
   let branchPods: unknown;
+  const at = parseBindAddress(address);
+  const done = new AbortController();
   try {
+    if ('problem' in at) throw new Error(`${JSON.stringify(address)}: ${at.problem}`);
+    // One deadline for all four requests; the first failure ends the others.
+    const deadline = AbortSignal.any([done.signal, AbortSignal.timeout(STATUS_DEADLINE_MS)]);
     [enis, settings, failures, branchPods] = (await Promise.all([
-      getJson(address, '/v1/enis', 3000),
-      getJson(address, '/v1/ipamd-env-settings', 3000),
-      getJson(address, '/v1/failures', 3000),
-      getJson(address, '/v1/branch-pods', 3000),
+      getJson(at, '/v1/enis', deadline),
+      getJson(at, '/v1/ipamd-env-settings', deadline),
+      getJson(at, '/v1/failures', deadline),
+      getJson(at, '/v1/branch-pods', deadline),
     ])) as [EnisDocument, Record<string, unknown>, unknown, unknown];
   } catch (e) {
     out.stderr(
@@ -245,6 +270,8 @@ export async function runStatus(
         'is aws-node running in this network namespace, with DISABLE_INTROSPECTION unset? --address names another endpoint\n',
     );
     return 1;
+  } finally {
+    done.abort();
   }
   // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
   if (!Array.isArray(failures)) failures = [];
