@@ -18,20 +18,20 @@ import { type HttpEndpoint, introspectionServer, listen } from '../src/daemon/ht
 import { silentLogger } from '../src/daemon/logger.js';
 
 async function status(...argv: string[]) {
+  return statusWith(argv, {});
+}
+
+async function statusWith(argv: string[], env: Record<string, string>) {
   let stdout = '';
   let stderr = '';
-  const code = await runStatus(
-    argv,
-    {},
-    {
-      stdout: (s) => {
-        stdout += s;
-      },
-      stderr: (s) => {
-        stderr += s;
-      },
+  const code = await runStatus(argv, env, {
+    stdout: (s) => {
+      stdout += s;
     },
-  );
+    stderr: (s) => {
+      stderr += s;
+    },
+  });
   return { code, stdout, stderr };
 }
 
@@ -212,7 +212,7 @@ describe('aws-node status', () => {
     expect(doc.failures.map((f) => f.code)).toEqual(['PoolEmpty', 'InsufficientFreeAddressesInSubnet']);
   });
 
-  it('one line and exit 1 when no daemon answers; exit 2 on a bad command line', async () => {
+  it('one line and exit 1 when no daemon answers', async () => {
     const down = await status('--address', '127.0.0.1:1');
     expect(down.code).toBe(1);
     expect(down.stdout).toBe('');
@@ -220,7 +220,34 @@ describe('aws-node status', () => {
       /^aws-node status: cannot read the daemon's introspection at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\): is aws-node running/,
     );
     expect(down.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await status('--address', 'nonsense')).code).toBe(1);
+  });
+
+  it('refuses an address it cannot connect to, port 0 included, as a usage error in one line', async () => {
+    for (const [argv, env, shown] of [
+      [['--address', 'nonsense'], {}, '--address "nonsense"'],
+      [['--address', '127.0.0.1:0'], {}, '--address "127.0.0.1:0"'],
+      [[], { INTROSPECTION_BIND_ADDRESS: ':0' }, 'INTROSPECTION_BIND_ADDRESS ":0"'],
+      [['--address', 'unix:relative.sock'], {}, '--address "unix:relative.sock"'],
+    ] as const) {
+      const o = await statusWith([...argv], env);
+      expect(o.code, shown).toBe(2);
+      expect(o.stdout).toBe('');
+      expect(o.stderr.startsWith(`aws-node status: ${shown}: `), o.stderr).toBe(true);
+      expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect((await status('--address', '127.0.0.1:0')).stderr).toMatch(/port 0 is "any free port"/);
+  });
+
+  it('--version prints the version as `aws-node --version` does', async () => {
+    expect(await statusWith(['--version'], { VPC_CNI_VERSION: 'v1.23.0' })).toEqual({
+      code: 0,
+      stdout: 'aws-node v1.23.0\n',
+      stderr: '',
+    });
+    expect((await status('-v')).stdout).toMatch(/^aws-node \S+\n$/);
+  });
+
+  it('refuses an unknown option with exit 2', async () => {
     const bad = await status('--tables');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^aws-node status: Unknown option '--tables'/);
@@ -267,14 +294,15 @@ describe('aws-node status', () => {
     try {
       let started = Date.now();
       const flooded = await status('--address', `unix:${join(dir, 'flood.sock')}`);
-      expect(Date.now() - started).toBeLessThan(3500);
+      // The cap, not the deadline, ended it (the message says which); bounds are loose for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(6000);
       expect(flooded.code).toBe(1);
       expect(flooded.stderr).toMatch(/^aws-node status: cannot read .*answered more than 8388608 bytes/);
       expect(flooded.stderr.trim().split('\n')).toHaveLength(1);
       started = Date.now();
       const trickled = await status('--address', `unix:${join(dir, 'trickle.sock')}`);
       expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
-      expect(Date.now() - started).toBeLessThan(4500);
+      expect(Date.now() - started).toBeLessThan(6000);
       expect(trickled.code).toBe(1);
       expect(trickled.stderr).toMatch(/^aws-node status: cannot read .*no complete answer within 3000 ms/);
       expect(trickled.stderr.trim().split('\n')).toHaveLength(1);

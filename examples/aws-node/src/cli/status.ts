@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
 import { type BindAddress, parseBindAddress } from '../config/bind-address.js';
+import { VERSION } from '../version.js';
 import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
 
@@ -215,16 +216,18 @@ function getJson(at: BindAddress, path: string, deadline: AbortSignal): Promise<
   });
 }
 
-const USAGE = `Usage: aws-node status [--json] [--address host:port|unix:<path>]
+const USAGE = `Usage: aws-node status [--json] [--address host:port|unix:<path>] [--version]
 
 What the running daemon holds, from its introspection endpoint: its ENIs, the pods' addresses, the pool, and
 its most recent failures (pool actions, AddNetwork, reconcile) with their codes and reasons, newest first.
-  --address   the introspection endpoint (default INTROSPECTION_BIND_ADDRESS, else 127.0.0.1:61679)
-  --json      print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>, "failures": <v1/failures>}
-              instead of tables
-  -h, --help  print this help
+  --address      the introspection endpoint (default INTROSPECTION_BIND_ADDRESS, else 127.0.0.1:61679)
+  --json         print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>, "failures": <v1/failures>}
+                 instead of tables
+  -h, --help     print this help
+  -v, --version  print the version (as \`aws-node --version\`)
 
-Exit status: 0, 1 when the daemon cannot be reached, 2 on a bad command line.
+Exit status: 0, 1 when the daemon cannot be reached (or answers nothing complete within 3 s), 2 on a bad
+command line or address (port 0 included: it names no daemon).
 `;
 
 /** Runs `aws-node status` with `argv` (the arguments after `status`); resolves to the exit status. */
@@ -237,14 +240,19 @@ export async function runStatus(
     json: { type: 'boolean' },
     address: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
   });
   if ('problem' in read) {
     out.stderr(`aws-node status: ${read.problem}\n\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const values = read.values as { json?: boolean; address?: string; help?: boolean };
+  const values = read.values as { json?: boolean; address?: string; help?: boolean; version?: boolean };
   if (values.help) {
     out.stdout(USAGE);
+    return 0;
+  }
+  if (values.version) {
+    out.stdout(`aws-node ${env['VPC_CNI_VERSION'] || VERSION}\n`);
     return 0;
   }
   const address = values.address ?? (env['INTROSPECTION_BIND_ADDRESS'] || '127.0.0.1:61679');
@@ -253,9 +261,21 @@ export async function runStatus(
   let failures: unknown;
   let branchPods: unknown;
   const at = parseBindAddress(address);
+  const problem =
+    'problem' in at
+      ? at.problem
+      : at.kind === 'tcp' && at.port === 0
+        ? 'port 0 is "any free port" to a server, not one to connect to'
+        : undefined;
+  if ('problem' in at || problem !== undefined) {
+    const source = values.address !== undefined ? '--address' : 'INTROSPECTION_BIND_ADDRESS';
+    out.stderr(
+      `aws-node status: ${source} ${JSON.stringify(address)}: ${problem} (hint: name the daemon's introspection endpoint, host:port or unix:<path>)\n`,
+    );
+    return EXIT_USAGE;
+  }
   const done = new AbortController();
   try {
-    if ('problem' in at) throw new Error(`${JSON.stringify(address)}: ${at.problem}`);
     // One deadline for all four requests; the first failure ends the others.
     const deadline = AbortSignal.any([done.signal, AbortSignal.timeout(STATUS_DEADLINE_MS)]);
     [enis, settings, failures, branchPods] = (await Promise.all([
