@@ -52,7 +52,7 @@ options:
   -h, --help                     this text
   -v, --version                  the version
 
-DURATION: a number of seconds, or with a unit: 500ms, 30s, 2m.
+DURATION: a number of seconds, or with a unit: 500ms, 30s, 2m; never negative.
 `;
 
 /** What the command line asks for. */
@@ -99,7 +99,59 @@ export function parseDuration(text: string): number | undefined {
   return Number.isFinite(ms) ? Math.round(ms) : undefined;
 }
 
+/** The options `parseArgs` reads. */
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  'cluster-name': { type: 'string' },
+  region: { type: 'string' },
+  'ec2-endpoint': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'branch-eni-cooldown': { type: 'string' },
+  'branch-concurrency': { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'leader-election-namespace': { type: 'string' },
+  'leader-election-id': { type: 'string' },
+  'leader-election-identity': { type: 'string' },
+  'lease-duration': { type: 'string' },
+  'renew-deadline': { type: 'string' },
+  'retry-period': { type: 'string' },
+  'log-level': { type: 'string' },
+  'health-probe-bind-address': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
+  'webhook-bind-address': { type: 'string' },
+  'webhook-cert-file': { type: 'string' },
+  'webhook-key-file': { type: 'string' },
+} as const;
+
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/**
+ * `argv` with `--flag -5s` written `--flag=-5s` for each string-valued `--flag` followed by a negative number:
+ * `parseArgs` takes a value starting with `-` for an option and calls the flag ambiguous, where the operator needs
+ * to hear what is wrong with the value. Stops at `--`.
+ */
+function attachNegativeValues(
+  argv: readonly string[],
+  options: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    if (
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
 
 /**
  * Reads `argv` (without node and the script) with `env` for the defaults the AWS and Kubernetes tools share
@@ -112,32 +164,10 @@ export function readCommandLine(
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      args: attachNegativeValues(argv, OPTIONS),
       strict: true,
       allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-        'cluster-name': { type: 'string' },
-        region: { type: 'string' },
-        'ec2-endpoint': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'branch-eni-cooldown': { type: 'string' },
-        'branch-concurrency': { type: 'string' },
-        'leader-elect': { type: 'boolean' },
-        'leader-election-namespace': { type: 'string' },
-        'leader-election-id': { type: 'string' },
-        'leader-election-identity': { type: 'string' },
-        'lease-duration': { type: 'string' },
-        'renew-deadline': { type: 'string' },
-        'retry-period': { type: 'string' },
-        'log-level': { type: 'string' },
-        'health-probe-bind-address': { type: 'string' },
-        'metrics-bind-address': { type: 'string' },
-        'webhook-bind-address': { type: 'string' },
-        'webhook-cert-file': { type: 'string' },
-        'webhook-key-file': { type: 'string' },
-      },
+      options: OPTIONS,
     }));
   } catch (e) {
     return { kind: 'invalid', problem: (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '' };
@@ -169,7 +199,9 @@ export function readCommandLine(
     ['renew-deadline', '10s'],
     ['retry-period', '2s'],
   ] as const) {
-    const ms = parseDuration(str(flag) ?? fallback);
+    const text = str(flag) ?? fallback;
+    if (/^\s*-/.test(text)) return invalid(`bad --${flag} ${JSON.stringify(text)}: must not be negative`);
+    const ms = parseDuration(text);
     if (ms === undefined)
       return invalid(`bad --${flag} ${JSON.stringify(str(flag))}: a duration like 30s or 500ms`);
     durations[flag] = ms;
