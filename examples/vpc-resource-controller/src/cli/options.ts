@@ -72,6 +72,8 @@ export interface Settings {
   readonly ec2Endpoint: string | undefined;
   /** Kubeconfig file (undefined: in-cluster). */
   readonly kubeconfig: string | undefined;
+  /** Where {@link Settings.kubeconfig} came from (for the hint when it cannot be read). */
+  readonly kubeconfigFrom: '--kubeconfig' | 'KUBECONFIG' | undefined;
   /** Branch cooldown (ms). */
   readonly cooldownMs: number;
   /** Pods whose branches are made at once. */
@@ -191,6 +193,8 @@ export function readCommandLine(
   if (ec2Endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(ec2Endpoint))
     return invalid(`--ec2-endpoint is not an http(s) URL: ${JSON.stringify(ec2Endpoint)}`);
   const kubeconfig = str('kubeconfig') ?? (env['KUBECONFIG'] || undefined);
+  const kubeconfigFrom =
+    str('kubeconfig') !== undefined ? '--kubeconfig' : kubeconfig !== undefined ? 'KUBECONFIG' : undefined;
 
   const durations: Record<string, number> = {};
   for (const [flag, fallback] of [
@@ -282,6 +286,7 @@ export function readCommandLine(
       region,
       ec2Endpoint,
       kubeconfig,
+      kubeconfigFrom,
       cooldownMs: durations['branch-eni-cooldown']!,
       concurrency,
       leaderElection,
