@@ -274,10 +274,12 @@ export async function runStatus(
     );
     return EXIT_USAGE;
   }
+  // One deadline for all four requests; the first failure ends the others. (A plain timer: a signal from
+  // `AbortSignal.timeout` inside `AbortSignal.any` can be collected before it fires on Node 20.)
   const done = new AbortController();
+  const deadline = done.signal;
+  const timer = setTimeout(() => done.abort(), STATUS_DEADLINE_MS);
   try {
-    // One deadline for all four requests; the first failure ends the others.
-    const deadline = AbortSignal.any([done.signal, AbortSignal.timeout(STATUS_DEADLINE_MS)]);
     [enis, settings, failures, branchPods] = (await Promise.all([
       getJson(at, '/v1/enis', deadline),
       getJson(at, '/v1/ipamd-env-settings', deadline),
@@ -291,6 +293,7 @@ export async function runStatus(
     );
     return 1;
   } finally {
+    clearTimeout(timer);
     done.abort();
   }
   // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
