@@ -11,17 +11,9 @@
  * 100 MiB by a few dozen kilobytes at most. Logging never fails a CNI operation: a file that cannot be opened
  * or written only loses the lines.
  */
-import {
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import { makeDirectories } from '../fs/make-directories.js';
 import {
   formatLogLine,
   isoTime,
@@ -114,7 +106,7 @@ function openAppend(path: string): number | undefined {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
   }
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+    makeDirectories(dirname(path));
     return openSync(path, 'a', 0o644);
   } catch {
     return undefined;
