@@ -1,11 +1,11 @@
 /**
  * aws-cni and egress-cni as the build ships them (the launchers, `*.cjs`, and the single executables), run as
- * an operator or a runtime runs them, with a deadline: a log path the filesystem refuses costs only the log
- * lines, never a hang. Each request fails before anything on the host is touched (no daemon behind the
+ * an operator or a runtime runs them, with a deadline: by hand they say what they are (as plugins built on the
+ * CNI project's Go skeleton do); a log path the filesystem refuses costs only the log lines, never a hang. Each request fails before anything on the host is touched (no daemon behind the
  * socket; no IPAM plugin on CNI_PATH), so this runs unprivileged.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scratchDir } from '@vpc-cni-kit/testkit';
@@ -98,6 +98,41 @@ describe('a pluginLogFile under /proc (where a recursive mkdir never returns)', 
       expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
       expect(o.code).toBe(1);
       expect(JSON.parse(o.stdout)).toMatchObject({ msg: 'failed to find plugin "host-local" in path [/x]' });
+    }
+  });
+});
+
+describe('run by hand', () => {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  const versions = 'CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0\n';
+  const about: Record<string, string> = {
+    'aws-cni': `aws-cni: AWS VPC CNI plugin (vpc-cni-kit) ${version}\n${versions}`,
+    'egress-cni': `egress-cni: IPv4/IPv6 egress for AWS VPC CNI pods (vpc-cni-kit) ${version}\n${versions}`,
+  };
+
+  it('without CNI_COMMAND, or with --help/--version: the name, our version and the CNI versions on stderr, exit 0', async () => {
+    for (const name of ['aws-cni', 'egress-cni']) {
+      for (const bin of [`${name}.cjs`, name]) {
+        for (const [env, args] of [
+          [{}, []],
+          [{}, ['--version']],
+          [{}, ['--help']],
+          [{ CNI_COMMAND: 'ADD' }, ['--version']],
+          [{ CNI_COMMAND: 'DEL', ...request }, ['-h']],
+        ] as const) {
+          const o = await runPlugin(bin, env, '', [...args]);
+          expect({ bin, args, ...o }).toEqual({
+            bin,
+            args,
+            code: 0,
+            signal: null,
+            stdout: '',
+            stderr: about[name],
+          });
+        }
+      }
     }
   });
 });
