@@ -41,7 +41,8 @@ export interface PluginLogOptions {
  * Opens the plugin log. Nothing is opened until the first line at or above `level` is written.
  *
  * @param destination - `pluginLogFile` from the conflist: a path, or `''`/`stderr` (`stdout` too) for stderr.
- * @param level - `pluginLogLevel` from the conflist (Debug, Info, Warn, Error; anything else is Debug).
+ * @param level - `pluginLogLevel` from the conflist (Debug, Info, Warn, Error in any case; anything else is
+ * Debug here: aws-cni refuses other names when it reads its configuration, see `readAwsCniConf`).
  */
 export function openPluginLog(destination: string, level: string, options: PluginLogOptions = {}): Logger {
   const threshold = levelRank[parseLogLevel(level)];
