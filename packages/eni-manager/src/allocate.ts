@@ -190,7 +190,17 @@ async function createInFirstSubnetWithRoom(
         'NetworkInterface',
         out.NetworkInterface,
       );
-      return toEc2Eni(created, 'CreateNetworkInterface');
+      try {
+        return toEc2Eni(created, 'CreateNetworkInterface');
+      } catch (invalid) {
+        // EC2 made an ENI whose description cannot be trusted: delete it when at least its id is usable (else
+        // leaked-ENI GC finds it: it carries this node's tags), and report the malformed field.
+        const eniId = created.NetworkInterfaceId;
+        if (eniId !== undefined && awsId('eni', eniId) !== undefined) {
+          await rollbackCreatedEni(ctx, eniId, undefined).catch(() => undefined);
+        }
+        throw invalid;
+      }
     } catch (error) {
       if (!isEniManagerError(error, ...MOVE_ON)) throw error;
       last = error;
