@@ -14,15 +14,15 @@ import { fastBackoff, startWorld, type World } from './support/world.js';
 // ec2-simulator has no hook to garble a reply, so the manager here talks to it through this Ec2Api: every call
 // goes to the simulator over HTTP through the real SDK, and the parsed SDK output of one action is edited before
 // the code under test sees it (a hand-written port implementation, not a mock of our modules).
-function editing<A extends Ec2Action>(
+function editing<E extends Ec2Action>(
   inner: Ec2Api,
-  action: A,
-  edit: (out: Ec2Actions[A][1]) => void,
+  action: E,
+  edit: (out: Ec2Actions[E][1]) => void,
 ): Ec2Api {
   return {
     async call(a, input) {
       const out = await inner.call(a, input);
-      if (a === action) edit(out as Ec2Actions[A][1]);
+      if ((a as Ec2Action) === action) edit(out as Ec2Actions[E][1]);
       return out;
     },
     destroy: () => inner.destroy(),
