@@ -3,7 +3,7 @@ import type { Ec2Api } from './ec2/client.js';
 import { Ec2Fields, invalidEc2Response } from './ec2/response.js';
 import { eniError } from './errors.js';
 import { instanceLimitsTable } from './instance-limits-table.js';
-import { index, instanceType as instanceTypeShape } from './shapes.js';
+import { index, instanceType as instanceTypeShape, positive } from './shapes.js';
 
 /** One network card's ENI limit. */
 export interface NetworkCardLimit {
@@ -64,9 +64,6 @@ export interface InstanceLimitsSource {
   /** Limits of `instanceType`; throws `InvalidParameterValue` (from EC2) for an unknown type. */
   limits(instanceType: string): Promise<InstanceLimits>;
 }
-
-/** A count of at least 1. */
-const positive = (value: number): number | undefined => ((index(value) ?? 0) >= 1 ? value : undefined);
 
 /**
  * The limits the reference publishes for `instanceType` (its generated table, shipped with this package; see

@@ -61,6 +61,11 @@ export function index(value: number): number | undefined {
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
+/** A positive safe integer (a limit such as an ENI or address count per instance type). */
+export function positive(value: number): number | undefined {
+  return Number.isSafeInteger(value) && value >= 1 ? value : undefined;
+}
+
 /** An instance type, `family.size` (`m5.large`, `c7gn.metal-48xl`). */
 export function instanceType(value: string): string | undefined {
   return /^[a-z0-9-]+\.[a-z0-9-]+$/.test(value) ? value : undefined;
