@@ -197,6 +197,17 @@ describePrivileged('aws-node and aws-vpc-cni-init: hostile command lines and sta
     );
   });
 
+  it('a log path under /proc (where a recursive mkdir never returns): the same line within seconds', async () => {
+    const o = await untouched(bare, 'aws-node.cjs', [], {
+      AWS_VPC_K8S_CNI_LOG_FILE: '/proc/vck-nope/ipamd.log',
+    });
+    expect(o.code).toBe(1);
+    expect(o.stderr).toBe(
+      'aws-node: cannot create the log directory /proc/vck-nope (ENOENT): set AWS_VPC_K8S_CNI_LOG_FILE to a writable path, or to stderr or stdout\n',
+    );
+    // Before the fix the process never returned: runIn's 60 s deadline killed it with nothing on stderr.
+  });
+
   it('an invalid environment variable: every problem named, exit 1', async () => {
     const o = await untouched(bare, 'aws-node.cjs', [], { WARM_IP_TARGET: 'lots' });
     expect(o.code).toBe(1);

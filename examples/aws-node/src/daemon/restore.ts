@@ -16,7 +16,9 @@ import { StartError } from './start-error.js';
  * the ENI. IMDS lags EC2 (an address assigned a moment ago may be missing, one released a moment ago may
  * linger); DescribeNetworkInterfaces is the truth, as the reference's node init reads it. ENIs EC2 lists but
  * IMDS does not show yet are left out: without their link nothing can be set up for them (the reconcile
- * adopts them once IMDS shows them).
+ * adopts them once IMDS shows them). EC2's addresses and prefixes have passed the same shape checks as IMDS's
+ * (eni-manager rejects a malformed DescribeNetworkInterfaces reply with `Ec2InvalidResponse`), so the result
+ * holds only validated values.
  */
 export function withEc2Addresses(imds: readonly ImdsEni[], ec2: readonly Ec2Eni[]): ImdsEni[] {
   const byId = new Map(ec2.map((e) => [e.eniId, e]));

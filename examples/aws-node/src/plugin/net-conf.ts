@@ -1,4 +1,5 @@
 import { CniError, CniErrorCode, type PluginConfig } from '@vpc-cni-kit/cni-spec';
+import type { LogLevel } from '../log/logger.js';
 
 /** The `aws-cni` entry of the conflist, as the reference reads it (plus our `ipamdSocket`). */
 export interface AwsCniConf {
@@ -7,7 +8,8 @@ export interface AwsCniConf {
   mtu: number;
   podSGEnforcingMode: 'strict' | 'standard';
   pluginLogFile: string;
-  pluginLogLevel: string;
+  /** `pluginLogLevel`, validated (see {@link pluginLogLevelOf}); default `debug`, the reference's. */
+  pluginLogLevel: LogLevel;
   /** The daemon's gRPC socket (this project's addition, so several nodes can share one machine). */
   ipamdSocket: string;
 }
@@ -16,10 +18,24 @@ export interface AwsCniConf {
 export const DEFAULT_IPAMD_SOCKET = '/var/run/aws-node/ipamd.sock';
 
 /**
+ * The plugin logger's level for a `pluginLogLevel` name: the names the daemon accepts for
+ * `AWS_VPC_K8S_PLUGIN_LOG_LEVEL` (`debug`, `info`, `warn`, `warning`, `error`, `fatal`), in any case, as the
+ * reference reads them. `fatal` is `error`, the most severe level the plugin writes. `undefined` for any other
+ * name.
+ */
+export function pluginLogLevelOf(name: string): LogLevel | undefined {
+  const l = name.toLowerCase();
+  if (l === 'debug' || l === 'info' || l === 'warn' || l === 'error') return l;
+  if (l === 'warning') return 'warn';
+  if (l === 'fatal') return 'error';
+  return undefined;
+}
+
+/**
  * Reads the plugin-specific keys of the configuration.
  *
- * @throws {@link CniError} code 7 for a veth prefix longer than 4 characters (the reference's message) or a
- * malformed key.
+ * @throws {@link CniError} code 7 for a veth prefix longer than 4 characters (the reference's message), an
+ * unknown `pluginLogLevel`, or a malformed key.
  */
 export function readAwsCniConf(config: PluginConfig): AwsCniConf {
   const raw = config.raw;
@@ -65,12 +81,21 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
       ipamdSocket,
     );
   }
+  const levelName = str('pluginLogLevel', 'Debug');
+  const pluginLogLevel = pluginLogLevelOf(levelName);
+  if (pluginLogLevel === undefined) {
+    throw new CniError(
+      CniErrorCode.InvalidNetworkConfig,
+      'invalid network config: pluginLogLevel: must be one of debug, info, warn, warning, error, fatal',
+      levelName,
+    );
+  }
   return {
     vethPrefix,
     mtu,
     podSGEnforcingMode: mode,
     pluginLogFile: str('pluginLogFile', ''),
-    pluginLogLevel: str('pluginLogLevel', 'Debug'),
+    pluginLogLevel,
     ipamdSocket,
   };
 }
