@@ -181,7 +181,7 @@ describe('aws-cni handlers against a gRPC daemon', () => {
   });
 
   it('refuses a pluginLogLevel the daemon would not accept, before calling the daemon', async () => {
-    for (const pluginLogLevel of ['verbose', 'trace', 'Debugg', ' info']) {
+    for (const pluginLogLevel of ['verbose', 'trace', 'Debugg', 'in fo']) {
       for (const command of ['ADD', 'DEL']) {
         const { code, out } = await run(command, conf({ pluginLogLevel }));
         expect(code).toBe(1);

@@ -7,7 +7,7 @@
  * primary interface (the reference's `configureIPv6Settings`). The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
-import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
@@ -16,6 +16,7 @@ import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
 import { CORE_PLUGINS, executable, findCorePlugins } from '../cli/core-plugins.js';
 import { checkSysctls, initSysctls, readInitConfig, type SysctlWrite } from '../cli/init-plan.js';
 import { describeStartFailure } from '../cli/start-failure.js';
+import { makeDirectories } from '../fs/make-directories.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
@@ -83,7 +84,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
 
 /** Installs aws-cni, egress-cni, koffi and the core plugins into `binDir`. */
 async function install(binDir: string, corePlugins: Awaited<ReturnType<typeof findCorePlugins>>): Promise<void> {
-  await mkdir(binDir, { recursive: true });
+  makeDirectories(binDir);
   // The single executable (Node and the program in one file: nothing needed from the host) when this build
   // has one, else the launcher, which needs Node on the runtime's PATH.
   const plugin = await pluginExecutable('aws-cni');

@@ -1,5 +1,5 @@
 import { CniError, CniErrorCode, type PluginConfig } from '@vpc-cni-kit/cni-spec';
-import type { LogLevel } from '../log/logger.js';
+import { type LogLevel, readLogLevel } from '../log/logger.js';
 
 /** The `aws-cni` entry of the conflist, as the reference reads it (plus our `ipamdSocket`). */
 export interface AwsCniConf {
@@ -8,7 +8,7 @@ export interface AwsCniConf {
   mtu: number;
   podSGEnforcingMode: 'strict' | 'standard';
   pluginLogFile: string;
-  /** `pluginLogLevel`, validated (see {@link pluginLogLevelOf}); default `debug`, the reference's. */
+  /** `pluginLogLevel`, validated (the names the daemon accepts for `AWS_VPC_K8S_PLUGIN_LOG_LEVEL`, {@link readLogLevel}); default `debug`, the reference's. */
   pluginLogLevel: LogLevel;
   /** The daemon's gRPC socket (this project's addition, so several nodes can share one machine). */
   ipamdSocket: string;
@@ -16,20 +16,6 @@ export interface AwsCniConf {
 
 /** The reference's socket path. */
 export const DEFAULT_IPAMD_SOCKET = '/var/run/aws-node/ipamd.sock';
-
-/**
- * The plugin logger's level for a `pluginLogLevel` name: the names the daemon accepts for
- * `AWS_VPC_K8S_PLUGIN_LOG_LEVEL` (`debug`, `info`, `warn`, `warning`, `error`, `fatal`), in any case, as the
- * reference reads them. `fatal` is `error`, the most severe level the plugin writes. `undefined` for any other
- * name.
- */
-export function pluginLogLevelOf(name: string): LogLevel | undefined {
-  const l = name.toLowerCase();
-  if (l === 'debug' || l === 'info' || l === 'warn' || l === 'error') return l;
-  if (l === 'warning') return 'warn';
-  if (l === 'fatal') return 'error';
-  return undefined;
-}
 
 /**
  * Reads the plugin-specific keys of the configuration.
@@ -82,7 +68,7 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
     );
   }
   const levelName = str('pluginLogLevel', 'Debug');
-  const pluginLogLevel = pluginLogLevelOf(levelName);
+  const pluginLogLevel = readLogLevel(levelName);
   if (pluginLogLevel === undefined) {
     throw new CniError(
       CniErrorCode.InvalidNetworkConfig,
