@@ -2,7 +2,7 @@
  * What the daemon checks before it changes the node (ADR 0034): the checkpoint (read once, handed to the
  * restore), the gRPC socket's path, and the HTTP ports, taken early and answering 503 until the daemon serves.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
@@ -167,6 +167,17 @@ describe('listenEarly', () => {
     } finally {
       await endpoint.close();
     }
+  });
+
+  it('a file at a unix bind address is refused and left in place (it used to be deleted)', async () => {
+    const dir = scratch();
+    const file = join(dir, 'metrics.sock');
+    writeFileSync(file, 'an operator file');
+    const e = await failureOf(() => listenEarly(`unix:${file}`, 'AWS_NODE_METRICS_BIND_ADDRESS'));
+    expect(line(e)).toBe(
+      `aws-node: failed to start: cannot serve on ${file}: it exists and is not a socket (a file); remove it or set AWS_NODE_METRICS_BIND_ADDRESS to another path`,
+    );
+    expect(readFileSync(file, 'utf8')).toBe('an operator file');
   });
 
   it('a port in use is a ListenFailed start error', async () => {

@@ -183,10 +183,12 @@ async function start(
   const saved = readSavedState(checkpointer, config.backingStorePath, ledger);
   await checkSocketPath(config.socketPath);
   const introspection = config.introspection.enabled
-    ? await listenEarly(config.introspection.bindAddress)
+    ? await listenEarly(config.introspection.bindAddress, 'INTROSPECTION_BIND_ADDRESS')
     : undefined;
   onFailure(() => introspection?.close());
-  const metricsEndpoint = config.metrics.enabled ? await listenEarly(config.metrics.bindAddress) : undefined;
+  const metricsEndpoint = config.metrics.enabled
+    ? await listenEarly(config.metrics.bindAddress, 'AWS_NODE_METRICS_BIND_ADDRESS')
+    : undefined;
   onFailure(() => metricsEndpoint?.close());
 
   const hooks = {

@@ -1,5 +1,5 @@
 /**
- * The gRPC socket's path, checked before the daemon changes anything on the node (ADR 0034): the server binds it
+ * A unix socket's path (the gRPC socket's, or an HTTP endpoint's `unix:` bind address), checked before the daemon changes anything on the node (ADR 0034): the server binds it
  * only once the checkpoint is restored (an open socket means AddNetwork is answered), so what would stop that
  * bind is found first.
  */
@@ -8,18 +8,19 @@ import { dirname } from 'node:path';
 import { StartError } from './start-error.js';
 
 /**
- * Refuses a socket path the gRPC server could not bind: a path that exists and is not a socket (the server never
+ * Refuses a socket path a server could not bind: a path that exists and is not a socket (a server never
  * replaces a file), or one below something that is not a directory. A stale socket is fine (it is replaced).
  *
- * @param path - `AWS_NODE_IPAMD_SOCKET` (absolute; the configuration checked that)
- * @throws StartError `ListenFailed` naming the path and the variable
+ * @param path - the socket's path (absolute; the configuration checked that)
+ * @param setting - the setting that named it, for the hint (default `AWS_NODE_IPAMD_SOCKET`)
+ * @throws StartError `ListenFailed` naming the path and the setting
  */
-export async function checkSocketPath(path: string): Promise<void> {
+export async function checkSocketPath(path: string, setting = 'AWS_NODE_IPAMD_SOCKET'): Promise<void> {
   const at = await stat(path).catch(() => undefined);
   if (at !== undefined && !at.isSocket())
     throw new StartError(
       'ListenFailed',
-      `cannot serve on ${path}: it exists and is not a socket (${at.isDirectory() ? 'a directory' : 'a file'}); remove it or set AWS_NODE_IPAMD_SOCKET to another path`,
+      `cannot serve on ${path}: it exists and is not a socket (${at.isDirectory() ? 'a directory' : 'a file'}); remove it or set ${setting} to another path`,
     );
   // The nearest existing ancestor must be a directory (the server creates the missing ones).
   for (let dir = dirname(path); ; dir = dirname(dir)) {
@@ -37,7 +38,7 @@ export async function checkSocketPath(path: string): Promise<void> {
     if (d.isDirectory()) return;
     throw new StartError(
       'ListenFailed',
-      `cannot serve on ${path}: ${dir} is not a directory; set AWS_NODE_IPAMD_SOCKET to a path below a directory`,
+      `cannot serve on ${path}: ${dir} is not a directory; set ${setting} to a path below a directory`,
     );
   }
 }
