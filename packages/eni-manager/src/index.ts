@@ -22,6 +22,7 @@ export { defaultEniTimings, type EniTimings } from './context.js';
 export { ambiguousErrorCodes, type Ec2Action, type Ec2Actions, mutatingActions } from './ec2/actions.js';
 export { createEc2Api, type Ec2Api, type Ec2ApiOptions, type Ec2Credentials } from './ec2/client.js';
 export type { Ec2Eni, Ec2EniAttachment } from './ec2/eni.js';
+export { Ec2Fields, invalidEc2Response } from './ec2/response.js';
 export {
   DEFAULT_ENI_CONFIG_KEY,
   DEFAULT_ENI_CONFIG_NAME,
@@ -64,6 +65,7 @@ export {
 } from './limits.js';
 export { createEniManager, type EniManager, type EniManagerOptions } from './manager.js';
 export { type ActionFamily, actionFamily, defaultRateLimits, RateLimiter } from './rate-limiter.js';
+export * as shapes from './shapes.js';
 export {
   type DiscoverSubnetsOptions,
   discoverSubnets,

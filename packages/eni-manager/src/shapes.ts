@@ -3,7 +3,17 @@
  * `imds/discovery.ts`, EC2 in `ec2/response.ts` and its callers), and the one callers' inputs are checked with.
  * Each returns the value when it has the expected shape and `undefined` otherwise; callers turn `undefined`
  * into a typed error (`ImdsInvalidResponse`, `Ec2InvalidResponse` or `InvalidInput`). Addresses and CIDRs are
- * checked by `@vpc-cni-kit/ip-address`.
+ * checked by `@vpc-cni-kit/ip-address`. Exported as the `shapes` namespace, for other readers of EC2 replies
+ * (with `Ec2Fields`), so that every EC2 field is held to one definition of its shape.
+ *
+ * @example
+ * ```ts
+ * import { shapes } from '@vpc-cni-kit/eni-manager';
+ * shapes.awsId('eni', 'eni-0123abcd'); // 'eni-0123abcd'
+ * shapes.mac('02:00:00:00:00'); // undefined
+ * ```
+ *
+ * @module
  */
 import { isNetwork, parseCidr, parseIpv4, parseIpv6 } from '@vpc-cni-kit/ip-address';
 
@@ -43,9 +53,12 @@ export function mac(value: string): string | undefined {
   return /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(value) ? value : undefined;
 }
 
-/** An AWS resource id with the given prefix, e.g. `eni-0123abcd` for `eni`. */
+/**
+ * An AWS resource id with the given prefix, e.g. `eni-0123abcd` for `eni` (`trunk-assoc` for a branch ENI's
+ * association with its trunk).
+ */
 export function awsId(
-  prefix: 'eni' | 'subnet' | 'vpc' | 'sg' | 'i' | 'eni-attach',
+  prefix: 'eni' | 'subnet' | 'vpc' | 'sg' | 'i' | 'eni-attach' | 'trunk-assoc',
   value: string,
 ): string | undefined {
   return new RegExp(`^${prefix}-[0-9a-f]{8,17}$`).test(value) ? value : undefined;

@@ -25,6 +25,16 @@ export const BRANCH_POD_TAG = 'vpcresources.k8s.aws/pod';
 /** The largest VLAN id an 802.1Q tag can carry (ids 1..4094 are usable). */
 export const MAX_VLAN_ID = 4094;
 
+/**
+ * `value` when it is a usable 802.1Q VLAN id (an integer 1..{@link MAX_VLAN_ID}), else `undefined`: the check
+ * the annotation's `vlanId` passes, and the one EC2's trunk association replies are held to.
+ */
+export function vlanIdOf(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_VLAN_ID
+    ? value
+    : undefined;
+}
+
 /** One branch ENI of a pod, as the `vpc.amazonaws.com/pod-eni` annotation describes it (validated, canonical). */
 export interface BranchEni {
   /** `eni-…` id of the branch ENI. */
@@ -148,9 +158,9 @@ export function parsePodEniAnnotation(text: string | undefined, options: ParsePo
   const macBytes = macText === undefined ? undefined : parseMac(macText);
   if (!macBytes || macText!.includes('-'))
     throw bad(`ifAddress is not a MAC: ${JSON.stringify(raw.ifAddress)}`);
-  const vlan = raw.vlanId;
-  if (typeof vlan !== 'number' || !Number.isInteger(vlan) || vlan < 1 || vlan > MAX_VLAN_ID) {
-    throw bad(`vlanId must be an integer 1..${MAX_VLAN_ID}: ${JSON.stringify(vlan)}`);
+  const vlan = vlanIdOf(raw.vlanId);
+  if (vlan === undefined) {
+    throw bad(`vlanId must be an integer 1..${MAX_VLAN_ID}: ${JSON.stringify(raw.vlanId)}`);
   }
   const ipv4 = address(raw, 'privateIp', 4);
   const ipv6 = address(raw, 'ipv6Addr', 6);

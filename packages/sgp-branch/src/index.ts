@@ -8,6 +8,7 @@ export {
   POD_ENI_ANNOTATION,
   POD_ENI_RESOURCE,
   parsePodEniAnnotation,
+  vlanIdOf,
 } from './annotation.js';
 export { applyBranchNetwork, applyBranchNode, setupBranchPod, teardownBranchNetwork } from './apply.js';
 export {

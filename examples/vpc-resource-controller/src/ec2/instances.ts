@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import {
   ambiguousErrorCodes,
   type Ec2Api,
+  Ec2Fields,
   eniError,
   type InstanceLimitsSource,
+  invalidEc2Response,
   isEniManagerError,
   publishedBranchLimit,
+  shapes,
 } from '@vpc-cni-kit/eni-manager';
 import { clusterTagKey, INSTANCE_TAG, ownedTags, TRUNK_DESCRIPTION } from './tags.js';
 
@@ -45,35 +48,77 @@ export function instanceIdFromProviderId(providerId: string | undefined): string
   return m?.[1];
 }
 
-/** Describes one instance: type, subnet, groups, trunk, device indexes in use. */
+/**
+ * Describes one instance: type, subnet, groups, trunk, device indexes in use. Every field read passes
+ * eni-manager's shape checks (`Ec2Fields`): a missing or malformed one is an `Ec2InvalidResponse` naming it.
+ */
 export async function describeInstance(ec2: Ec2Api, instanceId: string): Promise<InstanceFacts> {
   const out = await ec2.call('DescribeInstances', { InstanceIds: [instanceId] });
   const inst = out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === instanceId);
-  if (inst?.InstanceType === undefined || inst.SubnetId === undefined)
-    throw eniError('Ec2InvalidResponse', `DescribeInstances did not describe ${instanceId}`, {
-      action: 'DescribeInstances',
-    });
-  const enis = inst.NetworkInterfaces ?? [];
-  const primary = enis.find((e) => e.Attachment?.DeviceIndex === 0);
+  const path = 'Reservations[].Instances[]';
+  if (inst === undefined) throw invalidEc2Response('DescribeInstances', path, `no instance ${instanceId}`);
+  const f = new Ec2Fields('DescribeInstances', path);
+  const instanceType = f.required('InstanceType', inst.InstanceType, shapes.instanceType, 'an instance type');
+  const instanceSubnetId = f.required('SubnetId', inst.SubnetId, subnetIdOf, 'a subnet id');
+  const enis = f.list('NetworkInterfaces', inst.NetworkInterfaces, (e, ef) => {
+    const att = e.Attachment;
+    const af = ef.at('Attachment');
+    return {
+      eniId: ef.required(
+        'NetworkInterfaceId',
+        e.NetworkInterfaceId,
+        (v) => shapes.awsId('eni', v),
+        'an ENI id',
+      ),
+      subnetId: ef.required('SubnetId', e.SubnetId, subnetIdOf, 'a subnet id'),
+      groupIds: ef.list('Groups', e.Groups, (g, gf) =>
+        gf.required('GroupId', g.GroupId, groupIdOf, 'a group id'),
+      ),
+      interfaceType: e.InterfaceType,
+      attachment:
+        att === undefined
+          ? undefined
+          : {
+              status: att.Status,
+              deviceIndex: af.required('DeviceIndex', att.DeviceIndex, shapes.index, 'a device index'),
+              networkCardIndex:
+                af.optional('NetworkCardIndex', att.NetworkCardIndex, shapes.index, 'a network card index') ??
+                0,
+            },
+    };
+  });
+  const primary = enis.find((e) => e.attachment?.deviceIndex === 0 && e.attachment.networkCardIndex === 0);
   // Attaching counts: a second trunk would be refused, and left behind.
   const trunk = enis.find(
     (e) =>
-      e.InterfaceType === 'trunk' &&
-      (e.Attachment?.Status === 'attached' || e.Attachment?.Status === 'attaching'),
+      e.interfaceType === 'trunk' &&
+      (e.attachment?.status === 'attached' || e.attachment?.status === 'attaching'),
   );
   return {
     instanceId,
-    instanceType: inst.InstanceType,
-    subnetId: primary?.SubnetId ?? inst.SubnetId,
-    groupIds: (primary?.Groups ?? inst.SecurityGroups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : [])),
-    trunkEniId: trunk?.NetworkInterfaceId,
-    trunkSubnetId: trunk?.SubnetId,
-    trunkGroupIds: trunk?.Groups?.flatMap((g) => (g.GroupId ? [g.GroupId] : [])),
-    usedDeviceIndexes: enis
-      .filter((e) => (e.Attachment?.NetworkCardIndex ?? 0) === 0)
-      .flatMap((e) => (e.Attachment?.DeviceIndex === undefined ? [] : [e.Attachment.DeviceIndex])),
-    branchLimit: publishedBranchLimit(inst.InstanceType) ?? 0,
+    instanceType,
+    subnetId: primary?.subnetId ?? instanceSubnetId,
+    groupIds:
+      primary?.groupIds ??
+      f.list('SecurityGroups', inst.SecurityGroups, (g, gf) =>
+        gf.required('GroupId', g.GroupId, groupIdOf, 'a group id'),
+      ),
+    trunkEniId: trunk?.eniId,
+    trunkSubnetId: trunk?.subnetId,
+    trunkGroupIds: trunk?.groupIds,
+    usedDeviceIndexes: enis.flatMap((e) =>
+      e.attachment?.networkCardIndex === 0 ? [e.attachment.deviceIndex] : [],
+    ),
+    branchLimit: publishedBranchLimit(instanceType) ?? 0,
   };
+}
+
+function subnetIdOf(value: string): string | undefined {
+  return shapes.awsId('subnet', value);
+}
+
+function groupIdOf(value: string): string | undefined {
+  return shapes.awsId('sg', value);
 }
 
 /**
@@ -154,7 +199,17 @@ export async function ensureTrunk(
       { Name: 'status', Values: ['available'] },
     ],
   });
-  let trunkEniId = leftover.NetworkInterfaces?.[0]?.NetworkInterfaceId;
+  const eniIdOf = (v: string) => shapes.awsId('eni', v);
+  const first = leftover.NetworkInterfaces?.[0];
+  let trunkEniId =
+    first === undefined
+      ? undefined
+      : new Ec2Fields('DescribeNetworkInterfaces', 'NetworkInterfaces[0]').required(
+          'NetworkInterfaceId',
+          first.NetworkInterfaceId,
+          eniIdOf,
+          'an ENI id',
+        );
   if (trunkEniId === undefined) {
     const out = await ec2.call('CreateNetworkInterface', {
       SubnetId: facts.subnetId,
@@ -169,11 +224,11 @@ export async function ensureTrunk(
       ],
       ClientToken: randomUUID(),
     });
-    trunkEniId = out.NetworkInterface?.NetworkInterfaceId;
-    if (trunkEniId === undefined)
-      throw eniError('Ec2InvalidResponse', 'CreateNetworkInterface returned no interface', {
-        action: 'CreateNetworkInterface',
-      });
+    // Only the id is read: when it is malformed there is nothing to delete the trunk by; it carries this
+    // instance's tags and is found as a leftover (and attached) on the next try.
+    trunkEniId = new Ec2Fields('CreateNetworkInterface')
+      .at('NetworkInterface')
+      .required('NetworkInterfaceId', out.NetworkInterface?.NetworkInterfaceId, eniIdOf, 'an ENI id');
   }
   let attached: Awaited<ReturnType<typeof ec2.call<'AttachNetworkInterface'>>>;
   try {
@@ -190,10 +245,15 @@ export async function ensureTrunk(
       await ec2.call('DeleteNetworkInterface', { NetworkInterfaceId: trunkEniId }).catch(() => undefined);
     throw e;
   }
-  if (attached.AttachmentId !== undefined)
-    await ec2.call('ModifyNetworkInterfaceAttribute', {
-      NetworkInterfaceId: trunkEniId,
-      Attachment: { AttachmentId: attached.AttachmentId, DeleteOnTermination: true },
-    });
+  const attachmentId = new Ec2Fields('AttachNetworkInterface').required(
+    'AttachmentId',
+    attached.AttachmentId,
+    (v) => shapes.awsId('eni-attach', v),
+    'an attachment id',
+  );
+  await ec2.call('ModifyNetworkInterfaceAttribute', {
+    NetworkInterfaceId: trunkEniId,
+    Attachment: { AttachmentId: attachmentId, DeleteOnTermination: true },
+  });
   return trunkEniId;
 }

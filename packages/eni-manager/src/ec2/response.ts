@@ -1,6 +1,9 @@
 import { type EniManagerError, eniError } from '../errors.js';
 
-/** The `Ec2InvalidResponse` error for one field of one action's response. */
+/**
+ * The `Ec2InvalidResponse` error for one field of one action's response (`field` is its path in the SDK's output;
+ * `problem` completes "EC2 <action> returned …").
+ */
 export function invalidEc2Response(action: string, field: string, problem: string): EniManagerError {
   return eniError('Ec2InvalidResponse', `EC2 ${action} returned ${problem}`, { action, field });
 }
@@ -9,7 +12,16 @@ export function invalidEc2Response(action: string, field: string, problem: strin
  * Reads the fields of one EC2 response (or one element of it) through the shape checks in `../shapes.js`, the
  * same checks IMDS values pass. Every read names its field by its path in the SDK's output
  * (`NetworkInterface.Attachment.DeviceIndex`), so a missing or malformed value becomes an `Ec2InvalidResponse`
- * that says which action and which field, before the caller acts on anything.
+ * that says which action and which field, before the caller acts on anything. Public so that other readers of EC2
+ * replies (the VPC resource controller's trunk and branch calls) check them with these same checks.
+ *
+ * @example
+ * ```ts
+ * import { Ec2Fields, shapes } from '@vpc-cni-kit/eni-manager';
+ * const f = new Ec2Fields('AssociateTrunkInterface', 'InterfaceAssociation');
+ * const id = f.required('AssociationId', 'trunk-assoc-0123abcd', (v) => shapes.awsId('trunk-assoc', v), 'an association id');
+ * // a malformed one throws Ec2InvalidResponse, field 'InterfaceAssociation.AssociationId'
+ * ```
  */
 export class Ec2Fields {
   /**
