@@ -1,4 +1,6 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.js';
 
-export default defineConfig(packageBuild({ index: 'src/index.ts' }, { splitting: true }));
+export default defineConfig(
+  packageBuild({ index: 'src/index.ts', testing: 'src/testing/index.ts' }, { splitting: true }),
+);

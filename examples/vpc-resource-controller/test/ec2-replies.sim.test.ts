@@ -2,41 +2,23 @@ import { type Ec2Simulator, startEc2Simulator } from '@vpc-cni-kit/ec2-simulator
 import {
   createEc2Api,
   createInstanceLimitsSource,
-  type Ec2Action,
   type Ec2Actions,
   type Ec2Api,
-  isEniManagerError,
 } from '@vpc-cni-kit/eni-manager';
+import { editedEc2Api } from '@vpc-cni-kit/eni-manager/testing';
 import { type BranchClusterView, BranchController } from '@vpc-cni-kit/sgp-branch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeInstance, ec2BranchPort, ensureTrunk } from '../src/index.js';
 
-const VPC = 'vpc-0a000000000000001';
-const SUBNET = 'subnet-0a000000000000001';
-const NODE_SG = 'sg-0a000000000000001';
-const POD_SG = 'sg-0b000000000000002';
+import { CLUSTER, NODE_SG, DB_CLIENT_SG as POD_SG, SUBNET, VPC } from './support/world.js';
+
+// The EC2 side of the world's first node, without the Kubernetes side: the port is driven directly.
 const INSTANCE = 'i-0a000000000000001';
 const NODE = 'node-1';
-const CLUSTER = 'test-cluster';
 
-// ec2-simulator has no hook to garble a reply, so the code under test talks to it through this Ec2Api: every
-// call goes to the simulator over HTTP through the real SDK, and the parsed output of one action is edited
-// before the controller sees it (a hand-written port implementation, not a mock of our modules).
-function editing<E extends Ec2Action>(
-  inner: Ec2Api,
-  action: E,
-  edit: (out: Ec2Actions[E][1]) => void,
-): Ec2Api {
-  return {
-    async call(a, input) {
-      const out = await inner.call(a, input);
-      if ((a as Ec2Action) === action) edit(out as Ec2Actions[E][1]);
-      return out;
-    },
-    destroy: () => inner.destroy(),
-  };
-}
-
+// ec2-simulator cannot answer with a malformed reply, so the code under test talks to it through eni-manager's
+// `editedEc2Api`: every call goes to the simulator over HTTP through the real SDK, and the parsed output of one
+// action is edited before the controller sees it (a hand-written port implementation, not a mock of our modules).
 let sim: Ec2Simulator;
 let ec2: Ec2Api;
 
@@ -66,20 +48,15 @@ afterEach(async () => {
   await sim.close();
 });
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => expect.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-}
-
-function expectInvalid(error: unknown, action: string, field: string): void {
-  expect(isEniManagerError(error, 'Ec2InvalidResponse'), String(error)).toBe(true);
-  const e = error as { action?: string; field?: string; message: string; retryable: boolean };
-  expect(e.action).toBe(action);
-  expect(e.field).toBe(field);
-  expect(e.message).toContain(field);
-  expect(e.retryable).toBe(false);
+/** What eni-manager's `Ec2InvalidResponse` for `field` of `action` looks like. */
+function invalid(action: string, field: string) {
+  return {
+    code: 'Ec2InvalidResponse',
+    action,
+    field,
+    retryable: false,
+    message: expect.stringContaining(field),
+  };
 }
 
 async function trunk(): Promise<string> {
@@ -125,24 +102,26 @@ describe('the controller reads EC2 replies through eni-manager’s shape checks'
   ];
   for (const [what, field, edit] of badCreate) {
     it(`CreateNetworkInterface with ${what}: Ec2InvalidResponse, and the branch is deleted`, async () => {
-      const port = portOver(editing(ec2, 'CreateNetworkInterface', (out) => edit(out.NetworkInterface!)));
-      expectInvalid(await rejection(port.createBranchEni(createRequest)), 'CreateNetworkInterface', field);
+      const port = portOver(
+        editedEc2Api(ec2, 'CreateNetworkInterface', (out) => edit(out.NetworkInterface!)),
+      );
+      await expect(port.createBranchEni(createRequest)).rejects.toMatchObject(
+        invalid('CreateNetworkInterface', field),
+      );
       expect(branchIds()).toEqual([]);
     });
   }
 
   it('CreateNetworkInterface with an ENI id that is not one: Ec2InvalidResponse (nothing to delete it by)', async () => {
     const port = portOver(
-      editing(
+      editedEc2Api(
         ec2,
         'CreateNetworkInterface',
         (out) => (out.NetworkInterface!.NetworkInterfaceId = 'ni-0123abcd'),
       ),
     );
-    expectInvalid(
-      await rejection(port.createBranchEni(createRequest)),
-      'CreateNetworkInterface',
-      'NetworkInterface.NetworkInterfaceId',
+    await expect(port.createBranchEni(createRequest)).rejects.toMatchObject(
+      invalid('CreateNetworkInterface', 'NetworkInterface.NetworkInterfaceId'),
     );
     // Tagged with its node and pod: the orphan sweep finds it.
     const records = await portOver(ec2).listBranchEnis(NODE);
@@ -151,48 +130,42 @@ describe('the controller reads EC2 replies through eni-manager’s shape checks'
 
   it('a DescribeSubnets reply with a CIDR that has host bits: Ec2InvalidResponse, and the branch is deleted', async () => {
     const port = portOver(
-      editing(ec2, 'DescribeSubnets', (out) => (out.Subnets![0]!.CidrBlock = '10.0.0.1/24')),
+      editedEc2Api(ec2, 'DescribeSubnets', (out) => (out.Subnets![0]!.CidrBlock = '10.0.0.1/24')),
     );
-    expectInvalid(
-      await rejection(port.createBranchEni(createRequest)),
-      'DescribeSubnets',
-      'Subnets[0].CidrBlock',
+    await expect(port.createBranchEni(createRequest)).rejects.toMatchObject(
+      invalid('DescribeSubnets', 'Subnets[0].CidrBlock'),
     );
     expect(branchIds()).toEqual([]);
   });
 
   it('a DescribeSubnets reply without the IPv4 CIDR of an IPv4 branch: Ec2InvalidResponse, branch deleted', async () => {
-    const port = portOver(editing(ec2, 'DescribeSubnets', (out) => (out.Subnets![0]!.CidrBlock = undefined)));
-    expectInvalid(
-      await rejection(port.createBranchEni(createRequest)),
-      'DescribeSubnets',
-      'Subnets[0].CidrBlock',
+    const port = portOver(
+      editedEc2Api(ec2, 'DescribeSubnets', (out) => (out.Subnets![0]!.CidrBlock = undefined)),
+    );
+    await expect(port.createBranchEni(createRequest)).rejects.toMatchObject(
+      invalid('DescribeSubnets', 'Subnets[0].CidrBlock'),
     );
     expect(branchIds()).toEqual([]);
   });
 
   it('an IPv6 branch in a subnet DescribeSubnets gives no IPv6 block: Ec2InvalidResponse, branch deleted', async () => {
     const port = portOver(
-      editing(ec2, 'CreateNetworkInterface', (out) => {
+      editedEc2Api(ec2, 'CreateNetworkInterface', (out) => {
         out.NetworkInterface!.Ipv6Addresses = [{ Ipv6Address: '2001:db8::5' }];
       }),
     );
-    expectInvalid(
-      await rejection(port.createBranchEni(createRequest)),
-      'DescribeSubnets',
-      'Subnets[0].Ipv6CidrBlockAssociationSet',
+    await expect(port.createBranchEni(createRequest)).rejects.toMatchObject(
+      invalid('DescribeSubnets', 'Subnets[0].Ipv6CidrBlockAssociationSet'),
     );
     expect(branchIds()).toEqual([]);
   });
 
   it('a DescribeSubnets reply about another subnet: Ec2InvalidResponse', async () => {
     const port = portOver(
-      editing(ec2, 'DescribeSubnets', (out) => (out.Subnets![0]!.SubnetId = 'subnet-0f000000000000009')),
+      editedEc2Api(ec2, 'DescribeSubnets', (out) => (out.Subnets![0]!.SubnetId = 'subnet-0f000000000000009')),
     );
-    expectInvalid(
-      await rejection(port.createBranchEni(createRequest)),
-      'DescribeSubnets',
-      'Subnets[0].SubnetId',
+    await expect(port.createBranchEni(createRequest)).rejects.toMatchObject(
+      invalid('DescribeSubnets', 'Subnets[0].SubnetId'),
     );
     expect(branchIds()).toEqual([]);
   });
@@ -216,13 +189,11 @@ describe('the controller reads EC2 replies through eni-manager’s shape checks'
       const trunkEniId = await trunk();
       const branch = await portOver(ec2).createBranchEni(createRequest);
       const port = portOver(
-        editing(ec2, 'AssociateTrunkInterface', (out) => edit(out.InterfaceAssociation!)),
+        editedEc2Api(ec2, 'AssociateTrunkInterface', (out) => edit(out.InterfaceAssociation!)),
       );
-      expectInvalid(
-        await rejection(port.associateBranch({ trunkEniId, branchEniId: branch.eniId, vlanId: 1 })),
-        'AssociateTrunkInterface',
-        `InterfaceAssociation.${field}`,
-      );
+      await expect(
+        port.associateBranch({ trunkEniId, branchEniId: branch.eniId, vlanId: 1 }),
+      ).rejects.toMatchObject(invalid('AssociateTrunkInterface', `InterfaceAssociation.${field}`));
     });
   }
 
@@ -246,12 +217,12 @@ describe('the controller reads EC2 replies through eni-manager’s shape checks'
       const branch = await portOver(ec2).createBranchEni(createRequest);
       await portOver(ec2).associateBranch({ trunkEniId, branchEniId: branch.eniId, vlanId: 7 });
       const port = portOver(
-        editing(ec2, 'DescribeTrunkInterfaceAssociations', (out) => edit(out.InterfaceAssociations![0]!)),
+        editedEc2Api(ec2, 'DescribeTrunkInterfaceAssociations', (out) =>
+          edit(out.InterfaceAssociations![0]!),
+        ),
       );
-      expectInvalid(
-        await rejection(port.listBranchEnis(NODE)),
-        'DescribeTrunkInterfaceAssociations',
-        `InterfaceAssociations[0].${field}`,
+      await expect(port.listBranchEnis(NODE)).rejects.toMatchObject(
+        invalid('DescribeTrunkInterfaceAssociations', `InterfaceAssociations[0].${field}`),
       );
       // The same reply unedited: the record with its association.
       const [record] = await portOver(ec2).listBranchEnis(NODE);
@@ -263,61 +234,62 @@ describe('the controller reads EC2 replies through eni-manager’s shape checks'
   it('DescribeNetworkInterfaces listing a branch with a bad MAC: listBranchEnis fails with Ec2InvalidResponse', async () => {
     await portOver(ec2).createBranchEni(createRequest);
     const port = portOver(
-      editing(
+      editedEc2Api(
         ec2,
         'DescribeNetworkInterfaces',
         (out) => (out.NetworkInterfaces![0]!.MacAddress = 'zz:00:00:00:00:00'),
       ),
     );
-    expectInvalid(
-      await rejection(port.listBranchEnis(NODE)),
-      'DescribeNetworkInterfaces',
-      'NetworkInterfaces[0].MacAddress',
+    await expect(port.listBranchEnis(NODE)).rejects.toMatchObject(
+      invalid('DescribeNetworkInterfaces', 'NetworkInterfaces[0].MacAddress'),
     );
   });
 
   it('DescribeInstances with a negative device index or a bad instance type: Ec2InvalidResponse', async () => {
-    const negative = editing(ec2, 'DescribeInstances', (out) => {
+    const negative = editedEc2Api(ec2, 'DescribeInstances', (out) => {
       out.Reservations![0]!.Instances![0]!.NetworkInterfaces![0]!.Attachment!.DeviceIndex = -1;
     });
-    expectInvalid(
-      await rejection(describeInstance(negative, INSTANCE)),
-      'DescribeInstances',
-      'Reservations[].Instances[].NetworkInterfaces[0].Attachment.DeviceIndex',
+    await expect(describeInstance(negative, INSTANCE)).rejects.toMatchObject(
+      invalid('DescribeInstances', 'Reservations[].Instances[].NetworkInterfaces[0].Attachment.DeviceIndex'),
     );
-    const badType = editing(ec2, 'DescribeInstances', (out) => {
+    const badType = editedEc2Api(ec2, 'DescribeInstances', (out) => {
       out.Reservations![0]!.Instances![0]!.InstanceType = 'M5 Large' as never;
     });
-    expectInvalid(
-      await rejection(describeInstance(badType, INSTANCE)),
-      'DescribeInstances',
-      'Reservations[].Instances[].InstanceType',
+    await expect(describeInstance(badType, INSTANCE)).rejects.toMatchObject(
+      invalid('DescribeInstances', 'Reservations[].Instances[].InstanceType'),
     );
   });
 
   it('AttachNetworkInterface of the trunk with a bad attachment id: Ec2InvalidResponse before it is modified', async () => {
     const facts = await describeInstance(ec2, INSTANCE);
-    const api = editing(ec2, 'AttachNetworkInterface', (out) => (out.AttachmentId = 'attach-0123abcd'));
-    expectInvalid(
-      await rejection(
-        ensureTrunk(api, facts, {
-          clusterName: CLUSTER,
-          nodeName: NODE,
-          limits: createInstanceLimitsSource(ec2, { publishedTable: true }),
-        }),
-      ),
-      'AttachNetworkInterface',
-      'AttachmentId',
-    );
+    const api = editedEc2Api(ec2, 'AttachNetworkInterface', (out) => (out.AttachmentId = 'attach-0123abcd'));
+    await expect(
+      ensureTrunk(api, facts, {
+        clusterName: CLUSTER,
+        nodeName: NODE,
+        limits: createInstanceLimitsSource(ec2, { publishedTable: true }),
+      }),
+    ).rejects.toMatchObject(invalid('AttachNetworkInterface', 'AttachmentId'));
     // The trunk is attached; the next pass takes it as the node's trunk.
     expect((await describeInstance(ec2, INSTANCE)).trunkEniId).toMatch(/^eni-/);
   });
 });
 
 describe('a malformed reply stops the branch controller before it annotates the pod', () => {
-  function view(trunkEniId: string): BranchClusterView {
-    return {
-      nodes: [{ name: NODE, subnetId: SUBNET, trunkEniId, branchLimit: 9 }],
+  /**
+   * One pass of sgp-branch's `BranchController` over this port on `api` (and a hand-written Kubernetes half that
+   * records annotations), for one pod selected by a policy on a node with a trunk.
+   */
+  async function reconcileOver(api: Ec2Api, annotations: string[]) {
+    const kube = {
+      annotatePod: async (_: unknown, value: string) => {
+        annotations.push(value);
+      },
+      setPodEniCapacity: async () => undefined,
+    };
+    const controller = new BranchController({ ...portOver(api), ...kube }, { cooldownMs: 0 });
+    const view: BranchClusterView = {
+      nodes: [{ name: NODE, subnetId: SUBNET, trunkEniId: await trunk(), branchLimit: 9 }],
       pods: [{ ...pod, nodeName: NODE, labels: { app: 'db-client' }, serviceAccountLabels: {} }],
       policies: [
         {
@@ -328,56 +300,41 @@ describe('a malformed reply stops the branch controller before it annotates the 
         },
       ],
     };
+    const [outcome] = await controller.reconcile(view, 0);
+    return outcome;
   }
 
   it('a bad MAC in CreateNetworkInterface: the pod’s outcome is failed, nothing annotated, no branch left', async () => {
-    const trunkEniId = await trunk();
     const annotations: string[] = [];
-    const kube = {
-      annotatePod: async (_: unknown, value: string) => {
-        annotations.push(value);
-      },
-      setPodEniCapacity: async () => undefined,
-    };
-    const garbled = editing(
-      ec2,
-      'CreateNetworkInterface',
-      (out) => (out.NetworkInterface!.MacAddress = 'not-a-mac'),
-    );
-    const controller = new BranchController({ ...portOver(garbled), ...kube }, { cooldownMs: 0 });
-    const [outcome] = await controller.reconcile(view(trunkEniId), 0);
+    const garbled = editedEc2Api(ec2, 'CreateNetworkInterface', (out) => {
+      out.NetworkInterface!.MacAddress = 'not-a-mac';
+    });
+    const outcome = await reconcileOver(garbled, annotations);
     expect(outcome?.status).toBe('failed');
     expect(outcome?.error?.code).toBe('CLOUD');
-    expectInvalid(outcome?.error?.cause, 'CreateNetworkInterface', 'NetworkInterface.MacAddress');
+    expect(outcome?.error?.cause).toMatchObject(
+      invalid('CreateNetworkInterface', 'NetworkInterface.MacAddress'),
+    );
     expect(annotations).toEqual([]);
     expect(branchIds()).toEqual([]);
 
-    // With EC2 answering properly again, the same controller gives the pod its branch.
-    const healthy = new BranchController({ ...portOver(ec2), ...kube }, { cooldownMs: 0 });
-    const [ok] = await healthy.reconcile(view(trunkEniId), 1);
+    // With EC2 answering properly, a controller gives the pod its branch (the trunk found, not made again).
+    const ok = await reconcileOver(ec2, annotations);
     expect(ok?.status, String(ok?.error)).toBe('annotated');
     expect(annotations).toHaveLength(1);
     expect(JSON.parse(annotations[0]!)[0]).toMatchObject({ vlanId: 1, subnetCidr: '10.0.0.0/24' });
   });
 
   it('a bad association id in AssociateTrunkInterface: failed, nothing annotated, the branch deleted', async () => {
-    const trunkEniId = await trunk();
     const annotations: string[] = [];
-    const kube = {
-      annotatePod: async (_: unknown, value: string) => {
-        annotations.push(value);
-      },
-      setPodEniCapacity: async () => undefined,
-    };
-    const garbled = editing(
-      ec2,
-      'AssociateTrunkInterface',
-      (out) => (out.InterfaceAssociation!.AssociationId = 'trunk-assoc-XYZ'),
-    );
-    const controller = new BranchController({ ...portOver(garbled), ...kube }, { cooldownMs: 0 });
-    const [outcome] = await controller.reconcile(view(trunkEniId), 0);
+    const garbled = editedEc2Api(ec2, 'AssociateTrunkInterface', (out) => {
+      out.InterfaceAssociation!.AssociationId = 'trunk-assoc-XYZ';
+    });
+    const outcome = await reconcileOver(garbled, annotations);
     expect(outcome?.status).toBe('failed');
-    expectInvalid(outcome?.error?.cause, 'AssociateTrunkInterface', 'InterfaceAssociation.AssociationId');
+    expect(outcome?.error?.cause).toMatchObject(
+      invalid('AssociateTrunkInterface', 'InterfaceAssociation.AssociationId'),
+    );
     expect(annotations).toEqual([]);
     // The controller's own undo (disassociate by the listed association, delete) leaves nothing behind.
     expect(branchIds()).toEqual([]);

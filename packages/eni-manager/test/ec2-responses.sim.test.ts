@@ -3,32 +3,17 @@ import {
   allocationNodeOf,
   createEniManager,
   createInstanceLimitsSource,
-  type Ec2Action,
   type Ec2Actions,
   type Ec2Api,
   type EniManager,
   isEniManagerError,
 } from '../src/index.js';
+import { editedEc2Api } from '../src/testing/index.js';
 import { fastBackoff, startWorld, type World } from './support/world.js';
 
-// ec2-simulator has no hook to garble a reply, so the manager here talks to it through this Ec2Api: every call
+// ec2-simulator has no hook to garble a reply, so the manager here talks to it through `editedEc2Api`: every call
 // goes to the simulator over HTTP through the real SDK, and the parsed SDK output of one action is edited before
 // the code under test sees it (a hand-written port implementation, not a mock of our modules).
-function editing<E extends Ec2Action>(
-  inner: Ec2Api,
-  action: E,
-  edit: (out: Ec2Actions[E][1]) => void,
-): Ec2Api {
-  return {
-    async call(a, input) {
-      const out = await inner.call(a, input);
-      if ((a as Ec2Action) === action) edit(out as Ec2Actions[E][1]);
-      return out;
-    },
-    destroy: () => inner.destroy(),
-  };
-}
-
 let world: World | undefined;
 afterEach(async () => {
   await world?.close();
@@ -135,7 +120,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
       world = await startWorld();
       const manager = managerOver(
         world,
-        editing(world.ec2, 'DescribeNetworkInterfaces', (out) => edit(out.NetworkInterfaces![0]!)),
+        editedEc2Api(world.ec2, 'DescribeNetworkInterfaces', (out) => edit(out.NetworkInterfaces![0]!)),
       );
       const error = await rejection(manager.describeEnis([world.node.primaryEni.eniId]));
       expectInvalid(error, 'DescribeNetworkInterfaces', `NetworkInterfaces[0].${field}`);
@@ -146,7 +131,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     world = await startWorld();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'DescribeNetworkInterfaces', () => undefined),
+      editedEc2Api(world.ec2, 'DescribeNetworkInterfaces', () => undefined),
     );
     const [eni] = await manager.describeEnis([world.node.primaryEni.eniId]);
     const imds = world.node.primaryEni;
@@ -160,7 +145,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     world = await startWorld();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'AssignPrivateIpAddresses', (out) => {
+      editedEc2Api(world.ec2, 'AssignPrivateIpAddresses', (out) => {
         out.AssignedPrivateIpAddresses![1]!.PrivateIpAddress = '10.0.0';
       }),
     );
@@ -173,7 +158,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     const eniId = world.node.primaryEni.eniId;
     const wide = managerOver(
       world,
-      editing(world.ec2, 'AssignPrivateIpAddresses', (out) => {
+      editedEc2Api(world.ec2, 'AssignPrivateIpAddresses', (out) => {
         out.AssignedIpv4Prefixes![0]!.Ipv4Prefix = '10.0.0.0/24';
       }),
     );
@@ -184,7 +169,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     );
     const short = managerOver(
       world,
-      editing(world.ec2, 'AssignPrivateIpAddresses', (out) => {
+      editedEc2Api(world.ec2, 'AssignPrivateIpAddresses', (out) => {
         out.AssignedIpv4Prefixes = out.AssignedIpv4Prefixes!.slice(1);
       }),
     );
@@ -199,7 +184,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     world = await startWorld();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'AssignIpv6Addresses', (out) => {
+      editedEc2Api(world.ec2, 'AssignIpv6Addresses', (out) => {
         out.AssignedIpv6Prefixes = ['2001:db8:c00:1::/64'];
       }),
     );
@@ -211,7 +196,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     world = await startWorld();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'DescribeSubnets', (out) => {
+      editedEc2Api(world.ec2, 'DescribeSubnets', (out) => {
         out.Subnets![0]!.SubnetId = 'subnet-XYZ';
       }),
     );
@@ -225,7 +210,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     world = await startWorld();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'DescribeInstances', (out) => {
+      editedEc2Api(world.ec2, 'DescribeInstances', (out) => {
         out.Reservations![0]!.Instances![0]!.NetworkInterfaces![0]!.Attachment!.DeviceIndex = -3;
       }),
     );
@@ -243,7 +228,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     world = await startWorld();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'CreateNetworkInterface', (out) => {
+      editedEc2Api(world.ec2, 'CreateNetworkInterface', (out) => {
         out.NetworkInterface!.MacAddress = 'not-a-mac';
       }),
     );
@@ -259,7 +244,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
     const before = await world.metadata.listMacs();
     const manager = managerOver(
       world,
-      editing(world.ec2, 'AttachNetworkInterface', (out) => {
+      editedEc2Api(world.ec2, 'AttachNetworkInterface', (out) => {
         out.AttachmentId = 'eni-attach-NOPE';
       }),
     );
@@ -273,7 +258,7 @@ describe('EC2 responses are shape-checked like IMDS ones', () => {
   it('DescribeInstanceTypes with a network card index that is not one', async () => {
     world = await startWorld();
     const source = createInstanceLimitsSource(
-      editing(world.ec2, 'DescribeInstanceTypes', (out) => {
+      editedEc2Api(world.ec2, 'DescribeInstanceTypes', (out) => {
         out.InstanceTypes![0]!.NetworkInfo!.NetworkCards![0]!.NetworkCardIndex = -1;
       }),
     );
