@@ -150,6 +150,8 @@ export function runCluster({
       ticks: 0,
       nextDevice: 1,
       lastShrinkAt: undefined,
+      /** Its free addresses while it has no event (see `freeOf`). */
+      free: undefined,
       buckets: new Map(
         Object.entries(defaultRateLimits).map(([family, cfg]) => [family, new TokenBucket(cfg, clock)]),
       ),
@@ -208,15 +210,24 @@ export function runCluster({
   // waited longest, then calls for no waiting pod (pre-warming, releases) from the node with the fewest free
   // addresses (the one that will run out first), then in the order asked.
   let seq = 0;
-  const urgency = (r) => {
-    if (r.n.pending.size > 0) return [0, r.n.pending.values().next().value];
-    const st = r.n.ds.stats();
-    return [1, st.totalIPs - st.assignedIPs];
+  /**
+   * A node's free addresses (total − assigned), from its stats. Kept until the node's next event: only an event
+   * of its own changes its datastore, and a grant (the only reader) changes none.
+   */
+  const freeOf = (n) => {
+    if (n.free === undefined) {
+      const st = n.ds.stats();
+      n.free = st.totalIPs - st.assignedIPs;
+    }
+    return n.free;
   };
+  /** Whether request `a` goes before `b` (free addresses are needed only to order two calls for no waiting pod). */
   const before = (a, b) => {
-    const ua = urgency(a);
-    const ub = urgency(b);
-    return ua[0] !== ub[0] ? ua[0] < ub[0] : ua[1] !== ub[1] ? ua[1] < ub[1] : a.seq < b.seq;
+    const waitingA = a.n.pending.size > 0;
+    if (waitingA !== b.n.pending.size > 0) return waitingA;
+    const ua = waitingA ? a.n.pending.values().next().value : freeOf(a.n);
+    const ub = waitingA ? b.n.pending.values().next().value : freeOf(b.n);
+    return ua !== ub ? ua < ub : a.seq < b.seq;
   };
   /** What the cluster budget tells a node: how long a call would wait for its tokens now, ms. */
   const budgetWaits = () => {
@@ -323,6 +334,8 @@ export function runCluster({
     const ev = q.pop();
     now = ev.at;
     if (now > endMs) break;
+    // Every event but a grant is one node's (`data` is the node or holds it), and may change its datastore.
+    if (ev.kind !== 'grant') (ev.data.n ?? ev.data).free = undefined;
     switch (ev.kind) {
       case 'boot': {
         const n = ev.data;
