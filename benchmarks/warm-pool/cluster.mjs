@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Datastore, isDatastoreError, nullCheckpointer } from '@vpc-cni-kit/datastore';
+import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
 // The cluster at scale, on a virtual clock: many nodes, each with the real @vpc-cni-kit/datastore and a
 // warm-pool policy, sharing ONE account's EC2 request limits (ec2-simulator's TokenBuckets with AWS's
 // published per-family limits) and each with examples/aws-node's client-side limiter (eni-manager's
@@ -18,7 +18,7 @@ import {
 } from '@vpc-cni-kit/eni-manager';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
 import { formatTable, prng, Queue } from './lib.mjs';
-import { policyDriver } from './node-sim.mjs';
+import { assignPod, policyDriver } from './node-sim.mjs';
 import { podWatchLead } from './pod-watch.mjs';
 
 /** m5.4xlarge: 8 ENIs × 30 IPv4 addresses; EKS max pods 110 (the ≤ 30 vCPU cap). */
@@ -179,12 +179,7 @@ export function runCluster({
   };
   const drain = (n) => {
     for (const [pod, at] of n.pending) {
-      try {
-        n.ds.assign({ networkName: 'aws-cni', containerID: pod, ifName: 'eth0' });
-      } catch (e) {
-        if (isDatastoreError(e, 'NoAvailableAddress')) break;
-        throw e;
-      }
+      if (!assignPod(n.ds, pod)) break;
       n.pending.delete(pod);
       n.driver.seen.arrivals += 1;
       waits.push(now - at);
