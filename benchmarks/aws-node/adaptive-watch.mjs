@@ -9,8 +9,8 @@
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/adaptive-watch.mjs      # --runs N (default 40), --warmup N (default 3)
 import { readFileSync } from 'node:fs';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   leakedNetns,
@@ -20,8 +20,17 @@ import {
   stats,
 } from './lib.mjs';
 
-const RUNS = arg('--runs', 40);
-const WARMUP = arg('--warmup', 3);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "The adaptive warm pool's pod watch and ADD latency (root, Linux): libcni ADD on a node that watches its pods\n" +
+    'against one that does not (AWS_NODE_ADAPTIVE_POD_WATCH=false), interleaved. Build @vpc-cni-kit/aws-node first.',
+  options: {
+    runs: { type: 'count', default: 40, min: 1, description: 'timed pods per node' },
+    warmup: { type: 'count', default: 3, description: 'untimed pods per node first' },
+  },
+});
+const RUNS = args.runs;
+const WARMUP = args.warmup;
 
 const { runner } = buildLibcniRunner();
 let cluster;

@@ -9,17 +9,9 @@
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/branch.mjs            # --runs N (default 30), --warmup N (default 3)
 import { readFileSync } from 'node:fs';
-import {
-  AssociateTrunkInterfaceCommand,
-  AttachNetworkInterfaceCommand,
-  CreateNetworkInterfaceCommand,
-  DeleteNetworkInterfaceCommand,
-  DisassociateTrunkInterfaceCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
 import { formatPodEniAnnotation, POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   leakedNetns,
@@ -29,8 +21,26 @@ import {
   stats,
 } from './lib.mjs';
 
-const RUNS = arg('--runs', 30);
-const WARMUP = arg('--warmup', 3);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "Security groups for pods (root, Linux): a branch-ENI pod's ADD latency against an ordinary pod's on the same\n" +
+    'kind of node, interleaved, through libcni. Build @vpc-cni-kit/aws-node first.',
+  options: {
+    runs: { type: 'count', default: 30, min: 1, description: 'timed pods of each kind' },
+    warmup: { type: 'count', default: 3, description: 'untimed pods of each kind first' },
+  },
+});
+const RUNS = args.runs;
+const WARMUP = args.warmup;
+// The AWS SDK takes a few hundred milliseconds to load: only once the command line is read.
+const {
+  AssociateTrunkInterfaceCommand,
+  AttachNetworkInterfaceCommand,
+  CreateNetworkInterfaceCommand,
+  DeleteNetworkInterfaceCommand,
+  DisassociateTrunkInterfaceCommand,
+  EC2Client,
+} = await import('@aws-sdk/client-ec2');
 const SUBNET = 'subnet-0c000000000000001';
 
 const { runner } = buildLibcniRunner();

@@ -17,55 +17,91 @@
 //   --gap-ms <n>: pause n ms after each pod's DEL and namespace deletion (the kernel tears a network namespace
 //   down in the background, holding RTNL, which every netlink request of the next pod's plumbing waits for);
 //   with a gap, the daemon-side latency is the daemon's alone.
-//   --daemon-node-options '<flags>': start the daemon with NODE_OPTIONS (the plugins run without them).
+//   --daemon-node-options='<flags>': start the daemon with NODE_OPTIONS (the plugins run without them).
 //   --bin-dir <dir>: run the daemon, init and plugin of another build's dist/bin (an A/B across runs).
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd } from '@vpc-cni-kit/netlink';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   buildLibcniRunner,
   binDir as builtBinDir,
   cleanEnv,
+  DAEMON_OPTIONS,
   histogramDelta,
   loadClusterHarness,
   ratioTable,
   stats,
-  strArg,
   tag,
   tearDownRun,
   timed,
   timePodAddDel,
 } from './lib.mjs';
 
-const RUNS = arg('--runs', 40);
-const WARMUP = arg('--warmup', 3);
-const baselineAt = process.argv.indexOf('--baseline-plugin');
+const { values: args, refuse } = commandLine(import.meta.url, {
+  summary:
+    "aws-cni through libcni (root, Linux): ADD and DEL of our plugin on a virtual-VPC node against Debian's ptp +\n" +
+    "host-local and the `node -e 0` floor, interleaved; then the daemon's AddNetwork latency over the same ADDs.\n" +
+    'Build @vpc-cni-kit/aws-node first.',
+  options: {
+    runs: { type: 'count', default: 40, min: 1, description: 'timed ADD/DEL pairs per variant' },
+    warmup: { type: 'count', default: 3, description: 'untimed pairs per variant first' },
+    'baseline-plugin': {
+      type: 'string',
+      value: 'FILE',
+      description: 'also time another build of the aws-cni executable, alone, against the same daemon',
+    },
+    plugin: {
+      type: 'string',
+      multiple: true,
+      value: 'NAME=FILE',
+      description: 'also time this aws-cni executable alone, under NAME (repeatable)',
+    },
+    'checkpoint-dir': {
+      type: 'string',
+      value: 'DIR',
+      default: '/dev/shm',
+      description: "where the daemon keeps its checkpoint (a tmpfs, as a node's /var/run/aws-node)",
+    },
+    'checkpoint-on-disk': {
+      type: 'boolean',
+      description: "keep the checkpoint in the cluster's scratch directory on this machine's disk instead",
+    },
+    'daemon-log': {
+      type: 'string',
+      value: 'FILE',
+      description: "copy the daemon's JSON log there at the end",
+    },
+    'gap-ms': {
+      type: 'count',
+      default: 0,
+      description: "pause after each pod's DEL (the kernel's namespace teardown holds RTNL meanwhile)",
+    },
+    ...DAEMON_OPTIONS,
+  },
+});
+const RUNS = args.runs;
+const WARMUP = args.warmup;
 // Other aws-cni executables to time alone against the same daemon: `--baseline-plugin <file>` and any number
 // of `--plugin <name>=<file>` (e.g. the launcher against the single executable application).
 const EXTRA_PLUGINS = [
-  ...(baselineAt > 0 ? [{ name: 'baseline build', file: process.argv[baselineAt + 1] }] : []),
-  ...process.argv.flatMap((a, i) => {
-    if (a !== '--plugin') return [];
-    const spec = process.argv[i + 1] ?? '';
+  ...(args['baseline-plugin'] === undefined
+    ? []
+    : [{ name: 'baseline build', file: args['baseline-plugin'] }]),
+  ...args.plugin.map((spec) => {
     const eq = spec.indexOf('=');
-    if (eq < 1) throw new Error(`--plugin wants <name>=<file>, got ${JSON.stringify(spec)}`);
-    return [{ name: spec.slice(0, eq), file: spec.slice(eq + 1) }];
+    if (eq < 1 || eq === spec.length - 1) refuse(`--plugin takes NAME=FILE, not ${JSON.stringify(spec)}`);
+    return { name: spec.slice(0, eq), file: spec.slice(eq + 1) };
   }),
 ];
-const checkpointAt = process.argv.indexOf('--checkpoint-dir');
-const CHECKPOINT_DIR = process.argv.includes('--checkpoint-on-disk')
+const CHECKPOINT_DIR = args['checkpoint-on-disk']
   ? undefined
-  : join(
-      checkpointAt > 0 ? (process.argv[checkpointAt + 1] ?? '') : '/dev/shm',
-      `vckbench-${tag}-checkpoint`,
-    );
+  : join(args['checkpoint-dir'], `vckbench-${tag}-checkpoint`);
 
-const binDir = strArg('--bin-dir', builtBinDir);
-const GAP_MS = arg('--gap-ms', 0);
-const DAEMON_NODE_OPTIONS = strArg('--daemon-node-options', '');
-const daemonLogAt = process.argv.indexOf('--daemon-log');
-const DAEMON_LOG = daemonLogAt > 0 ? process.argv[daemonLogAt + 1] : undefined;
+const binDir = args['bin-dir'] ?? builtBinDir;
+const GAP_MS = args['gap-ms'];
+const DAEMON_NODE_OPTIONS = args['daemon-node-options'] ?? '';
+const DAEMON_LOG = args['daemon-log'];
 
 const { runner, scratch } = buildLibcniRunner();
 const created = [];

@@ -13,9 +13,9 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import { table, timeProcesses, cleanEnv as timingEnv } from '../lib/timing.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   cleanEnv,
@@ -28,9 +28,25 @@ import {
   timePodAddDel,
 } from './lib.mjs';
 
-const RUNS = arg('--runs', 30);
-const WARMUP = arg('--warmup', 3);
-const STARTS = arg('--starts', 60);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'egress-cni (root, Linux), in one run: its start-up alone against `node -e 0`, the processes an enabled ADD\n' +
+    'runs besides its own, and ADD/DEL through libcni chained after aws-cni (disabled, IPv4 egress, IPv6 egress)\n' +
+    'against aws-cni alone, interleaved. Build @vpc-cni-kit/aws-node first.',
+  options: {
+    runs: { type: 'count', default: 30, min: 1, description: 'timed ADD/DEL pairs per variant' },
+    warmup: { type: 'count', default: 3, description: 'untimed pairs per variant first' },
+    starts: {
+      type: 'count',
+      default: 60,
+      min: 1,
+      description: 'timed starts (CNI_COMMAND=VERSION) per executable',
+    },
+  },
+});
+const RUNS = args.runs;
+const WARMUP = args.warmup;
+const STARTS = args.starts;
 const NODE_IPV6 = '2001:db8:ec::10';
 
 const { runner, scratch } = buildLibcniRunner();

@@ -8,8 +8,8 @@
 //   node benchmarks/aws-node/ipv6.mjs          # --runs N (default 30), --warmup N (default 3)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   histogramDelta,
@@ -22,8 +22,18 @@ import {
   timePodAddDel,
 } from './lib.mjs';
 
-const RUNS = arg('--runs', 30);
-const WARMUP = arg('--warmup', 3);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'IPv6 mode against the IPv4 path (root, Linux): ADD and DEL through libcni on a daemon in each mode, and\n' +
+    "aws-cni alone on each, interleaved with the `node -e 0` floor; then each daemon's AddNetwork histogram.\n" +
+    'Build @vpc-cni-kit/aws-node first.',
+  options: {
+    runs: { type: 'count', default: 30, min: 1, description: 'timed ADD/DEL pairs per variant' },
+    warmup: { type: 'count', default: 3, description: 'untimed pairs per variant first' },
+  },
+});
+const RUNS = args.runs;
+const WARMUP = args.warmup;
 
 const { runner, scratch } = buildLibcniRunner();
 const created = [];

@@ -5,7 +5,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cleanEnv, summarize } from '../lib/timing.mjs';
 
@@ -27,31 +27,30 @@ export function bundleScratch(label) {
   return mkdtempSync(join(base, `vck-bench-${label}-`));
 }
 
+/**
+ * The command-line options (benchmarks/lib/cli.mjs) of the benchmarks that start aws-node on a harness node:
+ * the daemon's NODE_OPTIONS, and another build's dist/bin (the default is {@link binDir}).
+ */
+export const DAEMON_OPTIONS = {
+  'daemon-node-options': {
+    type: 'string',
+    value: 'FLAGS',
+    description:
+      "start the daemon with these NODE_OPTIONS, written with '=' as they start with a dash: --daemon-node-options='--max-semi-space-size=1'",
+  },
+  'bin-dir': {
+    type: 'string',
+    value: 'DIR',
+    description:
+      "run aws-node, its init and aws-cni from another build's dist/bin, e.g. a saved copy (an A/B)",
+  },
+};
+
 /** A short random tag for names this run creates (namespaces, directories). */
 export const tag = randomBytes(3).toString('hex');
 
 /** Milliseconds since an arbitrary origin, sub-millisecond resolution. */
 export const now = () => Number(process.hrtime.bigint()) / 1e6;
-
-/** Reads `--name S` from argv as a string. */
-export function strArg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? (process.argv[i + 1] ?? dflt) : dflt;
-}
-
-/** Reads `--name N` from argv: a whole number, or one line and exit 2 before anything is set up. */
-export function arg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  if (i <= 0) return dflt;
-  const text = process.argv[i + 1];
-  if (text === undefined || !/^\d{1,9}$/.test(text)) {
-    console.error(
-      `${basename(process.argv[1] ?? 'benchmark')}: ${name} takes a whole number, not ${JSON.stringify(text ?? '')}`,
-    );
-    process.exit(2);
-  }
-  return Number(text);
-}
 
 /**
  * Bundles tools/cluster-harness/src/cluster.ts (with its relative imports; every package stays external and

@@ -7,10 +7,17 @@
 import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import { cleanEnv, table, timeProcesses } from '../lib/timing.mjs';
-import { arg, binDir } from './lib.mjs';
+import { binDir } from './lib.mjs';
 
-const RUNS = arg('--runs', 60);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "The two aws-cni builds' start alone (CNI_COMMAND=VERSION): the single executable application against the\n" +
+    'launcher script and the `node -e 0` floor, interleaved. Build @vpc-cni-kit/aws-node first.',
+  options: { runs: { type: 'count', default: 60, min: 1, description: 'timed starts per variant' } },
+});
+const RUNS = args.runs;
 const dir = mkdtempSync(join(tmpdir(), 'vck-plugin-start-'));
 try {
   const sea = join(dir, 'aws-cni');

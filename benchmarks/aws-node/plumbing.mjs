@@ -22,8 +22,8 @@ import {
   setupPodNetwork,
   teardownPodNetwork,
 } from '@vpc-cni-kit/routing-table';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   bundleScratch,
@@ -37,10 +37,22 @@ import {
   timed,
 } from './lib.mjs';
 
-const RUNS = arg('--runs', 30);
-const WARMUP = arg('--warmup', 3);
-const HOST_PODS = arg('--host-pods', 0);
-const IN_PROCESS_ONLY = process.argv.includes('--in-process-only');
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'Where pod plumbing runs (ADR 0002; root, Linux): A. in-process setup/teardown of pod networks over a sync and\n' +
+    'an async netlink handle; B. fresh plugin processes on a virtual-VPC node, our aws-cni against a reference-\n' +
+    'layout plugin that plumbs the pod itself, with floors. Build @vpc-cni-kit/aws-node first.',
+  options: {
+    runs: { type: 'count', default: 30, min: 1, description: 'timed pods per variant' },
+    warmup: { type: 'count', default: 3, description: 'untimed pods per variant first' },
+    'host-pods': { type: 'count', default: 0, description: 'A: pods already plumbed in the host first' },
+    'in-process-only': { type: 'boolean', description: 'measure A alone' },
+  },
+});
+const RUNS = args.runs;
+const WARMUP = args.warmup;
+const HOST_PODS = args['host-pods'];
+const IN_PROCESS_ONLY = args['in-process-only'];
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const created = [];

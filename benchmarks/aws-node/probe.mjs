@@ -10,10 +10,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import { table, timeProcesses } from '../lib/timing.mjs';
-import { arg, binDir } from './lib.mjs';
+import { binDir } from './lib.mjs';
 
-const RUNS = arg('--runs', 40);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "The health probe's latency as a kubelet sees it: the bundled grpc-health-probe against the daemon's gRPC\n" +
+    'server, against `node -e 0` and a probe written with @grpc/grpc-js, interleaved. Build @vpc-cni-kit/aws-node first.',
+  options: { runs: { type: 'count', default: 40, min: 1, description: 'timed probes per variant' } },
+});
+const RUNS = args.runs;
 const dir = mkdtempSync(join(tmpdir(), 'vck-probe-bench-'));
 const socketPath = join(dir, 'ipamd.sock');
 // The server runs in a process of its own: the timing loop below blocks this one.

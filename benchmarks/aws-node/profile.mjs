@@ -13,8 +13,8 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd, netnsDel } from '@vpc-cni-kit/netlink';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   histogram,
@@ -27,9 +27,17 @@ import {
   timed,
 } from './lib.mjs';
 
-const PAIRS = arg('--pairs', 40);
-const keepAt = process.argv.indexOf('--keep');
-const KEEP = keepAt > 0 ? process.argv[keepAt + 1] : undefined;
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "Where the daemon's AddNetwork time goes (root, Linux): the daemon restarted under `node --cpu-prof`, pod\n" +
+    'ADD/DEL pairs through libcni, then its CPU profile summarised. Build @vpc-cni-kit/aws-node first.',
+  options: {
+    pairs: { type: 'count', default: 40, min: 1, description: 'pod ADD/DEL pairs under the profiler' },
+    keep: { type: 'string', value: 'FILE', description: 'copy the .cpuprofile there' },
+  },
+});
+const PAIRS = args.pairs;
+const KEEP = args.keep;
 const created = [];
 let cluster;
 let runId = '';

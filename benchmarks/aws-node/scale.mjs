@@ -7,15 +7,16 @@
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/scale.mjs          # --concurrent N (default 50), --pods N (default 110)
-// `--daemon-node-options '<flags>'` starts the daemon with NODE_OPTIONS (e.g. --max-semi-space-size=1).
+// `--daemon-node-options='<flags>'` (with '=': the flags start with a dash) starts the daemon with NODE_OPTIONS (e.g. --max-semi-space-size=1).
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd } from '@vpc-cni-kit/netlink';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   buildLibcniRunner,
   binDir as builtBinDir,
+  DAEMON_OPTIONS,
   daemonPid,
   histogramDelta,
   libcniArgv,
@@ -24,17 +25,26 @@ import {
   rssMiB,
   runnerOutcome,
   stats,
-  strArg,
   tag,
   tearDownRun,
   timed,
 } from './lib.mjs';
 
-const CONCURRENT = arg('--concurrent', 50);
-// `--bin-dir <dir>` runs the daemon from another build's dist/bin (e.g. a saved copy, for an A/B in one run).
-const binDir = strArg('--bin-dir', builtBinDir);
-const PODS = arg('--pods', 110);
-const DAEMON_NODE_OPTIONS = strArg('--daemon-node-options', '');
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'aws-node under load (root, Linux): concurrent pod ADDs through libcni on one m5.4xlarge node with the\n' +
+    "daemon's AddNetwork histogram over the burst, then more pods and the daemon's resident memory against an\n" +
+    'idle daemon and an idle `node`. Build @vpc-cni-kit/aws-node first.',
+  options: {
+    concurrent: { type: 'count', default: 50, min: 1, description: 'pod ADDs at once' },
+    pods: { type: 'count', default: 110, min: 1, description: 'pods on the node for the memory reading' },
+    ...DAEMON_OPTIONS,
+  },
+});
+const CONCURRENT = args.concurrent;
+const binDir = args['bin-dir'] ?? builtBinDir;
+const PODS = args.pods;
+const DAEMON_NODE_OPTIONS = args['daemon-node-options'] ?? '';
 const created = [];
 let cluster;
 let runId = '';

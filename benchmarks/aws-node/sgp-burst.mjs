@@ -13,8 +13,8 @@
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build
 //   node benchmarks/aws-node/sgp-burst.mjs           # --rounds N (default 3), --burst N (default 50)
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   binDir,
   buildLibcniRunner,
   leakedNetns,
@@ -24,8 +24,18 @@ import {
   stats,
 } from './lib.mjs';
 
-const ROUNDS = arg('--rounds', 3);
-const BURST = arg('--burst', 50);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'Security groups for pods end to end under a burst (root, Linux): Pod objects created at once on two nodes\n' +
+    'with aws-node and the real vpc-resource-controller; branch pods against ordinary pods (the baseline), in\n' +
+    'alternating order. Build everything first (npx turbo run build).',
+  options: {
+    rounds: { type: 'count', default: 3, min: 1, description: 'rounds of one burst of each kind' },
+    burst: { type: 'count', default: 50, min: 1, description: 'pods per burst' },
+  },
+});
+const ROUNDS = args.rounds;
+const BURST = args.burst;
 
 const { runner } = buildLibcniRunner();
 const { Cluster } = await loadClusterHarness();

@@ -10,24 +10,33 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import {
-  arg,
   buildLibcniRunner,
   binDir as builtBinDir,
   cleanEnv,
+  DAEMON_OPTIONS,
   leakedNetns,
   loadClusterHarness,
   now,
   ratioTable,
   stats,
-  strArg,
   tag,
   timed,
 } from './lib.mjs';
 
-const RESTARTS = arg('--restarts', 10);
-// `--bin-dir <dir>` runs the daemon from another build's dist/bin (e.g. a saved copy, for an A/B in one run).
-const binDir = strArg('--bin-dir', builtBinDir);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "aws-node start to healthy (root, Linux): spawn to conflist written, and the daemon's own startupMs, over\n" +
+    'restarts of one node, interleaved with `node -e 0` and loading @aws-sdk/client-ec2 alone.\n' +
+    'Build @vpc-cni-kit/aws-node first.',
+  options: {
+    restarts: { type: 'count', default: 10, min: 1, description: 'timed daemon restarts' },
+    'bin-dir': DAEMON_OPTIONS['bin-dir'],
+  },
+});
+const RESTARTS = args.restarts;
+const binDir = args['bin-dir'] ?? builtBinDir;
 let cluster;
 let runId = '';
 const { runner, scratch } = buildLibcniRunner();

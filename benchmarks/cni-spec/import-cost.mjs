@@ -1,18 +1,25 @@
 // What @vpc-cni-kit/cni-spec costs a plugin process at start-up, against `node -e 0` in the same run.
 // Run after building: npx turbo run build --filter=@vpc-cni-kit/cni-spec && node benchmarks/cni-spec/import-cost.mjs
+// `--runs N` (default 40) per variant.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { commandLine } from '../lib/cli.mjs';
 import { cleanEnv, summarize, table, timeProcesses } from '../lib/timing.mjs';
 
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'What @vpc-cni-kit/cni-spec costs a plugin process at start-up (a bundled plugin answering VERSION, the bare\n' +
+    'CJS and ESM imports), against `node -e 0`, interleaved. Build @vpc-cni-kit/cni-spec first.',
+  options: { runs: { type: 'count', default: 40, min: 1, description: 'timed processes per variant' } },
+});
+const runs = args.runs;
 const require = createRequire(import.meta.url);
 const cjs = require.resolve('@vpc-cni-kit/cni-spec');
 const esm = cjs.replace(/index\.cjs$/, 'index.js');
-// biome-ignore lint/suspicious/noUndeclaredEnvVars: a benchmark knob read by hand, not an input of a turbo task
-const runs = Number(process.env.RUNS ?? 40);
 
 // The realistic case: a plugin bundled into one file with the skeleton, answering VERSION.
 const dir = mkdtempSync(join(tmpdir(), 'vck-bench-'));

@@ -5,20 +5,26 @@
 //   npx turbo run build --filter=@vpc-cni-kit/ec2-simulator && node benchmarks/ec2-simulator/throughput.mjs
 // `--rounds N` (default 5) and `--requests N` (default 300 per variant and round).
 import { createServer } from 'node:http';
-import {
-  AssignPrivateIpAddressesCommand,
-  DescribeNetworkInterfacesCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const ROUNDS = arg('--rounds', 5);
-const REQUESTS = arg('--requests', 300);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'ec2-simulator throughput through the real @aws-sdk/client-ec2 (DescribeNetworkInterfaces, AssignPrivate-\n' +
+    "IpAddresses; sequential and 8 in flight) against a bare node:http server replaying the simulator's answer.\n" +
+    'Build @vpc-cni-kit/ec2-simulator first.',
+  options: {
+    rounds: { type: 'count', default: 5, min: 1, description: 'rounds of every variant' },
+    requests: { type: 'count', default: 300, min: 1, description: 'requests per variant and round' },
+  },
+});
+const ROUNDS = args.rounds;
+const REQUESTS = args.requests;
+// The AWS SDK takes a few hundred milliseconds to load: only once the command line is read.
+const { AssignPrivateIpAddressesCommand, DescribeNetworkInterfacesCommand, EC2Client } = await import(
+  '@aws-sdk/client-ec2'
+);
 const CONCURRENCY = 8;
 
 const NODE = 'i-0a000000000000001';

@@ -11,9 +11,18 @@ import {
   ImdsClient,
   mutatingActions,
 } from '@vpc-cni-kit/eni-manager';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
-const ROUNDS = Number(process.argv[2] ?? 5);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'EC2 calls and wall time per top-up, new ENI, freed ENI and leaked-ENI GC run, through @vpc-cni-kit/eni-manager\n' +
+    'against ec2-simulator, against one DescribeSubnets round trip. Build eni-manager and ec2-simulator first.',
+  positionals: [
+    { name: 'rounds', type: 'count', default: 5, min: 1, description: 'rounds of every operation' },
+  ],
+});
+const ROUNDS = args.rounds;
 const INSTANCE = 'i-0b000000000000001';
 const VPC = 'vpc-0b000000000000001';
 const SUBNET = 'subnet-0b000000000000001';

@@ -3,9 +3,18 @@
 //   npx turbo run build --filter=@vpc-cni-kit/eni-manager
 //   node benchmarks/eni-manager/import-cost.mjs          # a first argument sets the runs (default 30)
 import { spawnSync } from 'node:child_process';
+import { commandLine } from '../lib/cli.mjs';
 import { cleanEnv, table, timeProcesses } from '../lib/timing.mjs';
 
-const RUNS = Number(process.argv[2] ?? 30);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'What importing @vpc-cni-kit/eni-manager costs a process, and whether it loads the AWS SDK before the first\n' +
+    'EC2 call, against `node -e 0`, interleaved. Build @vpc-cni-kit/eni-manager first.',
+  positionals: [
+    { name: 'runs', type: 'count', default: 30, min: 1, description: 'timed processes per variant' },
+  ],
+});
+const RUNS = args.runs;
 const probe = spawnSync(
   process.execPath,
   [

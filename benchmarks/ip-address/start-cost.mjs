@@ -9,12 +9,24 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { commandLine } from '../lib/cli.mjs';
 import { cleanEnv, table, timeProcesses } from '../lib/timing.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const RUNS = Number(opt('--runs') ?? 60);
-const ipaddr = opt('--ipaddr');
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'What one IP implementation costs a process that starts, parses and exits: @vpc-cni-kit/ip-address (and\n' +
+    'ipaddr.js, when given) against hand-inlined string handling, as bundles run whole, interleaved.',
+  options: {
+    ipaddr: {
+      type: 'string',
+      value: 'DIR',
+      description: 'also time ipaddr.js from this installed copy (not a workspace dependency)',
+    },
+    runs: { type: 'count', default: 60, min: 1, description: 'timed processes per variant' },
+  },
+});
+const RUNS = args.runs;
+const ipaddr = args.ipaddr;
 const root = new URL('../..', import.meta.url).pathname;
 
 const entries = {

@@ -14,9 +14,16 @@ import {
   renderNftTable,
   teardownSnat,
 } from '@vpc-cni-kit/iptables-snat';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
-const RUNS = Number(process.argv[2] ?? 20);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'Full and no-op SNAT/connmark reconcile through @vpc-cni-kit/iptables-snat, against bare iptables-restore and\n' +
+    'iptables-save runs of the same work, in a scratch namespace (root). Build @vpc-cni-kit/iptables-snat first.',
+  positionals: [{ name: 'runs', type: 'count', default: 20, min: 1, description: 'timed iterations' }],
+});
+const RUNS = args.runs;
 const NS = `vckbs${randomBytes(3).toString('hex')}`;
 const netnsPath = `/var/run/netns/${NS}`;
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;

@@ -5,10 +5,23 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { netnsAdd, netnsDel, open, openSync } from '@vpc-cni-kit/netlink';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
-const runsAt = process.argv.indexOf('--runs');
-const RUNS = runsAt > 0 ? Number(process.argv[runsAt + 1]) : 200;
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'Each rtnetlink operation through @vpc-cni-kit/netlink against spawning `ip` for the same work, in two scratch\n' +
+    'namespaces (root). Build @vpc-cni-kit/netlink first.',
+  options: {
+    runs: {
+      type: 'count',
+      default: 200,
+      min: 1,
+      description: 'iterations of the fast operations (slow ones, such as link delete, run a tenth)',
+    },
+  },
+});
+const RUNS = args.runs;
 const SLOW = Math.max(5, Math.round(RUNS / 10));
 const tag = randomBytes(3).toString('hex');
 const HOST = `vckbh${tag}`;

@@ -12,10 +12,20 @@ import {
   reconcileRouting,
   teardownRouting,
 } from '@vpc-cni-kit/routing-table';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
-const RUNS = Number(process.argv[2] ?? 15);
-const PODS = Number(process.argv[3] ?? 250);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "Full and no-op reconcile of node routing through @vpc-cni-kit/routing-table's netlink port, against\n" +
+    '`ip -batch` doing the same adds, in a scratch namespace (root). Build @vpc-cni-kit/routing-table first.',
+  positionals: [
+    { name: 'runs', type: 'count', default: 15, min: 1, description: 'timed iterations' },
+    { name: 'pods', type: 'count', default: 250, min: 1, description: 'pods on the node' },
+  ],
+});
+const RUNS = args.runs;
+const PODS = args.pods;
 const tag = randomBytes(3).toString('hex');
 const NS = `vckbr${tag}`;
 const PODNS = `vckbp${tag}`;

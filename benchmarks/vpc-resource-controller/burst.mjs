@@ -9,14 +9,26 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 import { createControllerCrds } from './crds.mjs';
 
-const ROUNDS = Number(process.argv[2] ?? 3);
-const BURST = Number(process.argv[3] ?? 50);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'Controller time from pod creation to the pod-eni annotation under a burst of pods, for the\n' +
+    'vpc-resource-controller program against ec2-simulator and kube-simulator, against one plain annotation\n' +
+    'patch of a pod. Build @vpc-cni-kit/vpc-resource-controller, ec2-simulator and kube-simulator first.',
+  positionals: [
+    { name: 'rounds', type: 'count', default: 3, min: 1, description: 'bursts' },
+    { name: 'burst', type: 'count', default: 50, min: 1, description: 'pods per burst' },
+  ],
+});
+const ROUNDS = args.rounds;
+const BURST = args.burst;
+// @kubernetes/client-node takes a few hundred milliseconds to load: only once the command line is read.
+const { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
 const repo = new URL('../../', import.meta.url).pathname;
 const NODES = [
   { name: 'node-1', id: 'i-0c000000000000001' },

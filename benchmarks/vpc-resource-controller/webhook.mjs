@@ -10,14 +10,25 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { parseAllDocuments } from 'yaml';
+import { commandLine } from '../lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 import { createControllerCrds } from './crds.mjs';
 
-const N = Number(process.argv[2] ?? 200);
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    "Latency the vpc-resource-controller's pod mutating webhook adds to a pod create (kube-simulator calling the\n" +
+    'program over HTTPS): creates it skips (the baseline), creates no policy selects, creates a policy selects,\n' +
+    'interleaved. Build @vpc-cni-kit/vpc-resource-controller, ec2-simulator and kube-simulator first.',
+  positionals: [
+    { name: 'creates', type: 'count', default: 200, min: 1, description: 'timed creates per variant' },
+  ],
+});
+const N = args.creates;
+// @kubernetes/client-node takes a few hundred milliseconds to load: only once the command line is read.
+const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
 const WARMUP = 20;
 const repo = new URL('../../', import.meta.url).pathname;
 const SERVICE = { namespace: 'kube-system', name: 'vpc-resource-controller-webhook' };

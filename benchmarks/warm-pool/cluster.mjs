@@ -17,6 +17,7 @@ import {
   TokenBucket,
 } from '@vpc-cni-kit/eni-manager';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
+import { commandLine } from '../lib/cli.mjs';
 import { formatTable, prng, Queue } from './lib.mjs';
 import { assignPod, policyDriver } from './node-sim.mjs';
 import { podWatchLead } from './pod-watch.mjs';
@@ -494,13 +495,31 @@ export function clusterReport({ markdown = false, quick = false } = {}) {
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (isMain) {
-  const args = process.argv.slice(2);
-  const at = args.indexOf('--settings');
-  if (at >= 0) POLICIES.adaptive.adaptive = JSON.parse(args[at + 1]);
+  const { values: args, refuse } = commandLine(import.meta.url, {
+    summary:
+      'The cluster at scale, on a virtual clock: 10, 100 and 1,000 nodes and a 200-node scale-up sharing one\n' +
+      "account's EC2 request limits, each policy with the reference's EC2 client and with a cluster budget.",
+    options: {
+      markdown: { type: 'boolean', description: 'print a Markdown table' },
+      quick: { type: 'boolean', description: 'leave out the 1,000-node fills' },
+      settings: {
+        type: 'string',
+        value: 'JSON',
+        description: "the adaptive policy's settings, e.g. '{\"minWarm\":2}'",
+      },
+    },
+  });
+  if (args.settings !== undefined) {
+    try {
+      POLICIES.adaptive.adaptive = JSON.parse(args.settings);
+    } catch {
+      refuse(`--settings takes adaptive settings as JSON, e.g. '{"minWarm":2}', not ${args.settings}`);
+    }
+  }
   const t0 = performance.now();
   console.log(
     'cluster at scale: m5.4xlarge-like nodes (8 ENIs × 30 IPv4, max pods 110), one account, AWS EC2 request limits',
   );
-  console.log(clusterReport({ markdown: args.includes('--markdown'), quick: args.includes('--quick') }));
+  console.log(clusterReport({ markdown: args.markdown, quick: args.quick }));
   console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s of wall time)`);
 }

@@ -4,11 +4,19 @@
 // the same floor costs on the steady traces the policy must also win (tuning seeds only); the first burst also
 // with the pod watch (the steady traces' columns are without it).
 //
-//   node benchmarks/warm-pool/first-burst.mjs
+//   node benchmarks/warm-pool/first-burst.mjs [--markdown]
+import { commandLine } from '../lib/cli.mjs';
 import { dominates, staticGrid } from './grid.mjs';
 import { formatTable } from './lib.mjs';
 import { ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';
 import { traces } from './report.mjs';
+
+const { values: args } = commandLine(import.meta.url, {
+  summary:
+    'Why the first CronJob burst costs cold starts: the adaptive policy with warm floors (minWarm) from 2 up on the\n' +
+    'first burst of cronjob-spikes, and what the same floor costs on the steady traces.',
+  options: { markdown: { type: 'boolean', description: 'print a Markdown table' } },
+});
 
 const all = traces().filter((t) => t.set === 'tuning');
 const cron = all.filter((t) => t.shape === 'cronjob-spikes');
@@ -54,4 +62,4 @@ for (const minWarm of [2, 3, 4, 5, 6, 8, 10]) {
     `${over} of ${others.length}`,
   ]);
 }
-console.log(formatTable(rows, process.argv.includes('--markdown')));
+console.log(formatTable(rows, args.markdown));

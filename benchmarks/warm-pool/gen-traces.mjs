@@ -2,8 +2,14 @@
 // Writes the three synthetic traces in ./traces (deterministic: fixed seeds). Re-run to regenerate.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import { exponential, formatTrace, prng } from './lib.mjs';
 import { poisson } from './shapes.mjs';
+
+commandLine(import.meta.url, {
+  summary:
+    'Writes the three synthetic traces in benchmarks/warm-pool/traces (fixed seeds: the same files every run).',
+});
 
 const dir = new URL('./traces/', import.meta.url).pathname;
 

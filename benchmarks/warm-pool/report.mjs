@@ -6,6 +6,7 @@
 //   node benchmarks/warm-pool/report.mjs [--loop daemon|reference] [--svg-dir DIR] [--markdown] [--no-front]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { commandLine } from '../lib/cli.mjs';
 import { dominates, dominatesWithWaits, paretoFront, RAW_GRID, staticGrid } from './grid.mjs';
 import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_PD_POLICY, ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';
@@ -99,17 +100,32 @@ function row(name, m) {
   ];
 }
 
+/** The report's options (`npm run bench` takes them too and passes them on). */
+export const REPORT_OPTIONS = {
+  loop: {
+    type: 'string',
+    choices: ['daemon', 'reference'],
+    default: 'daemon',
+    description: "the pool loop: aws-node's (wakes on demand) or the reference's (a fixed period)",
+  },
+  'svg-dir': { type: 'string', value: 'DIR', description: 'write the SVG charts there' },
+  markdown: { type: 'boolean', description: 'print Markdown tables' },
+  'no-front': { type: 'boolean', description: "leave out each trace's Pareto front" },
+};
+
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (isMain) {
-  const args = process.argv.slice(2);
-  const opt = (name, dflt) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : dflt;
-  };
-  const loop = opt('--loop', 'daemon');
-  const svgDir = opt('--svg-dir', undefined);
-  const markdown = args.includes('--markdown');
-  const showFront = !args.includes('--no-front');
+  const { values: args } = commandLine(import.meta.url, {
+    summary:
+      "The warm-pool report, on a virtual clock: for every trace, the static grid's Pareto front (cold starts vs\n" +
+      "idle address-hours), the default's and the adaptive policy's rows, whether the adaptive policy meets its\n" +
+      'goals on tuning and held-out seeds; then the SVG charts.',
+    options: REPORT_OPTIONS,
+  });
+  const loop = args.loop;
+  const svgDir = args['svg-dir'];
+  const markdown = args.markdown;
+  const showFront = !args['no-front'];
   const t0 = performance.now();
   const results = traces().map((t) => judge(t, loop));
   console.log(

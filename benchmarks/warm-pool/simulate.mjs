@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
+import { commandLine } from '../lib/cli.mjs';
 import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_POLICY, INSTANCE, simulate } from './node-sim.mjs';
 
@@ -60,19 +61,28 @@ function table(rows, markdown) {
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (isMain) {
-  const args = process.argv.slice(2);
-  const markdown = args.includes('--markdown');
-  const seedAt = args.indexOf('--seed');
-  const seed = seedAt >= 0 ? Number(args[seedAt + 1]) : 42;
-  const loopAt = args.indexOf('--loop');
-  const loop = loopAt >= 0 ? args[loopAt + 1] : 'reference';
-  if (loop !== 'reference' && loop !== 'daemon') {
-    console.error('simulate: --loop must be reference or daemon');
-    process.exit(2);
-  }
-  const files = args.filter(
-    (a, i) => !a.startsWith('--') && (seedAt < 0 || i !== seedAt + 1) && (loopAt < 0 || i !== loopAt + 1),
-  );
+  const { values: args } = commandLine(import.meta.url, {
+    summary:
+      'Trace-driven warm-pool simulator: replays pod add/del traces against the real datastore and warm-pool\n' +
+      'policy with a seeded EC2 latency model, and compares policy settings.',
+    options: {
+      seed: { type: 'count', default: 42, description: 'seed of the EC2 latency model' },
+      markdown: { type: 'boolean', description: 'print a Markdown table' },
+      loop: {
+        type: 'string',
+        choices: ['reference', 'daemon'],
+        default: 'reference',
+        description: "the pool loop: the reference's (a fixed period) or aws-node's (wakes on demand)",
+      },
+    },
+    positionals: [
+      { name: 'trace.csv', rest: true, description: 'traces to replay (default: the three shipped ones)' },
+    ],
+  });
+  const markdown = args.markdown;
+  const seed = args.seed;
+  const loop = args.loop;
+  const files = args['trace.csv'];
   const dir = new URL('./traces/', import.meta.url).pathname;
   const traces =
     files.length > 0

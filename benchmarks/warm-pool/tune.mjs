@@ -8,18 +8,33 @@
 // noise of one re-dealt latency draw; forty development seeds can (docs/guides/warm-pool.md).
 //
 //   node benchmarks/warm-pool/tune.mjs [--watch] [--dev-seeds 3-42] '{"minWarm":2}' '{"minWarm":1,"band":0.3}' ...
+import { commandLine } from '../lib/cli.mjs';
 import { staticGrid } from './grid.mjs';
 import { ADAPTIVE_POLICY, simulate } from './node-sim.mjs';
 import { traces, verdict } from './report.mjs';
 import { HELD_OUT_SEEDS, SHAPES, TUNING_SEEDS } from './shapes.mjs';
 
-const USAGE = "usage: tune.mjs [--watch] [--dev-seeds A-B] ['<adaptive settings as JSON>' ...]";
-
-/** Fails with one line and the usage. */
-function refuse(message) {
-  console.error(`tune.mjs: ${message}\n${USAGE}`);
-  process.exit(2);
-}
+const { values: args, refuse } = commandLine(import.meta.url, {
+  summary:
+    "Tuning aid for the adaptive policy's defaults: runs candidate settings over the tuning traces only and\n" +
+    'prints, per candidate, how many traces meet the goal. Held-out seeds are never read.',
+  options: {
+    watch: { type: 'boolean', description: 'run every candidate also with the pod watch' },
+    'dev-seeds': {
+      type: 'string',
+      value: 'A-B',
+      description: 'add every shape on seeds A..B (neither tuning nor held-out), summarised per shape',
+    },
+  },
+  positionals: [
+    {
+      name: 'candidates',
+      value: "'<adaptive settings as JSON>'",
+      rest: true,
+      description: 'candidates, e.g. \'{"minWarm":2}\' (default: one, the shipped defaults {})',
+    },
+  ],
+});
 
 /** The seeds of `--dev-seeds A-B`, refused when they reach a tuning or held-out seed. */
 function devSeeds(spec) {
@@ -37,27 +52,15 @@ function devSeeds(spec) {
   return seeds;
 }
 
-const args = process.argv.slice(2);
-let watch = false;
-let seeds = [];
-const candidates = [];
-for (let i = 0; i < args.length; i++) {
-  const a = args[i];
-  if (a === '--watch') watch = true;
-  else if (a === '--dev-seeds') seeds = devSeeds(args[++i]);
-  else if (a.startsWith('--dev-seeds=')) seeds = devSeeds(a.slice('--dev-seeds='.length));
-  else if (a === '--help' || a === '-h') {
-    console.log(USAGE);
-    process.exit(0);
-  } else if (a.startsWith('-')) refuse(`unknown option ${a}`);
-  else {
-    try {
-      candidates.push(JSON.parse(a));
-    } catch {
-      refuse(`a candidate is adaptive settings as JSON, e.g. '{"minWarm":2}', not ${a}`);
-    }
+const watch = args.watch;
+const seeds = args['dev-seeds'] === undefined ? [] : devSeeds(args['dev-seeds']);
+const candidates = args.candidates.map((a) => {
+  try {
+    return JSON.parse(a);
+  } catch {
+    return refuse(`a candidate is adaptive settings as JSON, e.g. '{"minWarm":2}', not ${a}`);
   }
-}
+});
 if (candidates.length === 0) candidates.push({});
 const watchModes = watch ? [false, true] : [false];
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type KubeSimulator, selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpsKubeApi } from '../src/kube/https-kube-api.js';
+import { httpsKubeApi, httpsPodWatchApi } from '../src/kube/https-kube-api.js';
 import type { InClusterTarget } from '../src/kube/in-cluster.js';
 import { type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
 
@@ -133,5 +133,44 @@ describe('httpsKubeApi', () => {
     );
     expect(refused).toMatchObject({ code: 'Unreachable', status: 0 });
     expect(refused.message).toContain('ECONNREFUSED');
+  });
+
+  it('a watch that cannot be opened fails in the same words as a call: no answer within the deadline, refused', async () => {
+    const held: Socket[] = [];
+    const silent: Server = createServer((s) => held.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const server = `https://127.0.0.1:${port}`;
+    /** Opens a watch and a call to `server` with `timeoutMs`: their errors, each without its `<method> <path>: `. */
+    const both = async (timeoutMs: number) => {
+      const watch = httpsPodWatchApi({ ...target, server }, timeoutMs);
+      const opening = await failure(
+        watch.watchNodePods('n1', {
+          resourceVersion: '1',
+          timeoutSeconds: 60,
+          onLine: () => undefined,
+          signal: new AbortController().signal,
+        }),
+      );
+      watch.close();
+      const call = await failure(httpsKubeApi({ ...target, server }, timeoutMs).getNode('n1'));
+      for (const e of [opening, call]) expect(e).toMatchObject({ code: 'Unreachable', status: 0 });
+      expect(opening.message).toMatch(
+        /^GET \/api\/v1\/pods\?fieldSelector=spec\.nodeName%3Dn1&watch=true&\S+: /,
+      );
+      const words = (e: KubeCallError) => e.message.replace(/^GET \S+: /, '');
+      return { watch: words(opening), call: words(call) };
+    };
+    try {
+      const deadline = await both(300);
+      expect(deadline.watch).toBe(`no answer from ${server} within 300 ms`);
+      expect(deadline.call).toBe(deadline.watch);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+    const refused = await both(2000);
+    expect(refused.watch).toBe(`${server}: ECONNREFUSED`);
+    expect(refused.call).toBe(refused.watch);
   });
 });

@@ -69,7 +69,13 @@ const watches: PodWatch[] = [];
 function startWatch(
   sink: PodWatchSink,
   log: Logger,
-  over: { target?: InClusterTarget; timeoutSeconds?: number } = {},
+  over: {
+    target?: InClusterTarget;
+    timeoutSeconds?: number;
+    backoff?: { baseMs: number; maxMs: number };
+    /** Receives every backoff delay the watch waits. */
+    slept?: number[];
+  } = {},
 ): PodWatch {
   const w = new PodWatch({
     nodeName: NODE,
@@ -78,9 +84,13 @@ function startWatch(
     sink,
     log,
     random: () => 0.5,
-    sleep,
+    sleep: (ms, signal) => {
+      over.slept?.push(ms);
+      return sleep(ms, signal);
+    },
+    now: () => performance.now(),
     watchTimeoutSeconds: () => over.timeoutSeconds ?? 60,
-    backoff: { baseMs: 20, maxMs: 100, factor: 2, jitter: 0 },
+    backoff: { ...(over.backoff ?? { baseMs: 20, maxMs: 100 }), factor: 2, jitter: 0 },
   });
   watches.push(w);
   w.start();
@@ -230,13 +240,22 @@ describe('PodWatch against kube-simulator, with the RBAC of manifests/rbac.yaml'
     expect(w.status().state).toBe('off');
   });
 
-  it('the server ending each watch (timeoutSeconds) is resumed, not relisted', async () => {
+  it('the server ending each quiet watch at its timeoutSeconds is resumed at once (no backoff), not relisted', async () => {
     const sink = recordingSink();
-    const w = startWatch(sink, recordingLogger(), { timeoutSeconds: 1 });
+    const slept: number[] = [];
+    // A backoff long enough to see: a stream ended at its timeout must not wait 2 s before the next.
+    const w = startWatch(sink, recordingLogger(), {
+      timeoutSeconds: 1,
+      backoff: { baseMs: 2000, maxMs: 5000 },
+      slept,
+    });
+    // No pods change and no bookmark comes (one an hour here): each stream ends empty, by the server's timeout.
     await eventually('three streams', () => w.status().watches >= 3, 8000);
+    expect(slept).toEqual([]);
     createPod('late');
     await eventually('pod late', () => sink.names.has('late'), 5000);
     expect(w.status().lists).toBe(1);
+    expect(slept).toEqual([]);
   }, 15_000);
 });
 
@@ -307,6 +326,16 @@ describe('PodWatch against a server that sends what no API server should', () =>
     expect(log.lines.some((l) => l.startsWith('debug pod object from the API ignored'))).toBe(true);
     expect(log.lines.filter((l) => l.startsWith('warn') || l.startsWith('error'))).toEqual([]);
     expect(changes).toBe(1);
+  });
+
+  it('a server ending every watch at once with nothing on it is re-asked with backoff, not in a tight loop', async () => {
+    served = [];
+    const slept: number[] = [];
+    const w = startWatch(recordingSink(), recordingLogger(), { target: fakeTarget, slept });
+    await eventually('five streams', () => w.status().watches >= 5, 5000);
+    // Each stream ended 50 ms after it opened, long before its 60 s: 20, 40, 80, then the 100 ms cap.
+    expect(slept.slice(0, 4)).toEqual([20, 40, 80, 100]);
+    expect(w.status().lists).toBe(1);
   });
 
   it('a server answering every watch with an ERROR is relisted with backoff, not in a tight loop', async () => {

@@ -169,6 +169,28 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     await eventually('served after the fault', () => world!.annotation('client-1'), 10_000);
   });
 
+  it('stop() ends every watch it opened and leaves no connection to the API server', async () => {
+    world = await startWorld();
+    const kube = world.kube;
+    const open = () => ({ watches: kube.openWatches, connections: kube.openConnections });
+    expect(open()).toEqual({ watches: 0, connections: 0 });
+    world.policy();
+    const c = await world.controller();
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1', () => world!.annotation('client-1'));
+    // One watch per kind it keeps: SecurityGroupPolicies, pods, nodes, ServiceAccounts, CNINodes, and the
+    // amazon-vpc-cni ConfigMap by name.
+    await eventually('its six watches', () => kube.openWatches >= 6);
+    await c.stop();
+    // The server sees the sockets close a moment later; the assertion below says what is left, if anything.
+    await eventually(
+      'no watch or connection left',
+      () => kube.openWatches + kube.openConnections === 0,
+      5000,
+    ).catch(() => undefined);
+    expect(open()).toEqual({ watches: 0, connections: 0 });
+  });
+
   it('acts on nothing until every watched kind has listed: a pod list it may not read never costs a branch in use', async () => {
     world = await startWorld();
     world.policy();

@@ -277,6 +277,23 @@ describe('object semantics over HTTP', () => {
     ]);
   });
 
+  it('ends a watch at its timeoutSeconds as the API server does: a complete response, no ERROR event', async () => {
+    const rv = ((await call('GET', CMS)).body.metadata as { resourceVersion: string }).resourceVersion;
+    const watches = sim.openWatches;
+    const opened = performance.now();
+    const res = await fetch(`${sim.url}${CMS}?watch=true&resourceVersion=${rv}&timeoutSeconds=1`, {
+      headers: { authorization: `Bearer ${sim.adminToken}` },
+    });
+    expect(res.status).toBe(200);
+    // Read to the end: the body completes (a clean end, not a reset), and nothing came on it.
+    expect(await res.text()).toBe('');
+    expect(performance.now() - opened).toBeGreaterThanOrEqual(1000);
+    expect(sim.openWatches).toBe(watches);
+    const bad = await call('GET', `${CMS}?watch=true&timeoutSeconds=1s`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+  });
+
   it('serves events through both Event APIs from one storage', async () => {
     const ev = {
       apiVersion: 'events.k8s.io/v1',

@@ -540,7 +540,7 @@ async function start(
         branchLimit: publishedBranchLimit(node.instanceType),
         ...(config.imdsOnlyMode
           ? {}
-          : { heldBranches: heldBranchesOf(ec2, node.instanceId, () => performance.now()) }),
+          : { heldBranches: heldBranchesOf(ec2, node.instanceId, { now: () => performance.now(), log }) }),
         ledger: branchLedgerFile(config.backingStorePath),
         now: () => Date.now(),
       })

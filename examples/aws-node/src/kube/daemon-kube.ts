@@ -70,6 +70,7 @@ export function createPodWatch(
     log,
     random: Math.random,
     sleep: abortableSleep,
+    now: () => performance.now(),
   });
 }
 

@@ -115,6 +115,21 @@ class Transport {
     this.#agent.destroy();
   }
 
+  /**
+   * The `Unreachable` error of a request `where` that got no answer: the socket's `error` (refused, reset, TLS
+   * refused the server's certificate, …) by its code, or, without one, the deadline that passed first. The same
+   * words for a call and for a watch.
+   */
+  #unreachable(where: string, error?: NodeJS.ErrnoException): KubeCallError {
+    return new KubeCallError(
+      'Unreachable',
+      0,
+      error === undefined
+        ? `${where}: no answer from ${this.#url.origin} within ${this.#timeoutMs} ms`
+        : `${where}: ${this.#url.origin}: ${error.code ?? error.message}`,
+    );
+  }
+
   /** One request within the deadline: reading the token, connecting, TLS, sending and reading the answer. */
   async #request(method: Method, path: string, body?: Body): Promise<KubeObject> {
     const deadline = AbortSignal.timeout(this.#timeoutMs);
@@ -134,14 +149,7 @@ class Transport {
         req.destroy();
         reject(err);
       };
-      const onDeadline = () =>
-        fail(
-          new KubeCallError(
-            'Unreachable',
-            0,
-            `${where}: no answer from ${this.#url.origin} within ${this.#timeoutMs} ms`,
-          ),
-        );
+      const onDeadline = () => fail(this.#unreachable(where));
       const req = request(this.#options(method, path, headers), (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -176,9 +184,7 @@ class Transport {
           resolve(obj as KubeObject);
         });
       });
-      req.on('error', (e: NodeJS.ErrnoException) =>
-        fail(new KubeCallError('Unreachable', 0, `${where}: ${this.#url.origin}: ${e.code ?? e.message}`)),
-      );
+      req.on('error', (e: NodeJS.ErrnoException) => fail(this.#unreachable(where, e)));
       if (deadline.aborted) return onDeadline();
       deadline.addEventListener('abort', onDeadline, { once: true });
       req.end(payload);
@@ -213,14 +219,7 @@ class Transport {
         if (err !== undefined && !opened) reject(err);
         else resolve();
       };
-      const onOpening = () =>
-        finish(
-          new KubeCallError(
-            'Unreachable',
-            0,
-            `${where}: no answer from ${this.#url.origin} within ${this.#timeoutMs} ms`,
-          ),
-        );
+      const onOpening = () => finish(this.#unreachable(where));
       const onStop = () => finish();
       const req = request(this.#options('GET', p, headers), (res) => {
         const status = res.statusCode ?? 0;
@@ -270,9 +269,7 @@ class Transport {
         res.on('close', () => finish());
         res.on('error', () => finish());
       });
-      req.on('error', (e: NodeJS.ErrnoException) =>
-        finish(new KubeCallError('Unreachable', 0, `${where}: ${this.#url.origin}: ${e.code ?? e.message}`)),
-      );
+      req.on('error', (e: NodeJS.ErrnoException) => finish(this.#unreachable(where, e)));
       if (opening.aborted) return onOpening();
       if (options.signal.aborted) return onStop();
       opening.addEventListener('abort', onOpening, { once: true });

@@ -35,6 +35,8 @@ export interface PodWatchDeps {
   readonly random: RandomSource;
   /** Timer (injected for tests); resolves early when `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Monotonic ms (how long a stream stayed open). */
+  readonly now: () => number;
   /**
    * Server-side timeout of each watch, s. @defaultValue 300–600 s, drawn per watch (client-go's reflector
    * spreads its watches the same way, so a restarted API server is not re-watched by every node at once)
@@ -64,6 +66,15 @@ export interface PodWatchStatus {
 /** How one watch stream ended. */
 type StreamEnd = 'ended' | 'expired' | 'error';
 
+/** What one watch stream carried and how it ended. */
+interface StreamOutcome {
+  readonly end: StreamEnd;
+  /** Events it carried (bookmarks included). */
+  readonly events: number;
+  /** It ended without an ERROR event once its `timeoutSeconds` had passed: the server ended it as asked. */
+  readonly timedOut: boolean;
+}
+
 /** The resourceVersion of an object or list, when it has a usable one. */
 function resourceVersionOf(o: unknown): string | undefined {
   const rv = jsonObject(jsonObject(o)?.metadata)?.resourceVersion;
@@ -72,9 +83,10 @@ function resourceVersionOf(o: unknown): string | undefined {
 
 /**
  * Lists the pods bound to this node, then watches them from the list's resourceVersion (bookmarks allowed),
- * resuming from the last resourceVersion seen whenever a stream ends. A `410 Gone` (the resourceVersion is
- * too old) or any other ERROR event relists. An API that does not answer or refuses is retried with jittered
- * backoff ({@link KUBE_RECONNECT_BACKOFF}); the sink hears {@link PodWatchSink.lost} and the log says so once,
+ * resuming from the last resourceVersion seen whenever a stream ends: at once when it carried events or the server
+ * ended it at its `timeoutSeconds`, after a backoff when it ended early with nothing on it. A `410 Gone` (the
+ * resourceVersion is too old) or any other ERROR event relists. An API that does not answer or refuses is retried
+ * with jittered backoff ({@link KUBE_RECONNECT_BACKOFF}); the sink hears {@link PodWatchSink.lost} and the log says so once,
  * not per retry, and once more when the watch works again.
  */
 export class PodWatch {
@@ -158,14 +170,16 @@ export class PodWatch {
             log.info('watching pods bound to this node', { node: nodeName, pods: items.length });
           this.#state = 'watching';
         }
-        const { end, events } = await this.#watchOnce(api, this.#rv);
+        const { end, events, timedOut } = await this.#watchOnce(api, this.#rv);
         if (signal.aborted) return;
         this.#state = 'watching';
         if (end !== 'ended') this.#rv = undefined;
-        // A stream that carried nothing (not even a bookmark) before it ended waits before the next request, so
-        // a server that ends every watch at once, or answers each with an ERROR, is not asked in a tight loop.
-        // The usual 410 — a resume that came too late — relists at once, the first time.
-        if (events > 0) failures = 0;
+        // A stream that carried events, or that the server ended at its timeout (a quiet node: nothing changed,
+        // no bookmark came), worked: the next one opens at once, the backoff starts over. One that ended before
+        // its time with nothing on it, or with only an ERROR, waits before the next request, so a server that
+        // ends every watch at once, or answers each with an ERROR, is not asked in a tight loop. The usual 410 —
+        // a resume that came too late — relists at once, the first time.
+        if (events > 0 || timedOut) failures = 0;
         else if (end === 'expired' && failures === 0) failures = 1;
         else await this.deps.sleep(backoffDelay(backoff, failures++, this.deps.random), signal);
       } catch (e) {
@@ -193,7 +207,7 @@ export class PodWatch {
   }
 
   /** One WATCH stream from `rv`: its events go to the sink, its resourceVersions are kept. */
-  async #watchOnce(api: PodWatchApi, rv: string): Promise<{ end: StreamEnd; events: number }> {
+  async #watchOnce(api: PodWatchApi, rv: string): Promise<StreamOutcome> {
     const { log, sink, nodeName } = this.deps;
     const stream = new AbortController();
     const onStop = () => stream.abort();
@@ -246,16 +260,18 @@ export class PodWatch {
       if (at !== undefined) this.#rv = at;
     };
     this.#watches += 1;
+    const timeoutSeconds = this.deps.watchTimeoutSeconds?.() ?? 300 + Math.floor(this.deps.random() * 300);
+    const opened = this.deps.now();
     try {
       await api.watchNodePods(nodeName, {
         resourceVersion: rv,
-        timeoutSeconds: this.deps.watchTimeoutSeconds?.() ?? 300 + Math.floor(this.deps.random() * 300),
+        timeoutSeconds,
         onLine,
         signal: stream.signal,
       });
     } finally {
       this.#stop.signal.removeEventListener('abort', onStop);
     }
-    return { end, events };
+    return { end, events, timedOut: end === 'ended' && this.deps.now() - opened >= timeoutSeconds * 1000 };
   }
 }
