@@ -197,11 +197,35 @@ describePrivileged('aws-node and aws-vpc-cni-init: hostile command lines and sta
     );
   });
 
+  it('a log path under /proc (where a recursive mkdir never returns): the same line within seconds', async () => {
+    const o = await untouched(bare, 'aws-node.cjs', [], {
+      AWS_VPC_K8S_CNI_LOG_FILE: '/proc/vck-nope/ipamd.log',
+    });
+    expect(o.code).toBe(1);
+    expect(o.stderr).toBe(
+      'aws-node: cannot create the log directory /proc/vck-nope (ENOENT): set AWS_VPC_K8S_CNI_LOG_FILE to a writable path, or to stderr or stdout\n',
+    );
+    // Before the fix the process never returned: runIn's 60 s deadline killed it with nothing on stderr.
+  });
+
   it('an invalid environment variable: every problem named, exit 1', async () => {
     const o = await untouched(bare, 'aws-node.cjs', [], { WARM_IP_TARGET: 'lots' });
     expect(o.code).toBe(1);
     expect(o.stderr).toContain('WARM_IP_TARGET');
     expect(existsSync(join(o.dir, 'log')), 'log directory created').toBe(false);
+  });
+
+  it('aws-vpc-cni-init refuses relative paths as the daemon does, before asking IMDS', async () => {
+    const o = await untouched(bare, 'aws-vpc-cni-init.cjs', [], {
+      HOST_CNI_BIN_PATH: 'opt/cni/bin',
+      AWS_NODE_CORE_PLUGINS_DIR: 'plugins',
+    });
+    expect(o.code).toBe(1);
+    expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    expect(o.stderr).toContain('HOST_CNI_BIN_PATH="opt/cni/bin": must be an absolute path');
+    expect(o.stderr).toContain('AWS_NODE_CORE_PLUGINS_DIR="plugins": must be an absolute path');
+    expect(o.stderr).not.toContain('IMDS');
+    expect(o.ms).toBeLessThan(5000);
   });
 
   it('aws-vpc-cni-init refuses a malformed DISABLE_TCP_EARLY_DEMUX before installing or setting anything', async () => {

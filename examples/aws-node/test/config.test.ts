@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigError, normaliseIpv4Cidr } from '../src/config/env-reader.js';
+import { parseLogLevel, readLogLevel } from '../src/log/logger.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -200,6 +201,115 @@ describe('loadConfig', () => {
       ],
     ])('refuses %j with one line naming the variable', (env, message) => {
       expect(problems(env).join('\n')).toContain(message);
+    });
+  });
+
+  describe('variables read as the reference reads them, and refused when they cannot mean anything', () => {
+    it.each([
+      ['true', true],
+      ['TRUE', true],
+      ['1', true],
+      ['t', true],
+      ['false', false],
+      ['0', false],
+    ])('ENABLE_BANDWIDTH_PLUGIN=%s is %s, as every other boolean', (value, on) => {
+      expect(loadConfig({ ENABLE_BANDWIDTH_PLUGIN: value }).bandwidthPlugin).toBe(on);
+    });
+
+    it.each([
+      [{ ENABLE_BANDWIDTH_PLUGIN: 'yes' }, 'ENABLE_BANDWIDTH_PLUGIN: must be a boolean'],
+      [
+        { KUBERNETES_SERVICE_HOST: 'bad host/x', MY_NODE_NAME: 'n' },
+        'KUBERNETES_SERVICE_HOST: must be an IPv4 address, an IPv6 address or a DNS name',
+      ],
+      [
+        { KUBERNETES_SERVICE_HOST: '-api.example.com', MY_NODE_NAME: 'n' },
+        'KUBERNETES_SERVICE_HOST: must be an IPv4 address',
+      ],
+      [
+        { ENI_CONFIG_LABEL_DEF: 'zone label' },
+        'ENI_CONFIG_LABEL_DEF: is not a label key: name part "zone label" must be 1–63 characters',
+      ],
+      [{ ENI_CONFIG_LABEL_DEF: 'a/b/c' }, 'ENI_CONFIG_LABEL_DEF: is not a label key: must be [prefix/]name'],
+      [
+        { ENI_CONFIG_ANNOTATION_DEF: 'Example.com/eniConfig' },
+        'ENI_CONFIG_ANNOTATION_DEF: is not an annotation key: prefix "Example" is not a DNS label',
+      ],
+      [
+        { ENI_CONFIG_ANNOTATION_DEF: 'k8s.amazonaws.com/' },
+        'ENI_CONFIG_ANNOTATION_DEF: is not an annotation key',
+      ],
+      [
+        { AWS_VPC_K8S_CNI_LOG_FILE: 'ipamd.log' },
+        'AWS_VPC_K8S_CNI_LOG_FILE: must be stdout, stderr or an absolute path',
+      ],
+      [
+        { AWS_VPC_K8S_PLUGIN_LOG_FILE: 'logs/plugin.log' },
+        'AWS_VPC_K8S_PLUGIN_LOG_FILE: must be stderr or an absolute path',
+      ],
+      [
+        { AWS_VPC_K8S_EGRESS_V4_PLUGIN_LOG_FILE: 'egress.log' },
+        'AWS_VPC_K8S_EGRESS_V4_PLUGIN_LOG_FILE: must be stderr or an absolute path',
+      ],
+      [{ AWS_MANAGE_ENIS_NON_SCHEDULABLE: 'maybe' }, 'AWS_MANAGE_ENIS_NON_SCHEDULABLE: must be a boolean'],
+      [
+        { AWS_MANAGE_ENIS_NON_SCHEDULABLE: 'false' },
+        "AWS_MANAGE_ENIS_NON_SCHEDULABLE: false is not supported: aws-node does not read the node's unschedulable taint",
+      ],
+      [
+        { NETWORK_POLICY_ENFORCING_MODE: 'enforcing' },
+        'NETWORK_POLICY_ENFORCING_MODE: must be one of none, strict, standard',
+      ],
+    ])('refuses %j', (env, message) => {
+      expect(problems(env).join('\n')).toContain(message);
+    });
+
+    it('accepts what the reference accepts', () => {
+      const c = loadConfig({
+        KUBERNETES_SERVICE_HOST: 'kubernetes.default.svc',
+        MY_NODE_NAME: 'n',
+        ENI_CONFIG_LABEL_DEF: 'topology.kubernetes.io/zone',
+        ENI_CONFIG_ANNOTATION_DEF: 'k8s.amazonaws.com/eniConfig',
+        AWS_VPC_K8S_CNI_LOG_FILE: 'stdout',
+        AWS_VPC_K8S_PLUGIN_LOG_FILE: 'stderr',
+        AWS_MANAGE_ENIS_NON_SCHEDULABLE: 'true',
+        NETWORK_POLICY_ENFORCING_MODE: 'standard',
+      });
+      expect(c.kube.apiServer).toBe('https://kubernetes.default.svc:443');
+      expect(c.eniConfigLabelKey).toBe('topology.kubernetes.io/zone');
+      expect(c.manageEnisNonSchedulable).toBe(true);
+      expect(c.networkPolicyEnforcingMode).toBe('standard');
+      expect(loadConfig({}).networkPolicyEnforcingMode).toBeUndefined();
+      for (const host of ['10.100.0.1', 'fd00::1', 'API.Example.com'])
+        expect(problems({ KUBERNETES_SERVICE_HOST: host, MY_NODE_NAME: 'n' })).toEqual([]);
+      expect(loadConfig({ AWS_VPC_K8S_CNI_LOG_FILE: 'stderr' }).logFile).toBe('stderr');
+    });
+  });
+
+  describe('log levels', () => {
+    it.each(['DEBUG', 'Info', 'warn', 'WARNING', 'error', 'Fatal'])('accepts %s for both logs', (level) => {
+      const c = loadConfig({ AWS_VPC_K8S_CNI_LOGLEVEL: level, AWS_VPC_K8S_PLUGIN_LOG_LEVEL: level });
+      expect(c.logLevel).toBe(level);
+      expect(c.pluginLogLevel).toBe(level);
+    });
+
+    it.each(['verbose', 'trace', 'debug2', 'warnx'])(
+      'refuses %s for both logs, naming each variable',
+      (level) => {
+        expect(problems({ AWS_VPC_K8S_CNI_LOGLEVEL: level, AWS_VPC_K8S_PLUGIN_LOG_LEVEL: level })).toEqual([
+          'AWS_VPC_K8S_PLUGIN_LOG_LEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
+          'AWS_VPC_K8S_CNI_LOGLEVEL: must be one of debug, info, warn, warning, error, fatal (any letter case)',
+        ]);
+      },
+    );
+
+    it('maps fatal to the most severe level, never to debug', () => {
+      expect(readLogLevel('FATAL')).toBe('error');
+      expect(parseLogLevel('fatal')).toBe('error');
+      expect(readLogLevel('Warning')).toBe('warn');
+      expect(readLogLevel('verbose')).toBeUndefined();
+      // The plugin reading a conflist someone else wrote keeps the reference's default.
+      expect(parseLogLevel('verbose')).toBe('debug');
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
-import { egressConflistEntry, renderConflist } from '../src/daemon/conflist.js';
+import { egressConflistEntry, renderConflist, writeConflist } from '../src/daemon/conflist.js';
 
 /** The reference's misc/10-aws.conflist egress entry with its placeholders filled in. */
 function referenceEgress(fill: {
@@ -140,5 +140,12 @@ describe('egress settings in the environment', () => {
     expect(fails({ ENABLE_IPv6: 'true', ENABLE_V6_EGRESS: 'true' })).toContain(
       'ENABLE_V6_EGRESS="true": is for IPv4 clusters',
     );
+  });
+});
+
+describe('writeConflist', () => {
+  it('a HOST_CNI_CONFDIR_PATH that cannot be made (under /proc) is a typed error at once, not a hang', async () => {
+    const e = await writeConflist('/proc/vck-nope/net.d', '{}\n').catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'DirectoryNotCreated', path: '/proc/vck-nope', errno: 'ENOENT' });
   });
 });

@@ -309,7 +309,7 @@ describe('ENI classification', () => {
             const before = new Map(unmanaged.map((id) => [id, snapshot(w.sim, id)]));
             await restoreNode({
               datastore,
-              readCheckpoint: () => undefined,
+              checkpoint: null,
               listImdsEnis: () => w.metadata.listEnis(),
               describeEnis: () => base.describeEnis(),
               selectManaged: (imds, seen) => enis.select(imds, seen),

@@ -17,7 +17,7 @@ import { readPodView } from '../src/kube/daemon-kube.js';
 import { lookupEniConfig } from '../src/kube/eni-config.js';
 import { httpsKubeApi } from '../src/kube/https-kube-api.js';
 import { type InClusterTarget, resolveInCluster } from '../src/kube/in-cluster.js';
-import { type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
+import { isKubeCallError, type KubeApi, KubeCallError } from '../src/kube/kube-api.js';
 import { KubeSide } from '../src/kube/kube-side.js';
 import {
   clearPodIpAnnotation,
@@ -170,6 +170,30 @@ describe('CNINode', () => {
     expect(sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE)!.spec).toEqual({
       features: [{ name: 'Other' }, { name: 'SecurityGroupsForPods' }],
     });
+  });
+
+  it('refuses a CNINode whose features are not {name, value?} as a typed error, and writes nothing over it', async () => {
+    await ensureCniNode(api, NODE, undefined, []);
+    const before = sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE);
+    // The CRD's schema keeps such a CNINode out of this API server; one without it (or an older CRD) does not.
+    for (const bad of [[null], ['SecurityGroupsForPods'], [{ name: 7 }], [{ name: 'x', value: 1 }], 'x']) {
+      const skewed: KubeApi = {
+        ...api,
+        getClusterObject: async (r, name) => ({
+          ...(await api.getClusterObject(r, name)),
+          spec: { features: bad },
+        }),
+      };
+      const patches = sim.requests.filter((r) => r.method === 'PATCH').length;
+      const failed = await ensureCniNode(skewed, NODE, undefined, [{ name: 'SecurityGroupsForPods' }]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isKubeCallError(failed, 'Other'), String(failed)).toBe(true);
+      expect((failed as Error).message).toMatch(new RegExp(`^CNINode ${NODE}: spec\\.features`));
+      expect(sim.requests.filter((r) => r.method === 'PATCH').length).toBe(patches);
+    }
+    expect(sim.objects.get('vpcresources.k8s.aws/v1alpha1', 'cninodes', NODE)).toEqual(before);
   });
 
   it('re-reads and retries when its optimistic-lock patch meets a concurrent change (409)', async () => {

@@ -6,6 +6,7 @@ import {
   getVersionInfo,
   invokePlugin,
   isCniError,
+  parsePluginConfig,
   type Result,
   runPlugin,
 } from '@vpc-cni-kit/cni-spec';
@@ -15,6 +16,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bundlePluginProgram } from '../build/plugin-program.js';
 import { daemonClient } from '../src/plugin/daemon-client.js';
 import { awsCniHandlers } from '../src/plugin/handlers.js';
+import { readAwsCniConf } from '../src/plugin/net-conf.js';
 import type { PrevResultPod } from '../src/plugin/result.js';
 import { type RpcServer, startRpcServer } from '../src/rpc/grpc-server.js';
 import type {
@@ -176,6 +178,39 @@ describe('aws-cni handlers against a gRPC daemon', () => {
     const { out } = await run('ADD', conf({ vethPrefix: 'abcde' }));
     expect(out).toMatchObject({ code: 7, msg: 'conf.VethPrefix can be at most 4 characters long' });
     expect(calls.add).toHaveLength(0);
+  });
+
+  it('refuses a pluginLogLevel the daemon would not accept, before calling the daemon', async () => {
+    for (const pluginLogLevel of ['verbose', 'trace', 'Debugg', 'in fo']) {
+      for (const command of ['ADD', 'DEL']) {
+        const { code, out } = await run(command, conf({ pluginLogLevel }));
+        expect(code).toBe(1);
+        expect(out).toEqual({
+          cniVersion: '1.0.0',
+          code: 7,
+          msg: 'invalid network config: pluginLogLevel: must be one of debug, info, warn, warning, error, fatal',
+          details: pluginLogLevel,
+        });
+      }
+    }
+    expect(calls.add).toHaveLength(0);
+    expect(calls.del).toHaveLength(0);
+  });
+
+  it('reads pluginLogLevel in any case, warning as warn and fatal as error (the most severe the plugin has)', () => {
+    const level = (pluginLogLevel?: unknown) =>
+      readAwsCniConf(parsePluginConfig(JSON.stringify(conf({ pluginLogLevel })))).pluginLogLevel;
+    expect(level()).toBe('debug');
+    expect(level('')).toBe('debug');
+    for (const [name, parsed] of [
+      ['DEBUG', 'debug'],
+      ['Info', 'info'],
+      ['warn', 'warn'],
+      ['WARNING', 'warn'],
+      ['error', 'error'],
+      ['Fatal', 'error'],
+    ] as const)
+      expect(level(name), name).toBe(parsed);
   });
 
   it('DEL calls the daemon, twice and without a netns too', async () => {

@@ -15,6 +15,7 @@ import { silentLogger } from '../src/daemon/logger.js';
 import type { PoolLoop } from '../src/daemon/pool-loop.js';
 import { reconcileWithImds } from '../src/daemon/reconcile.js';
 import { restoreNode } from '../src/daemon/restore.js';
+import { readSavedState } from '../src/daemon/saved-state.js';
 import { isStartError } from '../src/daemon/start-error.js';
 import type { CniBackend } from '../src/rpc/grpc-server.js';
 import { addRequest, delRequest, podKey, testBackend } from './support/backend.js';
@@ -75,7 +76,7 @@ async function runScenario(imdsOnly: boolean, ops: readonly Op[]): Promise<void>
       try {
         await restoreNode({
           datastore,
-          readCheckpoint: () => checkpointer.read(),
+          checkpoint: readSavedState(checkpointer, 'ipam.json').checkpoint,
           listImdsEnis: () => metadata.listEnis(),
           ...(imdsOnly ? {} : { describeEnis: () => eni.describeEnis() }),
           adoptEni: (e) => pool.adoptEni(e),

@@ -5,10 +5,18 @@
  */
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryGroupCommitCheckpointer } from '@vpc-cni-kit/datastore/testing';
+import {
+  allocationNodeOf,
+  createEniManager,
+  type Ec2Actions,
+  type Ec2Api,
+  isEniManagerError,
+} from '@vpc-cni-kit/eni-manager';
 import { hostVethName, routeTableId } from '@vpc-cni-kit/routing-table';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/daemon/logger.js';
 import { restoreNode } from '../src/daemon/restore.js';
+import { readSavedState } from '../src/daemon/saved-state.js';
 import { isStartError } from '../src/daemon/start-error.js';
 import { podKey } from './support/backend.js';
 import { testPool } from './support/pool.js';
@@ -40,15 +48,15 @@ async function crashedNode(lagMs: number) {
   await before.flush();
   const text = written.read();
   const veths = new Set([hostVethName('eni', 'default', 'p0')]);
-  const restart = (imdsOnly: boolean) => {
+  const restart = (imdsOnly: boolean, describeEnis = () => w.eni.describeEnis()) => {
     const checkpointer = new InMemoryGroupCommitCheckpointer(text);
     const datastore = new Datastore({ clock: w.clock, checkpointer, cooldownMs: 0 });
     const pool = testPool(datastore, w.eni, 0, { routeTableId });
     const outcome = restoreNode({
       datastore,
-      readCheckpoint: () => checkpointer.read(),
+      checkpoint: readSavedState(checkpointer, 'ipam.json').checkpoint,
       listImdsEnis: () => w.metadata.listEnis(),
-      ...(imdsOnly ? {} : { describeEnis: () => w.eni.describeEnis() }),
+      ...(imdsOnly ? {} : { describeEnis }),
       adoptEni: (e) => pool.adoptEni(e),
       podExists: (e) => veths.has(hostVethName('eni', e.metadata.k8sPodNamespace!, e.metadata.k8sPodName!)),
       confirmWaitMs: 10_000,
@@ -102,5 +110,35 @@ describe('restoreNode while IMDS lags EC2', () => {
     const { report } = await outcome;
     expect(report.dropped.map((d) => [d.entry.ipv4, d.reason])).toEqual([[address, 'outside-known-cidrs']]);
     expect(datastore.findByPod(podKey(0))).toBeUndefined();
+  });
+});
+
+describe('restoreNode with a malformed EC2 reply', () => {
+  it('an IPv4 prefix EC2 garbled fails the start with Ec2InvalidResponse before anything is restored', async () => {
+    const { w, restart, text } = await crashedNode(600_000);
+    // The daemon's EniManager, but its EC2 port edits the parsed DescribeNetworkInterfaces reply of the real
+    // simulator (the simulator has no hook to garble a reply itself).
+    const garbling: Ec2Api = {
+      async call(action, input) {
+        const out = await w.admin.call(action, input);
+        if (action === 'DescribeNetworkInterfaces') {
+          const reply = out as Ec2Actions['DescribeNetworkInterfaces'][1];
+          reply.NetworkInterfaces![0]!.Ipv4Prefixes = [{ Ipv4Prefix: '10.0.0.0/8' }];
+        }
+        return out;
+      },
+      destroy: () => undefined,
+    };
+    const eni = createEniManager({ ec2: garbling, metadata: w.metadata, node: allocationNodeOf(w.node) });
+    const { outcome, datastore, checkpointer } = restart(false, () => eni.describeEnis());
+    const error = await outcome.catch((e: unknown) => e);
+    expect(isEniManagerError(error, 'Ec2InvalidResponse')).toBe(true);
+    expect(error).toMatchObject({
+      action: 'DescribeNetworkInterfaces',
+      field: 'NetworkInterfaces[0].Ipv4Prefixes[0].Ipv4Prefix',
+    });
+    expect(datastore.assignments()).toEqual([]);
+    expect(datastore.eniIds()).toEqual([]);
+    expect(checkpointer.read()).toBe(text);
   });
 });

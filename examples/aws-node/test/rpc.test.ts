@@ -254,6 +254,14 @@ describe('http2 client ↔ grpc-js server on a unix socket', () => {
     ).rejects.toThrow(/not a socket/);
   });
 
+  it('a socket directory that cannot be made (under /proc) is a typed error at once, not a hang', async () => {
+    const e = await startRpcServer({
+      socketPath: '/proc/vck-nope/ipamd.sock',
+      backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
+    }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'DirectoryNotCreated', path: '/proc/vck-nope', errno: 'ENOENT' });
+  });
+
   it('replaces a stale socket', async () => {
     const second = await startRpcServer({
       socketPath: join(dir.path, 'run/ipamd.sock.2'),

@@ -2,8 +2,11 @@
  * `aws-node status` against a real introspection server over a real datastore: tables of ENIs, pods and the
  * pool; `--json`; one line and exit 1 when nothing answers; exit 2 on a bad command line.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,20 +18,20 @@ import { type HttpEndpoint, introspectionServer, listen } from '../src/daemon/ht
 import { silentLogger } from '../src/daemon/logger.js';
 
 async function status(...argv: string[]) {
+  return statusWith(argv, {});
+}
+
+async function statusWith(argv: string[], env: Record<string, string>) {
   let stdout = '';
   let stderr = '';
-  const code = await runStatus(
-    argv,
-    {},
-    {
-      stdout: (s) => {
-        stdout += s;
-      },
-      stderr: (s) => {
-        stderr += s;
-      },
+  const code = await runStatus(argv, env, {
+    stdout: (s) => {
+      stdout += s;
     },
-  );
+    stderr: (s) => {
+      stderr += s;
+    },
+  });
   return { code, stdout, stderr };
 }
 
@@ -209,7 +212,7 @@ describe('aws-node status', () => {
     expect(doc.failures.map((f) => f.code)).toEqual(['PoolEmpty', 'InsufficientFreeAddressesInSubnet']);
   });
 
-  it('one line and exit 1 when no daemon answers; exit 2 on a bad command line', async () => {
+  it('one line and exit 1 when no daemon answers', async () => {
     const down = await status('--address', '127.0.0.1:1');
     expect(down.code).toBe(1);
     expect(down.stdout).toBe('');
@@ -217,7 +220,34 @@ describe('aws-node status', () => {
       /^aws-node status: cannot read the daemon's introspection at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\): is aws-node running/,
     );
     expect(down.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await status('--address', 'nonsense')).code).toBe(1);
+  });
+
+  it('refuses an address it cannot connect to, port 0 included, as a usage error in one line', async () => {
+    for (const [argv, env, shown] of [
+      [['--address', 'nonsense'], {}, '--address "nonsense"'],
+      [['--address', '127.0.0.1:0'], {}, '--address "127.0.0.1:0"'],
+      [[], { INTROSPECTION_BIND_ADDRESS: ':0' }, 'INTROSPECTION_BIND_ADDRESS ":0"'],
+      [['--address', 'unix:relative.sock'], {}, '--address "unix:relative.sock"'],
+    ] as const) {
+      const o = await statusWith([...argv], env);
+      expect(o.code, shown).toBe(2);
+      expect(o.stdout).toBe('');
+      expect(o.stderr.startsWith(`aws-node status: ${shown}: `), o.stderr).toBe(true);
+      expect(o.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect((await status('--address', '127.0.0.1:0')).stderr).toMatch(/port 0 is "any free port"/);
+  });
+
+  it('--version prints the version as `aws-node --version` does', async () => {
+    expect(await statusWith(['--version'], { VPC_CNI_VERSION: 'v1.23.0' })).toEqual({
+      code: 0,
+      stdout: 'aws-node v1.23.0\n',
+      stderr: '',
+    });
+    expect((await status('-v')).stdout).toMatch(/^aws-node \S+\n$/);
+  });
+
+  it('refuses an unknown option with exit 2', async () => {
     const bad = await status('--tables');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^aws-node status: Unknown option '--tables'/);
@@ -239,6 +269,52 @@ describe('aws-node status', () => {
       await new Promise((r) => other.close(r));
     }
   });
+
+  it('gives up within its 3 s deadline, or at its size cap, on an endpoint that never finishes its answer', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'status-stream-'));
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    // One endpoint floods a 200 body that never ends, one trickles a byte at a time: neither is the daemon.
+    const flood = createServer((_req, res) => {
+      res.writeHead(200);
+      const pump = () => {
+        while (res.write(chunk));
+      };
+      res.on('drain', pump);
+      pump();
+    });
+    const timers = new Set<NodeJS.Timeout>();
+    const trickle = createServer((_req, res) => {
+      res.writeHead(200);
+      const t = setInterval(() => res.write(' '), 50);
+      timers.add(t);
+      res.on('close', () => clearInterval(t));
+    });
+    await new Promise<void>((r) => flood.listen(join(dir, 'flood.sock'), r));
+    await new Promise<void>((r) => trickle.listen(join(dir, 'trickle.sock'), r));
+    try {
+      let started = Date.now();
+      const flooded = await status('--address', `unix:${join(dir, 'flood.sock')}`);
+      // The cap, not the deadline, ended it (the message says which); bounds are loose for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(6000);
+      expect(flooded.code).toBe(1);
+      expect(flooded.stderr).toMatch(/^aws-node status: cannot read .*answered more than 8388608 bytes/);
+      expect(flooded.stderr.trim().split('\n')).toHaveLength(1);
+      started = Date.now();
+      const trickled = await status('--address', `unix:${join(dir, 'trickle.sock')}`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+      expect(Date.now() - started).toBeLessThan(6000);
+      expect(trickled.code).toBe(1);
+      expect(trickled.stderr).toMatch(/^aws-node status: cannot read .*no complete answer within 3000 ms/);
+      expect(trickled.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      flood.closeAllConnections();
+      trickle.closeAllConnections();
+      await new Promise((r) => flood.close(r));
+      await new Promise((r) => trickle.close(r));
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 15_000);
 
   it('formatTable pads columns and underlines the header', () => {
     expect(

@@ -75,7 +75,12 @@ describe('WARM_POOL_POLICY', () => {
       const endpoint = await listen(introspectionServer(ds, loadConfig(env), silentLogger), '127.0.0.1:0');
       try {
         const res = await fetch(`http://${endpoint.address}/v1/ipamd-env-settings`);
-        expect(await res.json()).toMatchObject({ WARM_POOL_POLICY: policy, WARM_ENI_TARGET: 1 });
+        // The real behaviour: the daemon manages ENIs on unschedulable nodes too.
+        expect(await res.json()).toMatchObject({
+          WARM_POOL_POLICY: policy,
+          WARM_ENI_TARGET: 1,
+          AWS_MANAGE_ENIS_NON_SCHEDULABLE: true,
+        });
       } finally {
         await endpoint.close();
       }

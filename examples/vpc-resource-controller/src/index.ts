@@ -56,6 +56,12 @@ export {
   TRUNK_DESCRIPTION,
   tagValue,
 } from './ec2/tags.js';
+export {
+  type InClusterSource,
+  KubeConfigError,
+  type KubeConfigErrorCode,
+  SERVICE_ACCOUNT_DIR,
+} from './kube/apis.js';
 export { createKubeBranchPort, type KubeBranchPort } from './kube/branch-port.js';
 export { VPC_RESOURCES_GROUP } from './kube/caches.js';
 export { CUSTOM_NETWORKING_FEATURE, ENI_CONFIG_NODE_LABEL } from './kube/eni-config.js';

@@ -120,5 +120,14 @@ describe('the command line', () => {
       /^bad --health-probe-bind-address/,
     );
     expect(problem([...base, 'extra'])).toMatch(/positional/i);
+    // A negative value is about the value, however it is written (parseArgs alone calls `--flag -5s` ambiguous).
+    for (const argv of [['--branch-eni-cooldown', '-5s'], ['--branch-eni-cooldown=-5s']])
+      expect(problem([...base, ...argv])).toBe('bad --branch-eni-cooldown "-5s": must not be negative');
+    expect(problem([...base, '--leader-elect', '--lease-duration', '-1'])).toBe(
+      'bad --lease-duration "-1": must not be negative',
+    );
+    expect(problem([...base, '--branch-concurrency', '-2'])).toMatch(/^bad --branch-concurrency "-2"/);
+    // Only a value that is a negative number is taken for one: a missing value is still refused as such.
+    expect(problem([...base, '--region', '--leader-elect'])).toMatch(/ambiguous|argument missing/);
   });
 });

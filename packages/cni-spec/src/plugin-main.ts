@@ -2,7 +2,7 @@ import { readFileSync, writeSync } from 'node:fs';
 import { type PluginHandlers, type PluginOptions, runPlugin } from './skeleton.js';
 
 /**
- * Runs {@link runPlugin} against the real process: `process.env`, fd 0, fds 1 and 2, and sets
+ * Runs {@link runPlugin} against the real process: `process.env`, fd 0, fds 1 and 2, the arguments, and sets
  * `process.exitCode` (the process exits once output is flushed). Output is written with `writeSync` on the
  * file descriptors, not through `process.stdout`: creating that stream loads `node:net` and the streams
  * machinery (≈2 ms of a plugin's start-up) just to print one line. The entry point of a plugin binary:
@@ -20,6 +20,7 @@ export async function pluginMain(handlers: PluginHandlers, options: PluginOption
       stdin: () => readStdin(),
       stdout: (t) => writeOut(1, t),
       stderr: (t) => writeOut(2, t),
+      args: process.argv.slice(2),
     },
     options,
   );

@@ -17,6 +17,11 @@ export interface PluginIO {
   stdout: (text: string) => void;
   /** Writes to stderr (free-form logging). */
   stderr: (text: string) => void;
+  /**
+   * The command-line arguments after the program's name. Runtimes pass none; only `--help`, `-h`,
+   * `--version` and `-v` mean anything (see {@link PluginOptions.about}), everything else is ignored.
+   */
+  args?: readonly string[];
 }
 
 /** What every command handler receives. */
@@ -48,15 +53,24 @@ export interface PluginOptions {
   supportedVersions?: readonly CniVersion[];
   /** Extra `CNI_ARGS` keys the plugin understands (see `parseCniArgs`); default: accept any key. */
   knownArgs?: readonly string[];
-  /** A one-line description printed to stderr when the plugin is run by hand without `CNI_COMMAND`. */
+  /**
+   * One line naming the plugin and its version. When set, a plugin run by hand (no `CNI_COMMAND`, or
+   * `--help`/`--version` on its command line) prints it and `CNI protocol versions supported: …` to stderr
+   * and exits 0, printing nothing on stdout, as the CNI project's Go skeleton does. Without it, a missing
+   * `CNI_COMMAND` is error 4 and the arguments are ignored.
+   */
   about?: string;
 }
 
+/** The arguments that ask a plugin run by hand what it is. */
+const ABOUT_ARGS: ReadonlySet<string> = new Set(['--help', '-h', '--version', '-v']);
+
 /**
- * Runs one CNI invocation: answers VERSION, validates the environment for the command (code 4), reads stdin
- * (code 5), parses the configuration (codes 6, 7, 1), refuses commands the request's version does not have
- * (code 1), calls the handler, and prints the ADD result in the request's `cniVersion`. Errors are printed as
- * spec error JSON on stdout. It never throws.
+ * Runs one CNI invocation: prints the plugin's {@link PluginOptions.about} line when it is run by hand, answers
+ * VERSION, validates the environment for the command (code 4), reads stdin (code 5), parses the configuration
+ * (codes 6, 7, 1), refuses commands the request's version does not have (code 1), calls the handler, and
+ * prints the ADD result in the request's `cniVersion`. Errors are printed as spec error JSON on stdout. It
+ * never throws.
  *
  * @returns the process exit code: 0 on success, 1 on failure.
  */
@@ -69,6 +83,11 @@ export async function runPlugin(
   let requestVersion: string | undefined;
   try {
     const command = io.env['CNI_COMMAND'];
+    if (options.about && (!command || io.args?.some((a) => ABOUT_ARGS.has(a)))) {
+      const versions = [...supported].sort(compareVersions).join(', ');
+      io.stderr(`${options.about}\nCNI protocol versions supported: ${versions}\n`);
+      return 0;
+    }
     if (command === 'VERSION') {
       const answer: VersionResult = {
         cniVersion: [...supported].sort(compareVersions).at(-1) ?? '1.1.0',
@@ -77,7 +96,6 @@ export async function runPlugin(
       io.stdout(JSON.stringify(answer));
       return 0;
     }
-    if (!command && options.about) io.stderr(`${options.about}\n`);
     const env = readCniEnv(io.env, options.knownArgs === undefined ? {} : { known: options.knownArgs });
 
     let stdin: Uint8Array | string;

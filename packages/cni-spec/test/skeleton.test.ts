@@ -70,6 +70,79 @@ async function run(
 const conf = (v: string, extra: object = {}) => ({ cniVersion: v, name: 'net', type: 'test', ...extra });
 
 describe('runPlugin', () => {
+  describe('run by hand, with an about line (as the CNI Go skeleton)', () => {
+    const about = 'test-plugin v1.2.3: for tests';
+    const byHand = async (env: Record<string, string>, args: string[] = []) => {
+      const out = { code: -1, stdout: '', stderr: '', stdinRead: false };
+      out.code = await runPlugin(
+        { add: () => ({ cniVersion: '1.1.0' }), del: () => {} },
+        {
+          env,
+          args,
+          stdin: () => {
+            out.stdinRead = true;
+            return '';
+          },
+          stdout: (t) => {
+            out.stdout += t;
+          },
+          stderr: (t) => {
+            out.stderr += t;
+          },
+        },
+        { about, supportedVersions: ['1.0.0', '0.4.0', '1.1.0'] },
+      );
+      return out;
+    };
+    const expected = {
+      code: 0,
+      stdout: '',
+      stderr: `${about}\nCNI protocol versions supported: 0.4.0, 1.0.0, 1.1.0\n`,
+      stdinRead: false,
+    };
+
+    it('without CNI_COMMAND (unset or empty), whatever the arguments: the about line and versions, exit 0', async () => {
+      expect(await byHand({})).toEqual(expected);
+      expect(await byHand({ CNI_COMMAND: '' })).toEqual(expected);
+      expect(await byHand({}, ['--version'])).toEqual(expected);
+      expect(await byHand({}, ['something'])).toEqual(expected);
+    });
+
+    it.each(['--help', '-h', '--version', '-v'])(
+      '%s answers the same even with CNI_COMMAND set',
+      async (arg) => {
+        expect(await byHand({ ...env, CNI_COMMAND: 'ADD' }, [arg])).toEqual(expected);
+      },
+    );
+
+    it('other arguments are ignored, as runtimes pass none', async () => {
+      const r = await byHand({ CNI_COMMAND: 'VERSION' }, ['--verbose']);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(JSON.parse(r.stdout)).toMatchObject({ cniVersion: '1.1.0' });
+    });
+
+    it('without an about line, a missing CNI_COMMAND stays error 4 and --version is ignored', async () => {
+      const out = { stdout: '', stderr: '' };
+      const code = await runPlugin(
+        { add: () => ({ cniVersion: '1.1.0' }), del: () => {} },
+        {
+          env: {},
+          args: ['--version'],
+          stdin: () => '',
+          stdout: (t) => {
+            out.stdout += t;
+          },
+          stderr: (t) => {
+            out.stderr += t;
+          },
+        },
+      );
+      expect(code).toBe(1);
+      expect(out.stderr).toBe('');
+      expect(JSON.parse(out.stdout)).toMatchObject({ code: CniErrorCode.InvalidEnvironment });
+    });
+  });
+
   it('answers VERSION without any other variable or valid stdin', async () => {
     const r = await run('VERSION', 'garbage');
     expect(r.code).toBe(0);

@@ -245,3 +245,36 @@ export function parseCheckpoint(text: string): CheckpointDocument {
     allocations: list.map((e, i) => parseEntry(e, `$.allocations[${i}]`)),
   };
 }
+
+/**
+ * The checkpoint `text` as {@link Datastore.restore} takes it: {@link parseCheckpoint}, and no address or pod
+ * key (network name, container ID, interface) listed twice. A daemon calls it before it changes anything on the
+ * node, so a checkpoint it could not restore stops the start first, and hands the document to `restore`.
+ *
+ * @throws DatastoreError `CheckpointMalformed`, `CheckpointUnknownVersion`, `CheckpointDuplicateAddress` or
+ *   `CheckpointDuplicatePodKey`
+ */
+export function parseRestorableCheckpoint(text: string): CheckpointDocument {
+  const doc = parseCheckpoint(text);
+  const addresses = new Set<string>();
+  const keys = new Set<string>();
+  doc.allocations.forEach((e, i) => {
+    const addr = (e.ipv4 ?? e.ipv6)!;
+    if (addresses.has(addr)) {
+      throw new DatastoreError('CheckpointDuplicateAddress', `checkpoint assigns ${addr} twice`, {
+        address: addr,
+        path: `$.allocations[${i}]`,
+      });
+    }
+    addresses.add(addr);
+    const key = `${e.networkName}/${e.containerID}/${e.ifName}`;
+    if (keys.has(key)) {
+      throw new DatastoreError('CheckpointDuplicatePodKey', `checkpoint lists pod ${key} twice`, {
+        podKey: key,
+        path: `$.allocations[${i}]`,
+      });
+    }
+    keys.add(key);
+  });
+  return doc;
+}

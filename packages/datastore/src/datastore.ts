@@ -3,13 +3,14 @@ import type { AddressFamily } from './address.js';
 import { containingCidr, formatAddress, parseAddress, parseCidr } from './address.js';
 import type {
   CheckpointContents,
+  CheckpointDocument,
   CheckpointEntry,
   Checkpointer,
   GroupCommitCheckpointer,
 } from './checkpoint.js';
 import {
   isGroupCommitCheckpointer,
-  parseCheckpoint,
+  parseRestorableCheckpoint,
   serializeCheckpointEntry,
   serializeCheckpointFromEntries,
 } from './checkpoint.js';
@@ -133,6 +134,12 @@ export interface RestoreReport {
 export interface RestoreOptions {
   /** Decide per entry whether to restore it (e.g. check for the pod's host veth). Default: keep all. */
   readonly keep?: (entry: CheckpointEntry) => boolean;
+  /**
+   * The checkpoint already read and checked by {@link parseRestorableCheckpoint} (`null`: there was none, a fresh
+   * node), so a caller that validates it before changing anything need not read it twice. Absent: `restore`
+   * reads it through the checkpointer.
+   */
+  readonly document?: CheckpointDocument | null;
 }
 
 function keyString(key: PodKey): string {
@@ -825,35 +832,19 @@ export class Datastore {
     if (this.used) {
       throw new DatastoreError('RestoreNotEmpty', 'restore must come before the first assign');
     }
-    let text: string | undefined;
-    try {
-      text = (this.group ?? this.checkpointer!).read();
-    } catch (cause) {
-      if (isDatastoreError(cause)) throw cause;
-      throw new DatastoreError('CheckpointReadFailed', 'cannot read the checkpoint', { cause });
+    let doc: CheckpointDocument | null;
+    if (options.document !== undefined) doc = options.document;
+    else {
+      let text: string | undefined;
+      try {
+        text = (this.group ?? this.checkpointer!).read();
+      } catch (cause) {
+        if (isDatastoreError(cause)) throw cause;
+        throw new DatastoreError('CheckpointReadFailed', 'cannot read the checkpoint', { cause });
+      }
+      doc = text === undefined ? null : parseRestorableCheckpoint(text);
     }
-    if (text === undefined) return { found: false, restored: 0, dropped: [] };
-    const doc = parseCheckpoint(text);
-    const addresses = new Set<string>();
-    const keys = new Set<string>();
-    doc.allocations.forEach((e, i) => {
-      const addr = (e.ipv4 ?? e.ipv6)!;
-      if (addresses.has(addr)) {
-        throw new DatastoreError('CheckpointDuplicateAddress', `checkpoint assigns ${addr} twice`, {
-          address: addr,
-          path: `$.allocations[${i}]`,
-        });
-      }
-      addresses.add(addr);
-      const ks = keyString(e);
-      if (keys.has(ks)) {
-        throw new DatastoreError('CheckpointDuplicatePodKey', `checkpoint lists pod ${ks} twice`, {
-          podKey: ks,
-          path: `$.allocations[${i}]`,
-        });
-      }
-      keys.add(ks);
-    });
+    if (doc === null) return { found: false, restored: 0, dropped: [] };
 
     const dropped: { entry: CheckpointEntry; reason: RestoreDropReason }[] = [];
     const place: { entry: CheckpointEntry; cidr: CidrState; offset: number }[] = [];

@@ -12,6 +12,7 @@ export {
   isGroupCommitCheckpointer,
   nullCheckpointer,
   parseCheckpoint,
+  parseRestorableCheckpoint,
   serializeCheckpoint,
 } from './checkpoint.js';
 export type { Clock } from './clock.js';

@@ -7,6 +7,7 @@ import {
   Datastore,
   isDatastoreError,
   parseCheckpoint,
+  parseRestorableCheckpoint,
   serializeCheckpoint,
 } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
@@ -162,6 +163,33 @@ describe('restore', () => {
     expect(ds.restore()).toEqual({ found: false, restored: 0, dropped: [] });
     ds.assign(pod(1));
     expect(errorCode(() => ds.restore())).toBe('RestoreNotEmpty');
+  });
+});
+
+describe('parseRestorableCheckpoint', () => {
+  const entry = (containerID: string, ipv4: string) =>
+    `{"networkName":"aws-cni","containerID":"${containerID}","ifName":"eth0","ipv4":"${ipv4}","allocationTimestamp":1,"metadata":{}}`;
+  const file = (...entries: string[]) => `{"version":"vpc-cni-ipam/1","allocations":[${entries.join(',')}]}`;
+
+  it('refuses what restore would refuse, before anything is restored', () => {
+    expect(errorCode(() => parseRestorableCheckpoint('{not json'))).toBe('CheckpointMalformed');
+    expect(
+      errorCode(() => parseRestorableCheckpoint(file(entry('a', '10.0.1.1'), entry('b', '10.0.1.1')))),
+    ).toBe('CheckpointDuplicateAddress');
+    expect(
+      errorCode(() => parseRestorableCheckpoint(file(entry('a', '10.0.1.1'), entry('a', '10.0.1.2')))),
+    ).toBe('CheckpointDuplicatePodKey');
+    expect(parseRestorableCheckpoint(REFERENCE_FILE).allocations).toHaveLength(3);
+  });
+
+  it('hands restore the document it checked, so the checkpoint is read once', () => {
+    // A checkpointer whose reads fail: restore must not read it when given the document.
+    const cp = new InMemoryCheckpointer(REFERENCE_FILE);
+    cp.failReads();
+    const ds = node(cp);
+    const report = ds.restore({ document: parseRestorableCheckpoint(REFERENCE_FILE) });
+    expect(report).toMatchObject({ found: true, restored: 2 });
+    expect(node(cp).restore({ document: null })).toEqual({ found: false, restored: 0, dropped: [] });
   });
 });
 

@@ -1,7 +1,8 @@
 import { checkEniId } from './describe.js';
 import type { Ec2Api } from './ec2/client.js';
+import { Ec2Fields, invalidEc2Response } from './ec2/response.js';
 import { eniError } from './errors.js';
-import { ipv4, ipv4Cidr, ipv6Cidr } from './shapes.js';
+import { ipv4, ipv4Prefix, ipv6Prefix } from './shapes.js';
 
 /** Add secondary IPv4 addresses. */
 export interface AssignAddresses {
@@ -56,25 +57,22 @@ export async function assignIpv4(ec2: Ec2Api, eniId: string, request: AssignRequ
       ? { NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: countOf(request.ipv4Count, 'ipv4Count') }
       : { NetworkInterfaceId: eniId, Ipv4PrefixCount: countOf(request.prefixCount, 'prefixCount') };
   const out = await ec2.call('AssignPrivateIpAddresses', input);
-  const addresses = (out.AssignedPrivateIpAddresses ?? []).flatMap((a) =>
-    a.PrivateIpAddress === undefined ? [] : [a.PrivateIpAddress],
+  const f = new Ec2Fields('AssignPrivateIpAddresses');
+  const addresses = f.list('AssignedPrivateIpAddresses', out.AssignedPrivateIpAddresses, (a, af) =>
+    af.required('PrivateIpAddress', a.PrivateIpAddress, ipv4, 'an IPv4 address'),
   );
-  const prefixes = (out.AssignedIpv4Prefixes ?? []).flatMap((p) =>
-    p.Ipv4Prefix === undefined ? [] : [p.Ipv4Prefix],
+  const prefixes = f.list('AssignedIpv4Prefixes', out.AssignedIpv4Prefixes, (p, pf) =>
+    pf.required('Ipv4Prefix', p.Ipv4Prefix, ipv4Prefix, 'an IPv4 /28 prefix'),
   );
-  const wanted = 'ipv4Count' in request ? request.ipv4Count : request.prefixCount;
-  const got = 'ipv4Count' in request ? addresses.length : prefixes.length;
-  if (
-    got !== wanted ||
-    addresses.some((a) => ipv4(a) === undefined) ||
-    prefixes.some((p) => ipv4Cidr(p) === undefined)
-  ) {
-    throw eniError(
-      'Ec2InvalidResponse',
-      `AssignPrivateIpAddresses on ${eniId} returned ${got} of ${wanted}`,
-      {
-        action: 'AssignPrivateIpAddresses',
-      },
+  const [field, wanted, got] =
+    'ipv4Count' in request
+      ? ['AssignedPrivateIpAddresses', request.ipv4Count, addresses.length]
+      : ['AssignedIpv4Prefixes', request.prefixCount, prefixes.length];
+  if (got !== wanted) {
+    throw invalidEc2Response(
+      'AssignPrivateIpAddresses',
+      field,
+      `${got} ${field} for ${eniId}, not ${wanted}`,
     );
   }
   return { ipv4Addresses: addresses, ipv4Prefixes: prefixes };
@@ -89,15 +87,18 @@ export async function assignIpv6Prefixes(ec2: Ec2Api, eniId: string, count: numb
   checkEniId(eniId);
   const wanted = countOf(count, 'prefixCount');
   const out = await ec2.call('AssignIpv6Addresses', { NetworkInterfaceId: eniId, Ipv6PrefixCount: wanted });
-  const prefixes = out.AssignedIpv6Prefixes ?? [];
-  if (prefixes.length !== wanted || prefixes.some((p) => !ipv6Cidr(p)?.endsWith('/80'))) {
-    throw eniError(
-      'Ec2InvalidResponse',
-      `AssignIpv6Addresses on ${eniId} returned ${prefixes.length} /80 prefixes of ${wanted}`,
-      { action: 'AssignIpv6Addresses' },
+  const f = new Ec2Fields('AssignIpv6Addresses');
+  const prefixes = f.list('AssignedIpv6Prefixes', out.AssignedIpv6Prefixes, (p, pf) =>
+    pf.required('', p, ipv6Prefix, 'an IPv6 /80 prefix'),
+  );
+  if (prefixes.length !== wanted) {
+    throw invalidEc2Response(
+      'AssignIpv6Addresses',
+      'AssignedIpv6Prefixes',
+      `${prefixes.length} AssignedIpv6Prefixes for ${eniId}, not ${wanted}`,
     );
   }
-  return [...prefixes];
+  return prefixes;
 }
 
 /** Releases addresses or prefixes from an ENI in one `UnassignPrivateIpAddresses` call. Validates before sending. */
@@ -106,7 +107,7 @@ export async function unassignIpv4(ec2: Ec2Api, eniId: string, request: Unassign
   const [values, check, what] =
     'ipv4Addresses' in request
       ? [request.ipv4Addresses, ipv4, 'IPv4 address']
-      : [request.ipv4Prefixes, (v: string) => (ipv4Cidr(v)?.endsWith('/28') ? v : undefined), '/28 prefix'];
+      : [request.ipv4Prefixes, ipv4Prefix, '/28 prefix'];
   if (values.length === 0) throw eniError('InvalidInput', `nothing to unassign from ${eniId}`);
   const bad = values.find((v) => check(v) === undefined);
   if (bad !== undefined) throw eniError('InvalidInput', `not an ${what}: ${JSON.stringify(bad)}`);

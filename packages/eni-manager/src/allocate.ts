@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import type { AttachNetworkInterfaceCommandOutput } from '@aws-sdk/client-ec2';
 import type { EniContext } from './context.js';
 import { describeEni } from './describe.js';
 import { type Ec2Eni, toEc2Eni } from './ec2/eni.js';
+import { Ec2Fields, invalidEc2Response } from './ec2/response.js';
 import { type EniManagerError, eniError, isEniManagerError } from './errors.js';
 import { rollbackCreatedEni } from './free.js';
 import type { NodeMetadata } from './imds/discovery.js';
 import type { ImdsEni, NodeInfo } from './imds/node-info.js';
 import { pollUntil } from './poll.js';
-import { awsId } from './shapes.js';
+import { awsId, index } from './shapes.js';
 import { discoverSubnets } from './subnets.js';
 import { type EniTagOptions, eniDescriptionPrefix, newEniTags } from './tags.js';
 
@@ -184,12 +186,21 @@ async function createInFirstSubnetWithRoom(
         ...(request.ipv4Count ? { SecondaryPrivateIpAddressCount: request.ipv4Count } : {}),
         ...(request.prefixCount ? { Ipv4PrefixCount: request.prefixCount } : {}),
       });
-      if (out.NetworkInterface === undefined) {
-        throw eniError('Ec2InvalidResponse', 'CreateNetworkInterface returned no NetworkInterface', {
-          action: 'CreateNetworkInterface',
-        });
+      const created = new Ec2Fields('CreateNetworkInterface').present(
+        'NetworkInterface',
+        out.NetworkInterface,
+      );
+      try {
+        return toEc2Eni(created, 'CreateNetworkInterface');
+      } catch (invalid) {
+        // EC2 made an ENI whose description cannot be trusted: delete it when at least its id is usable (else
+        // leaked-ENI GC finds it: it carries this node's tags), and report the malformed field.
+        const eniId = created.NetworkInterfaceId;
+        if (eniId !== undefined && awsId('eni', eniId) !== undefined) {
+          await rollbackCreatedEni(ctx, eniId, undefined).catch(() => undefined);
+        }
+        throw invalid;
       }
-      return toEc2Eni(out.NetworkInterface, 'CreateNetworkInterface');
     } catch (error) {
       if (!isEniManagerError(error, ...MOVE_ON)) throw error;
       last = error;
@@ -208,29 +219,9 @@ async function attachAndReady(
   card: number,
   progress: { attachmentId?: string },
 ): Promise<AllocatedEni> {
-  let deviceIndex = await firstFreeDeviceIndex(ctx, node.instanceId, card, settings.maxDeviceIndex ?? 99);
-  let attachmentId: string | undefined;
-  try {
-    attachmentId = (
-      await ctx.ec2.call('AttachNetworkInterface', {
-        NetworkInterfaceId: eni.eniId,
-        InstanceId: node.instanceId,
-        DeviceIndex: deviceIndex,
-        NetworkCardIndex: card,
-      })
-    ).AttachmentId;
-  } catch (error) {
-    // The reply may be lost while the attach went through (or a retry met it: InUse): adopt what EC2 has.
-    const adopted = await attachedToUs(ctx, eni.eniId, node.instanceId, card);
-    if (adopted === undefined) throw error;
-    ({ attachmentId, deviceIndex } = adopted);
-  }
-  if (attachmentId !== undefined) progress.attachmentId = attachmentId;
-  if (attachmentId === undefined || awsId('eni-attach', attachmentId) === undefined) {
-    throw eniError('Ec2InvalidResponse', 'AttachNetworkInterface returned no valid AttachmentId', {
-      action: 'AttachNetworkInterface',
-    });
-  }
+  const free = await firstFreeDeviceIndex(ctx, node.instanceId, card, settings.maxDeviceIndex ?? 99);
+  const { attachmentId, deviceIndex } = await attach(ctx, eni.eniId, node.instanceId, free, card);
+  progress.attachmentId = attachmentId;
   await ctx.ec2.call('ModifyNetworkInterfaceAttribute', {
     NetworkInterfaceId: eni.eniId,
     Attachment: { AttachmentId: attachmentId, DeleteOnTermination: true },
@@ -245,6 +236,41 @@ async function attachAndReady(
     ec2: eni,
     imds,
   };
+}
+
+/**
+ * `AttachNetworkInterface` at `deviceIndex`; when it fails, the attachment EC2 shows anyway (see
+ * {@link attachedToUs}). A reply whose `AttachmentId` is malformed is an `Ec2InvalidResponse`: the caller's rollback
+ * then finds the attachment itself (Delete answers InUse, the ENI is described and detached).
+ */
+async function attach(
+  ctx: EniContext,
+  eniId: string,
+  instanceId: string,
+  deviceIndex: number,
+  card: number,
+): Promise<{ attachmentId: string; deviceIndex: number }> {
+  let reply: AttachNetworkInterfaceCommandOutput;
+  try {
+    reply = await ctx.ec2.call('AttachNetworkInterface', {
+      NetworkInterfaceId: eniId,
+      InstanceId: instanceId,
+      DeviceIndex: deviceIndex,
+      NetworkCardIndex: card,
+    });
+  } catch (error) {
+    // The reply may be lost while the attach went through (or a retry met it: InUse): adopt what EC2 has.
+    const adopted = await attachedToUs(ctx, eniId, instanceId, card);
+    if (adopted === undefined) throw error;
+    return adopted;
+  }
+  const attachmentId = new Ec2Fields('AttachNetworkInterface').required(
+    'AttachmentId',
+    reply.AttachmentId,
+    (v) => awsId('eni-attach', v),
+    'an attachment id',
+  );
+  return { attachmentId, deviceIndex };
 }
 
 /**
@@ -275,16 +301,19 @@ async function firstFreeDeviceIndex(
     (i) => i.InstanceId === instanceId,
   );
   if (instance === undefined) {
-    throw eniError('Ec2InvalidResponse', `DescribeInstances did not describe ${instanceId}`, {
-      action: 'DescribeInstances',
-    });
+    throw invalidEc2Response('DescribeInstances', 'Reservations[].Instances[]', `no instance ${instanceId}`);
   }
+  const f = new Ec2Fields('DescribeInstances', 'Reservations[].Instances[]');
   const used = new Set(
-    (instance.NetworkInterfaces ?? [])
-      .filter((ni) => (ni.Attachment?.NetworkCardIndex ?? 0) === card)
-      .map((ni) => ni.Attachment?.DeviceIndex),
+    f.list('NetworkInterfaces', instance.NetworkInterfaces, (ni, nf) => {
+      const a = ni.Attachment;
+      if (a === undefined) return undefined;
+      const af = nf.at('Attachment');
+      const onCard = af.optional('NetworkCardIndex', a.NetworkCardIndex, index, 'a network card index') ?? 0;
+      return onCard === card ? af.required('DeviceIndex', a.DeviceIndex, index, 'a device index') : undefined;
+    }),
   );
-  for (let index = 0; index <= max; index++) if (!used.has(index)) return index;
+  for (let i = 0; i <= max; i++) if (!used.has(i)) return i;
   throw eniError('NoFreeDeviceIndex', `every device index 0..${max} on network card ${card} is taken`, {
     action: 'DescribeInstances',
   });

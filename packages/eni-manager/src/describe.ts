@@ -23,7 +23,9 @@ export async function describeEnisByFilter(ec2: Ec2Api, filters: Filter[]): Prom
       MaxResults: 1000,
       ...(token === undefined ? {} : { NextToken: token }),
     });
-    for (const ni of out.NetworkInterfaces ?? []) result.push(toEc2Eni(ni, ACTION));
+    result.push(
+      ...(out.NetworkInterfaces ?? []).map((ni, i) => toEc2Eni(ni, ACTION, `NetworkInterfaces[${i}]`)),
+    );
     token = out.NextToken === '' ? undefined : out.NextToken;
   } while (token !== undefined);
   return result;
@@ -33,8 +35,9 @@ export async function describeEnisByFilter(ec2: Ec2Api, filters: Filter[]): Prom
 export async function describeEni(ec2: Ec2Api, eniId: string): Promise<Ec2Eni | undefined> {
   try {
     const out = await ec2.call(ACTION, { NetworkInterfaceIds: [checkEniId(eniId)] });
-    const found = (out.NetworkInterfaces ?? []).find((ni) => ni.NetworkInterfaceId === eniId);
-    return found === undefined ? undefined : toEc2Eni(found, ACTION);
+    const all = out.NetworkInterfaces ?? [];
+    const i = all.findIndex((ni) => ni.NetworkInterfaceId === eniId);
+    return i < 0 ? undefined : toEc2Eni(all[i]!, ACTION, `NetworkInterfaces[${i}]`);
   } catch (error) {
     if (isEniManagerError(error, 'InvalidNetworkInterfaceID.NotFound')) return undefined;
     throw error;
@@ -50,7 +53,7 @@ export async function describeEnisById(ec2: Ec2Api, eniIds: readonly string[]): 
   if (ids.length === 0) return [];
   try {
     const out = await ec2.call(ACTION, { NetworkInterfaceIds: ids });
-    return (out.NetworkInterfaces ?? []).map((ni) => toEc2Eni(ni, ACTION));
+    return (out.NetworkInterfaces ?? []).map((ni, i) => toEc2Eni(ni, ACTION, `NetworkInterfaces[${i}]`));
   } catch (error) {
     if (!isEniManagerError(error, 'InvalidNetworkInterfaceID.NotFound') || ids.length === 1) {
       if (isEniManagerError(error, 'InvalidNetworkInterfaceID.NotFound')) return [];

@@ -52,7 +52,10 @@ const codes = {
   Ec2Unknown: { retryable: false, source: 'ec2' },
   /** No HTTP response from EC2 (connection refused, reset, timeout). */
   Ec2Transport: { retryable: true, source: 'ec2' },
-  /** EC2 answered 200 but the response lacked a field this package needs. */
+  /**
+   * EC2 answered 200 but a field this package reads was missing or had the wrong shape (an id, a MAC, an
+   * address, a CIDR, an index); {@link EniManagerError.action} and {@link EniManagerError.field} name it.
+   */
   Ec2InvalidResponse: { retryable: false, source: 'ec2' },
   // --- IMDS ---
   /** IMDS did not answer, timed out, or answered 5xx. */
@@ -133,6 +136,11 @@ export const errorCodeInfo: Readonly<Record<EniErrorCode, EniErrorCodeInfo>> = c
 export interface EniErrorDetails {
   /** The EC2 action or IMDS path being called, e.g. `CreateNetworkInterface` or `network/interfaces/macs/`. */
   readonly action?: string;
+  /**
+   * For `Ec2InvalidResponse`: the response field that was missing or malformed, as a path into the SDK's output,
+   * e.g. `NetworkInterface.PrivateIpAddresses[1].PrivateIpAddress`.
+   */
+  readonly field?: string;
   /** For `UnauthorizedOperation`: the IAM action to allow, e.g. `ec2:CreateNetworkInterface`. */
   readonly iamAction?: string;
   /** For `Ec2Unknown`: the AWS error code as received. */
@@ -162,6 +170,8 @@ export class EniManagerError extends Error {
   readonly retryable: boolean;
   /** See {@link EniErrorDetails.action}. */
   readonly action: string | undefined;
+  /** See {@link EniErrorDetails.field}. */
+  readonly field: string | undefined;
   /** See {@link EniErrorDetails.iamAction}. */
   readonly iamAction: string | undefined;
   /** See {@link EniErrorDetails.awsCode}. */
@@ -180,6 +190,7 @@ export class EniManagerError extends Error {
     this.code = code;
     this.retryable = errorCodeInfo[code].retryable;
     this.action = details.action;
+    this.field = details.field;
     this.iamAction = details.iamAction;
     this.awsCode = details.awsCode;
     this.httpStatus = details.httpStatus;

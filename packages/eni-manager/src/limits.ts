@@ -1,7 +1,9 @@
 import { branchLimitsTable } from './branch-limits-table.js';
 import type { Ec2Api } from './ec2/client.js';
+import { Ec2Fields, invalidEc2Response } from './ec2/response.js';
 import { eniError } from './errors.js';
 import { instanceLimitsTable } from './instance-limits-table.js';
+import { index, instanceType as instanceTypeShape, positive } from './shapes.js';
 
 /** One network card's ENI limit. */
 export interface NetworkCardLimit {
@@ -61,15 +63,6 @@ export function maxPods(
 export interface InstanceLimitsSource {
   /** Limits of `instanceType`; throws `InvalidParameterValue` (from EC2) for an unknown type. */
   limits(instanceType: string): Promise<InstanceLimits>;
-}
-
-function positive(value: number | undefined, what: string, instanceType: string): number {
-  if (value === undefined || !Number.isInteger(value) || value < 1) {
-    throw eniError('Ec2InvalidResponse', `DescribeInstanceTypes(${instanceType}) has no valid ${what}`, {
-      action: 'DescribeInstanceTypes',
-    });
-  }
-  return value;
 }
 
 /**
@@ -141,23 +134,31 @@ export function createInstanceLimitsSource(
       );
     }
     const out = await ec2.call('DescribeInstanceTypes', { InstanceTypes: [instanceType as never] });
-    const info = out.InstanceTypes?.find((t) => t.InstanceType === instanceType);
-    if (info === undefined) {
-      throw eniError('Ec2InvalidResponse', `DescribeInstanceTypes did not describe ${instanceType}`, {
-        action: 'DescribeInstanceTypes',
-      });
+    const types = out.InstanceTypes ?? [];
+    const at = types.findIndex((t) => t.InstanceType === instanceType);
+    if (at < 0) {
+      throw invalidEc2Response('DescribeInstanceTypes', 'InstanceTypes', `no instance type ${instanceType}`);
     }
+    const info = types[at]!;
+    const f = new Ec2Fields('DescribeInstanceTypes', `InstanceTypes[${at}].NetworkInfo`);
     const net = info.NetworkInfo ?? {};
-    const maxEnisTotal = positive(net.MaximumNetworkInterfaces, 'MaximumNetworkInterfaces', instanceType);
-    const ipv4PerEni = positive(net.Ipv4AddressesPerInterface, 'Ipv4AddressesPerInterface', instanceType);
-    const defaultNetworkCardIndex = net.DefaultNetworkCardIndex ?? 0;
-    const networkCards = (net.NetworkCards ?? []).map((card) => ({
-      index: card.NetworkCardIndex ?? 0,
-      maxEnis: positive(
-        card.MaximumNetworkInterfaces,
-        'NetworkCards[].MaximumNetworkInterfaces',
-        instanceType,
-      ),
+    const maxEnisTotal = f.required(
+      'MaximumNetworkInterfaces',
+      net.MaximumNetworkInterfaces,
+      positive,
+      'a count',
+    );
+    const ipv4PerEni = f.required(
+      'Ipv4AddressesPerInterface',
+      net.Ipv4AddressesPerInterface,
+      positive,
+      'a count',
+    );
+    const defaultNetworkCardIndex =
+      f.optional('DefaultNetworkCardIndex', net.DefaultNetworkCardIndex, index, 'a network card index') ?? 0;
+    const networkCards = f.list('NetworkCards', net.NetworkCards, (card, cf) => ({
+      index: cf.optional('NetworkCardIndex', card.NetworkCardIndex, index, 'a network card index') ?? 0,
+      maxEnis: cf.required('MaximumNetworkInterfaces', card.MaximumNetworkInterfaces, positive, 'a count'),
     }));
     const cards = networkCards.length > 0 ? networkCards : [{ index: 0, maxEnis: maxEnisTotal }];
     const defaultCard = cards.find((c) => c.index === defaultNetworkCardIndex) ?? cards[0]!;
@@ -178,7 +179,7 @@ export function createInstanceLimitsSource(
 
   return {
     limits(instanceType: string): Promise<InstanceLimits> {
-      if (!/^[a-z0-9-]+\.[a-z0-9-]+$/.test(instanceType)) {
+      if (instanceTypeShape(instanceType) === undefined) {
         return Promise.reject(
           eniError('InvalidInput', `not an instance type: ${JSON.stringify(instanceType)}`),
         );

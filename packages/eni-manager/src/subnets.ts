@@ -1,4 +1,7 @@
+import type { DescribeSubnetsCommandOutput } from '@aws-sdk/client-ec2';
 import type { Ec2Api } from './ec2/client.js';
+import { Ec2Fields } from './ec2/response.js';
+import { awsId, index } from './shapes.js';
 
 /** A subnet as subnet discovery ranks it. */
 export interface SubnetCandidate {
@@ -63,27 +66,33 @@ export interface DiscoverSubnetsOptions extends RankSubnetsOptions {
 /**
  * Subnets for a new ENI, best first: `DescribeSubnets` filtered by VPC and zone, ranked by {@link rankSubnets}.
  * When `DescribeSubnets` fails (throttled past the retries, or not allowed by IAM), falls back to the primary subnet,
- * as the reference does.
+ * as the reference does; a reply whose subnet ids or counts are malformed rejects with `Ec2InvalidResponse`.
  */
 export async function discoverSubnets(
   ec2: Ec2Api,
   options: DiscoverSubnetsOptions,
 ): Promise<SubnetCandidate[]> {
+  let out: DescribeSubnetsCommandOutput;
   try {
-    const out = await ec2.call('DescribeSubnets', {
+    out = await ec2.call('DescribeSubnets', {
       Filters: [
         { Name: 'vpc-id', Values: [options.vpcId] },
         { Name: 'availability-zone', Values: [options.availabilityZone] },
       ],
     });
-    const candidates = (out.Subnets ?? []).flatMap((s) => {
-      if (s.SubnetId === undefined) return [];
-      const tags: Record<string, string> = {};
-      for (const t of s.Tags ?? []) if (t.Key !== undefined) tags[t.Key] = t.Value ?? '';
-      return [{ subnetId: s.SubnetId, availableIpv4: s.AvailableIpAddressCount ?? 0, tags }];
-    });
-    return rankSubnets(candidates, options);
   } catch {
     return [{ subnetId: options.primarySubnetId, availableIpv4: 0, tags: {} }];
   }
+  // A reply that came but is malformed is not a failure to fall back from: it fails the caller.
+  const candidates = new Ec2Fields('DescribeSubnets').list('Subnets', out.Subnets, (s, f) => {
+    const tags: Record<string, string> = {};
+    for (const t of s.Tags ?? []) if (t.Key !== undefined) tags[t.Key] = t.Value ?? '';
+    return {
+      subnetId: f.required('SubnetId', s.SubnetId, (v) => awsId('subnet', v), 'a subnet id'),
+      availableIpv4:
+        f.optional('AvailableIpAddressCount', s.AvailableIpAddressCount, index, 'an address count') ?? 0,
+      tags,
+    };
+  });
+  return rankSubnets(candidates, options);
 }

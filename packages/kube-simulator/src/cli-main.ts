@@ -18,6 +18,24 @@ Serves a Kubernetes API server subset until SIGTERM/SIGINT and writes an admin k
   --help             this text
   --version          the simulator's version`;
 
+/**
+ * `argv` with `--port -1` written `--port=-1`: `parseArgs` takes a value starting with `-` for an option and calls
+ * the flag ambiguous, where the user needs to hear what is wrong with the value. Stops at `--`.
+ */
+function attachNegativeValues(argv: readonly string[], flags: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    if (flags.includes(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /** Streams and hooks the CLI uses (injected so tests can run it in-process). */
 export interface CliIo {
   /** Writes a line to stdout. */
@@ -48,7 +66,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
-      args: [...argv],
+      args: attachNegativeValues(argv, ['--port']),
       allowPositionals: true,
       strict: true,
       options: {

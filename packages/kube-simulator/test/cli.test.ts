@@ -50,6 +50,17 @@ describe('kube-sim CLI', () => {
     }
   });
 
+  it('says what is wrong with a negative port, however it is written', async () => {
+    for (const argv of [
+      ['serve', '--kubeconfig', 'x', '--port', '-1'],
+      ['serve', '--kubeconfig', 'x', '--port=-1'],
+    ]) {
+      const c = io();
+      expect(await runCli(argv, c.value), argv.join(' ')).toBe(2);
+      expect(c.err).toEqual(['kube-sim: --port -1 is not a port number (0-65535)']);
+    }
+  });
+
   it('--webhook-service maps an admission webhook Service to an address', async () => {
     const file = join(dir.path, 'kc-webhook.yaml');
     const c = io();

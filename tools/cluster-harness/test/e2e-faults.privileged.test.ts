@@ -1,9 +1,9 @@
 /**
  * Fault scenarios of aws-node on the virtual VPC (issue #21), each on its own one-node cluster: IMDS lagging
  * EC2 across a SIGKILL, an ADD naming the node's own network namespace, a lost AttachNetworkInterface reply,
- * and a start that fails after the gRPC socket is open.
+ * a start whose metrics port is taken, and a corrupt checkpoint (both refused before the node is changed).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { daemonClient } from '@vpc-cni-kit/aws-node';
 import { describePrivileged } from '@vpc-cni-kit/testkit';
 import { afterEach, expect, it } from 'vitest';
@@ -80,13 +80,13 @@ describePrivileged('aws-node under faults', () => {
     expect(Object.keys((await enis(c)).ENIs)).toHaveLength(2);
   }, 180_000);
 
-  it('a start that fails after the socket is open exits 1 with one line and leaves nothing serving', async () => {
+  it('a start whose port is taken exits 1 with one line and leaves nothing serving', async () => {
     const c = await start();
     const node = c.nodes[0]!;
     await c.stopDaemon(0, 'SIGTERM');
     const saved = { ...node.env };
     try {
-      // The metrics endpoint asks for the introspection's port: it cannot listen, after gRPC is serving.
+      // The metrics endpoint asks for the introspection's port: it cannot listen (found before the node changes).
       node.env = { ...saved, AWS_NODE_METRICS_BIND_ADDRESS: '127.0.0.1:61679' };
       const failed = await c.startDaemon(0, 20_000).catch((e: unknown) => e);
       expect(String(failed)).toMatch(/exited \(1\)/);
@@ -104,5 +104,48 @@ describePrivileged('aws-node under faults', () => {
     }
     // Fixed, it starts.
     await c.startDaemon(0);
+  }, 120_000);
+
+  it('a corrupt checkpoint stops the start with one line naming it, and the node is not changed', async () => {
+    const c = await start();
+    const node = c.nodes[0]!;
+    const ns = node.instance.netnsPath;
+    await c.stopDaemon(0, 'SIGTERM');
+    const sh = async (args: string[]) => {
+      const r = await inNetns(ns, args);
+      if (r.code !== 0) throw new Error(`${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    };
+    const snat = async () => /AWS-SNAT-CHAIN-0/.test(await sh(['iptables-save', '-t', 'nat']));
+    const mtu = async () => Number(/ mtu (\d+) /.exec(await sh(['ip', 'link', 'show', 'eth0']))?.[1]);
+    expect(await snat()).toBe(true);
+    // Undo what the first start did to the node (its SNAT rules, the primary ENI's MTU), so any change shows.
+    await sh(['iptables', '-t', 'nat', '-F']);
+    await sh(['iptables', '-t', 'nat', '-X']);
+    await sh(['ip', 'link', 'set', 'eth0', 'mtu', '1400']);
+    const good = readFileSync(node.checkpoint, 'utf8');
+    writeFileSync(node.checkpoint, '{"version":"vpc-cni-ipam/1","allocations":[{"networkName"');
+    const started = Date.now();
+    const failed = String(await c.startDaemon(0, 20_000).catch((e: unknown) => e));
+    expect(failed).toMatch(/exited \(1\)/);
+    const stderr = /exited \(1\): ([\s\S]*?)\n\n/.exec(failed)?.[1] ?? '';
+    const path = node.checkpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    expect(stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^aws-node: failed to start: checkpoint ${path} cannot be restored \\(checkpoint is not valid JSON: .+\\): ` +
+            'nothing on the node was changed; move the file aside .* keep their addresses only if it is restored$',
+        ),
+      ),
+    ]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await snat()).toBe(false);
+    expect(await mtu()).toBe(1400);
+    // The checkpoint back, it starts and sets the node up again.
+    renameSync(`${node.checkpoint}`, `${node.checkpoint}.corrupt`);
+    writeFileSync(node.checkpoint, good);
+    await c.startDaemon(0);
+    expect(await snat()).toBe(true);
+    expect(await mtu()).toBe(9001);
   }, 120_000);
 });

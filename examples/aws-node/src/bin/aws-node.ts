@@ -62,11 +62,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
-    daemon = await startDaemon(config, {
-      log,
-      version,
-      bandwidthPlugin: process.env['ENABLE_BANDWIDTH_PLUGIN'] === 'true',
-    });
+    daemon = await startDaemon(config, { log, version });
   } catch (e) {
     const line = describeStartFailure(e, { imdsEndpoint: config.imdsEndpoint });
     log.debug('start failure detail', { stack: e instanceof Error ? e.stack : String(e) });

@@ -7,15 +7,16 @@
  * primary interface (the reference's `configureIPv6Settings`). The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
-import { chmod, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
 import { open, sysctlWrite } from '@vpc-cni-kit/netlink';
 import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
 import { CORE_PLUGINS, executable, findCorePlugins } from '../cli/core-plugins.js';
+import { checkSysctls, initSysctls, readInitConfig, type SysctlWrite } from '../cli/init-plan.js';
 import { describeStartFailure } from '../cli/start-failure.js';
-import { ConfigError, EnvReader } from '../config/env-reader.js';
+import { makeDirectories } from '../fs/make-directories.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
@@ -56,35 +57,34 @@ async function pluginExecutable(
 }
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
-  const binDir = env['HOST_CNI_BIN_PATH'] || '/host/opt/cni/bin';
-  const flags = new EnvReader(env);
-  const ipv6 = flags.bool('ENABLE_IPv6', false);
-  const v6Egress = flags.bool('ENABLE_V6_EGRESS', false);
-  const noEarlyDemux = flags.bool('DISABLE_TCP_EARLY_DEMUX', false);
-  if (flags.problems.length > 0) throw new ConfigError(flags.problems);
-  // Everything that can fail for want of the environment (IMDS, the core plugins) is looked at before
-  // anything is installed or set, so a failed init leaves the node as it was.
+  const config = readInitConfig(env);
+  // Everything that can fail for want of the environment (the settings, IMDS, the core plugins, the primary
+  // interface, each sysctl to write) is looked at before anything is installed or set, so a failed init leaves
+  // the node as it was.
   const imdsEndpoint = env['AWS_EC2_METADATA_SERVICE_ENDPOINT'];
   const metadata = createImdsNodeMetadata(new ImdsClient(imdsEndpoint ? { endpoint: imdsEndpoint } : {}));
   const node = await metadata.discoverNode();
   const corePlugins = await findCorePlugins(
-    [env['AWS_NODE_CORE_PLUGINS_DIR'] || join(__dirname, 'core-plugins'), '/usr/lib/cni'],
-    binDir,
+    [config.corePluginsDir ?? join(__dirname, 'core-plugins'), '/usr/lib/cni'],
+    config.binDir,
   );
   const handle = await open();
+  let primary: string;
   try {
-    const primary = (await handle.linkList()).find((l) => l.address?.toLowerCase() === node.primaryMac);
-    if (primary === undefined) throw new Error(`no interface has the primary ENI's MAC ${node.primaryMac}`);
-    await install(binDir, corePlugins);
-    configureNode(primary.name, ipv6, v6Egress, noEarlyDemux);
+    const link = (await handle.linkList()).find((l) => l.address?.toLowerCase() === node.primaryMac);
+    if (link === undefined) throw new Error(`no interface has the primary ENI's MAC ${node.primaryMac}`);
+    primary = link.name;
   } finally {
     handle.close();
   }
+  const sysctls = checkSysctls(initSysctls(primary, config));
+  await install(config.binDir, corePlugins);
+  configureNode(primary, sysctls);
 }
 
 /** Installs aws-cni, egress-cni, koffi and the core plugins into `binDir`. */
 async function install(binDir: string, corePlugins: Awaited<ReturnType<typeof findCorePlugins>>): Promise<void> {
-  await mkdir(binDir, { recursive: true });
+  makeDirectories(binDir);
   // The single executable (Node and the program in one file: nothing needed from the host) when this build
   // has one, else the launcher, which needs Node on the runtime's PATH.
   const plugin = await pluginExecutable('aws-cni');
@@ -113,27 +113,12 @@ async function install(binDir: string, corePlugins: Awaited<ReturnType<typeof fi
   );
 }
 
-/** The node's sysctls: rp_filter on the primary interface, forwarding, early demux, and IPv6 when asked. */
-function configureNode(primaryName: string, ipv6: boolean, v6Egress: boolean, noEarlyDemux: boolean): void {
-    sysctlWrite(`net/ipv4/conf/${primaryName}/rp_filter`, '2');
-    // Pods are routed through the node: forwarding must be on. The reference leaves this to the node image
-    // (the EKS AMI enables it); a node without it cannot carry pod traffic, so set it here.
-    sysctlWrite('net/ipv4/ip_forward', '1');
-    try {
-      sysctlWrite('net/ipv4/tcp_early_demux', noEarlyDemux ? '0' : '1');
-    } catch {
-      // absent on this kernel: the reference skips it too
-    }
-    process.stdout.write(`set rp_filter=2 on ${primaryName}\n`);
-    // The reference's configureIPv6Settings (IPv6 stays as the host has it otherwise): IPv6 pods and
-    // egress-cni's v6if0 are forwarded by the node, whose default route keeps coming from router
-    // advertisements with forwarding on (accept_ra=2).
-    if (ipv6) sysctlWrite('net/ipv6/conf/all/disable_ipv6', '0');
-    if (ipv6 || v6Egress) {
-      sysctlWrite('net/ipv6/conf/all/forwarding', '1');
-      sysctlWrite(`net/ipv6/conf/${primaryName}/accept_ra`, '2');
-      process.stdout.write(`set IPv6 forwarding=1 and accept_ra=2 on ${primaryName}\n`);
-    }
+/** The node's sysctls (checked by {@link checkSysctls}): rp_filter, forwarding, early demux, IPv6 when asked. */
+function configureNode(primary: string, sysctls: readonly SysctlWrite[]): void {
+  for (const w of sysctls) sysctlWrite(w.key, w.value);
+  process.stdout.write(`set rp_filter=2 on ${primary}\n`);
+  if (sysctls.some((w) => w.key === `net/ipv6/conf/${primary}/accept_ra`))
+    process.stdout.write(`set IPv6 forwarding=1 and accept_ra=2 on ${primary}\n`);
 }
 
 const answered = answerCommandLine(

@@ -4,7 +4,8 @@
  */
 import { request } from 'node:http';
 import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
-import { parseBindAddress } from '../config/bind-address.js';
+import { type BindAddress, parseBindAddress } from '../config/bind-address.js';
+import { VERSION } from '../version.js';
 import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
 
@@ -166,45 +167,67 @@ export function renderStatus(
   ].join('\n\n');
 }
 
-/** GETs `path` from the introspection endpoint at `bind` (host:port or unix:<path>), as JSON. */
-function getJson(bind: string, path: string, timeoutMs: number): Promise<unknown> {
-  const at = parseBindAddress(bind);
-  if ('problem' in at) return Promise.reject(new Error(`${JSON.stringify(bind)}: ${at.problem}`));
+/** How long `aws-node status` waits for all its documents, from connecting to the last byte of the last one. */
+const STATUS_DEADLINE_MS = 3000;
+/**
+ * The most `aws-node status` reads of one introspection document. A full node's `/v1/enis` (15 ENIs of 50
+ * addresses, or 15 prefixes of 16) is a few hundred KiB; an endpoint that sends more is not the daemon.
+ */
+const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * GETs `path` from the introspection endpoint `at`, as JSON, within `deadline` (shared by the command's requests:
+ * it bounds the connection, the headers and the whole body, where `http.request`'s `timeout` is only an idle
+ * timeout) and at most {@link MAX_DOCUMENT_BYTES}. Rejects with one line saying which bound was hit.
+ */
+function getJson(at: BindAddress, path: string, deadline: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      at.kind === 'unix'
-        ? { socketPath: at.path, path, timeout: timeoutMs }
-        : { host: at.host ?? '127.0.0.1', port: at.port, path, timeout: timeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return reject(new Error(`${path} answered HTTP ${res.statusCode}`));
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-          } catch {
-            reject(new Error(`${path} did not answer JSON`));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    let failure: Error | undefined;
+    const fail = (e: Error) =>
+      reject(
+        failure ?? (deadline.aborted ? new Error(`no complete answer within ${STATUS_DEADLINE_MS} ms`) : e),
+      );
+    const target =
+      at.kind === 'unix' ? { socketPath: at.path } : { host: at.host ?? '127.0.0.1', port: at.port };
+    const req = request({ ...target, path, agent: false, signal: deadline }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_DOCUMENT_BYTES) {
+          failure = new Error(`${path} answered more than ${MAX_DOCUMENT_BYTES} bytes`);
+          req.destroy(failure);
+          return;
+        }
+        chunks.push(c);
+      });
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${path} answered HTTP ${res.statusCode}`));
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch {
+          reject(new Error(`${path} did not answer JSON`));
+        }
+      });
+      res.on('error', fail);
+    });
+    req.on('error', fail);
     req.end();
   });
 }
 
-const USAGE = `Usage: aws-node status [--json] [--address host:port|unix:<path>]
+const USAGE = `Usage: aws-node status [--json] [--address host:port|unix:<path>] [--version]
 
 What the running daemon holds, from its introspection endpoint: its ENIs, the pods' addresses, the pool, and
 its most recent failures (pool actions, AddNetwork, reconcile) with their codes and reasons, newest first.
-  --address   the introspection endpoint (default INTROSPECTION_BIND_ADDRESS, else 127.0.0.1:61679)
-  --json      print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>, "failures": <v1/failures>}
-              instead of tables
-  -h, --help  print this help
+  --address      the introspection endpoint (default INTROSPECTION_BIND_ADDRESS, else 127.0.0.1:61679)
+  --json         print {"enis": <v1/enis>, "settings": <v1/ipamd-env-settings>, "failures": <v1/failures>}
+                 instead of tables
+  -h, --help     print this help
+  -v, --version  print the version (as \`aws-node --version\`)
 
-Exit status: 0, 1 when the daemon cannot be reached, 2 on a bad command line.
+Exit status: 0, 1 when the daemon cannot be reached (or answers nothing complete within 3 s), 2 on a bad
+command line or address (port 0 included: it names no daemon).
 `;
 
 /** Runs `aws-node status` with `argv` (the arguments after `status`); resolves to the exit status. */
@@ -217,14 +240,19 @@ export async function runStatus(
     json: { type: 'boolean' },
     address: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
   });
   if ('problem' in read) {
     out.stderr(`aws-node status: ${read.problem}\n\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const values = read.values as { json?: boolean; address?: string; help?: boolean };
+  const values = read.values as { json?: boolean; address?: string; help?: boolean; version?: boolean };
   if (values.help) {
     out.stdout(USAGE);
+    return 0;
+  }
+  if (values.version) {
+    out.stdout(`aws-node ${env['VPC_CNI_VERSION'] || VERSION}\n`);
     return 0;
   }
   const address = values.address ?? (env['INTROSPECTION_BIND_ADDRESS'] || '127.0.0.1:61679');
@@ -232,12 +260,31 @@ export async function runStatus(
   let settings: Record<string, unknown>;
   let failures: unknown;
   let branchPods: unknown;
+  const at = parseBindAddress(address);
+  const problem =
+    'problem' in at
+      ? at.problem
+      : at.kind === 'tcp' && at.port === 0
+        ? 'port 0 is "any free port" to a server, not one to connect to'
+        : undefined;
+  if ('problem' in at || problem !== undefined) {
+    const source = values.address !== undefined ? '--address' : 'INTROSPECTION_BIND_ADDRESS';
+    out.stderr(
+      `aws-node status: ${source} ${JSON.stringify(address)}: ${problem} (hint: name the daemon's introspection endpoint, host:port or unix:<path>)\n`,
+    );
+    return EXIT_USAGE;
+  }
+  // One deadline for all four requests; the first failure ends the others. (A plain timer: a signal from
+  // `AbortSignal.timeout` inside `AbortSignal.any` can be collected before it fires on Node 20.)
+  const done = new AbortController();
+  const deadline = done.signal;
+  const timer = setTimeout(() => done.abort(), STATUS_DEADLINE_MS);
   try {
     [enis, settings, failures, branchPods] = (await Promise.all([
-      getJson(address, '/v1/enis', 3000),
-      getJson(address, '/v1/ipamd-env-settings', 3000),
-      getJson(address, '/v1/failures', 3000),
-      getJson(address, '/v1/branch-pods', 3000),
+      getJson(at, '/v1/enis', deadline),
+      getJson(at, '/v1/ipamd-env-settings', deadline),
+      getJson(at, '/v1/failures', deadline),
+      getJson(at, '/v1/branch-pods', deadline),
     ])) as [EnisDocument, Record<string, unknown>, unknown, unknown];
   } catch (e) {
     out.stderr(
@@ -245,6 +292,9 @@ export async function runStatus(
         'is aws-node running in this network namespace, with DISABLE_INTROSPECTION unset? --address names another endpoint\n',
     );
     return 1;
+  } finally {
+    clearTimeout(timer);
+    done.abort();
   }
   // A daemon older than `/v1/failures` answers its list of commands there instead: no failures to show.
   if (!Array.isArray(failures)) failures = [];

@@ -2,8 +2,10 @@ import { isAbsolute } from 'node:path';
 import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
 import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
 import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
+import { LOG_LEVEL_NAMES, readLogLevel } from '../log/logger.js';
 import { parseBindAddress } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
+import { qualifiedKeyProblem } from './kube-names.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
 
 /** SNAT source-port randomisation (`AWS_VPC_K8S_CNI_RANDOMIZESNAT`). */
@@ -79,6 +81,18 @@ export interface AwsNodeConfig {
   /** `ENI_CONFIG_LABEL_DEF`: the Node label naming its ENIConfig (e.g. `topology.kubernetes.io/zone`). */
   eniConfigLabelKey: string;
   disableNetworkResourceProvisioning: boolean;
+  /**
+   * `AWS_MANAGE_ENIS_NON_SCHEDULABLE`: always true here. The daemon does not read the node's unschedulable taint
+   * and grows and shrinks the pool on every node, as the reference does with `true`; an explicit `false` is
+   * refused rather than ignored.
+   */
+  manageEnisNonSchedulable: true;
+  /**
+   * `NETWORK_POLICY_ENFORCING_MODE` (`none`, `strict` or `standard`; the reference's manifest sets `standard`):
+   * validated as the reference does, for the network policy agent that reads it. This daemon enforces no network
+   * policy itself. `undefined` when unset.
+   */
+  networkPolicyEnforcingMode: 'none' | 'strict' | 'standard' | undefined;
   imdsOnlyMode: boolean;
   httpTimeoutSeconds: number;
   /** `AWS_NODE_RECONCILE_INTERVAL_SECONDS`: period of the reconcile with IMDS and EC2 (the reference: 60). */
@@ -97,6 +111,8 @@ export interface AwsNodeConfig {
   hostCniConfDirPath: string;
   pluginLogFile: string;
   pluginLogLevel: string;
+  /** `ENABLE_BANDWIDTH_PLUGIN`: chain the bandwidth plugin in the conflist. */
+  bandwidthPlugin: boolean;
   logFile: string;
   logLevel: string;
   /** `VPC_CNI_VERSION`: the version string the plugin and daemon compare. */
@@ -177,6 +193,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const pluginLogFile = r.string('AWS_VPC_K8S_PLUGIN_LOG_FILE', '/var/log/aws-routed-eni/plugin.log');
   if (pluginLogFile.toLowerCase() === 'stdout') {
     r.problem('AWS_VPC_K8S_PLUGIN_LOG_FILE', 'must not be stdout (the plugin writes its result there)');
+  } else if (pluginLogFile !== 'stderr' && !isAbsolute(pluginLogFile)) {
+    // The plugin runs with the runtime's working directory: a relative path would land wherever that is.
+    r.problem('AWS_VPC_K8S_PLUGIN_LOG_FILE', 'must be stderr or an absolute path');
   }
 
   const egressLogs = {
@@ -189,7 +208,32 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   ] as const) {
     if (value.toLowerCase() === 'stdout')
       r.problem(name, 'must not be stdout (egress-cni writes its result there); use stderr or a path');
+    else if (value !== 'stderr' && !isAbsolute(value)) r.problem(name, 'must be stderr or an absolute path');
   }
+  const logFile = r.string('AWS_VPC_K8S_CNI_LOG_FILE', '/host/var/log/aws-routed-eni/ipamd.log');
+  if (logFile !== 'stdout' && logFile !== 'stderr' && !isAbsolute(logFile))
+    r.problem('AWS_VPC_K8S_CNI_LOG_FILE', 'must be stdout, stderr or an absolute path');
+  const eniConfigKeys = {
+    annotation: r.string('ENI_CONFIG_ANNOTATION_DEF', DEFAULT_ENI_CONFIG_KEY),
+    label: r.string('ENI_CONFIG_LABEL_DEF', DEFAULT_ENI_CONFIG_KEY),
+  };
+  for (const [name, key, kind] of [
+    ['ENI_CONFIG_ANNOTATION_DEF', eniConfigKeys.annotation, 'an annotation'],
+    ['ENI_CONFIG_LABEL_DEF', eniConfigKeys.label, 'a label'],
+  ] as const) {
+    const problem = qualifiedKeyProblem(key);
+    if (problem !== undefined) r.problem(name, `is not ${kind} key: ${problem}`);
+  }
+  // The reference stops growing and shrinking the pool on an unschedulable node unless this is true; this daemon
+  // never reads the taint, so it behaves as true and says so rather than ignore an explicit false.
+  if (!r.bool('AWS_MANAGE_ENIS_NON_SCHEDULABLE', true))
+    r.problem(
+      'AWS_MANAGE_ENIS_NON_SCHEDULABLE',
+      "false is not supported: aws-node does not read the node's unschedulable taint and manages ENIs on every node (as true); unset it",
+    );
+  const networkPolicyMode = r.raw('NETWORK_POLICY_ENFORCING_MODE');
+  if (networkPolicyMode !== undefined && !['none', 'strict', 'standard'].includes(networkPolicyMode))
+    r.problem('NETWORK_POLICY_ENFORCING_MODE', 'must be one of none, strict, standard');
   const enableV4Egress = r.bool('ENABLE_V4_EGRESS', true);
   const enableV6Egress = r.bool('ENABLE_V6_EGRESS', false);
   if (enableV6Egress && r.bool('ENABLE_IPv6', false))
@@ -285,10 +329,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     manageUntaggedEni: r.bool('MANAGE_UNTAGGED_ENI', true),
     subnetDiscovery: r.bool('ENABLE_SUBNET_DISCOVERY', true),
     customNetworking: r.bool('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG', false),
-    eniConfigAnnotationKey: r.string('ENI_CONFIG_ANNOTATION_DEF', DEFAULT_ENI_CONFIG_KEY),
-    eniConfigLabelKey: r.string('ENI_CONFIG_LABEL_DEF', DEFAULT_ENI_CONFIG_KEY),
+    eniConfigAnnotationKey: eniConfigKeys.annotation,
+    eniConfigLabelKey: eniConfigKeys.label,
     disableNetworkResourceProvisioning:
       r.bool('DISABLE_NETWORK_RESOURCE_PROVISIONING', false) || imdsOnlyMode,
+    manageEnisNonSchedulable: true,
+    networkPolicyEnforcingMode: networkPolicyMode as AwsNodeConfig['networkPolicyEnforcingMode'],
     imdsOnlyMode,
     httpTimeoutSeconds: Math.max(10, r.int('HTTP_TIMEOUT', 10, 1)),
     reconcileIntervalSeconds: r.int('AWS_NODE_RECONCILE_INTERVAL_SECONDS', 60, 1),
@@ -306,9 +352,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     hostCniBinPath: r.string('HOST_CNI_BIN_PATH', '/host/opt/cni/bin'),
     hostCniConfDirPath: r.string('HOST_CNI_CONFDIR_PATH', '/host/etc/cni/net.d'),
     pluginLogFile,
-    pluginLogLevel: r.string('AWS_VPC_K8S_PLUGIN_LOG_LEVEL', 'Debug'),
-    logFile: r.string('AWS_VPC_K8S_CNI_LOG_FILE', '/host/var/log/aws-routed-eni/ipamd.log'),
-    logLevel: r.string('AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
+    pluginLogLevel: logLevelOf(r, 'AWS_VPC_K8S_PLUGIN_LOG_LEVEL', 'Debug'),
+    bandwidthPlugin: r.bool('ENABLE_BANDWIDTH_PLUGIN', false),
+    logFile,
+    logLevel: logLevelOf(r, 'AWS_VPC_K8S_CNI_LOGLEVEL', 'DEBUG'),
     version: r.string('VPC_CNI_VERSION', ''),
     kube: readKubeSettings(r),
     podEni: {
@@ -370,6 +417,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+/** A log level name as set (the conflist carries the plugin's as written); a name no level has is a problem. */
+function logLevelOf(r: EnvReader, name: string, fallback: string): string {
+  const v = r.string(name, fallback);
+  if (readLogLevel(v) !== undefined) return v;
+  r.problem(name, `must be one of ${LOG_LEVEL_NAMES.join(', ')} (any letter case)`);
+  return fallback;
 }
 
 function parseMark(r: EnvReader, name: string, fallback: number): number {

@@ -1,4 +1,6 @@
+import { isIPv4, isIPv6 } from '@vpc-cni-kit/cni-spec';
 import type { EnvReader } from './env-reader.js';
+import { dnsSubdomainProblem } from './kube-names.js';
 
 /** Where the Kubernetes API is and who this daemon is in it (the reference's in-cluster configuration). */
 export interface KubeSettings {
@@ -32,6 +34,8 @@ export function readKubeSettings(r: EnvReader): KubeSettings {
     if (!/^https:\/\/[^\s/]+(\/.*)?$/.test(endpoint)) r.problem('CLUSTER_ENDPOINT', 'must be an https URL');
     apiServer = endpoint.replace(/\/+$/, '');
   } else if (host !== undefined && host !== '') {
+    if (!isIPv4(host) && !isIPv6(host) && dnsSubdomainProblem(host.toLowerCase()) !== undefined)
+      r.problem('KUBERNETES_SERVICE_HOST', 'must be an IPv4 address, an IPv6 address or a DNS name');
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
       r.problem('KUBERNETES_SERVICE_PORT', 'must be a port number');
     apiServer = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;

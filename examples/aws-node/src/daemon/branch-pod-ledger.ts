@@ -42,6 +42,21 @@ export interface BranchLedgerStore {
   write(snapshot: () => string): Promise<void>;
 }
 
+/** The ledger's text as read at start (`undefined`: there is none), or why it could not be read. */
+export type BranchLedgerRead = { readonly text: string | undefined } | { readonly problem: string };
+
+/**
+ * Reads the ledger once, at start, before the daemon changes anything on the node; never throws (an unreadable
+ * ledger is a problem to log, and the node starts with no record: ADR 0030).
+ */
+export function readBranchLedger(store: BranchLedgerStore): BranchLedgerRead {
+  try {
+    return { text: store.read() };
+  } catch (e) {
+    return { problem: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 /** What {@link parseBranchLedger} found. */
 export interface ParsedBranchLedger {
   /** The well-formed records. */

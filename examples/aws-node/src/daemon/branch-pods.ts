@@ -22,9 +22,11 @@ import {
   trunkLinkOf,
 } from '@vpc-cni-kit/sgp-branch';
 import {
+  type BranchLedgerRead,
   type BranchLedgerStore,
   type BranchPodRecord,
   parseBranchLedger,
+  readBranchLedger,
   serializeBranchLedger,
 } from './branch-pod-ledger.js';
 
@@ -353,15 +355,16 @@ export class BranchPods {
    * (what is real); the others are dropped (their pod was deleted while the daemon was down, or the daemon died
    * before it made the link) and the ledger rewritten. Two records on one VLAN keep the newer. Never throws for
    * the ledger's content: an unreadable file is reported in `problems` and the node starts with no record.
+   *
+   * @param saved - the ledger as the daemon read it before changing the node ({@link readBranchLedger}); absent,
+   *   it is read now
    */
-  async restore(): Promise<BranchRestoreReport> {
+  async restore(saved?: BranchLedgerRead): Promise<BranchRestoreReport> {
     const problems: string[] = [];
-    let text: string | undefined;
-    try {
-      text = this.deps.ledger?.read();
-    } catch (e) {
-      problems.push(e instanceof Error ? e.message : String(e));
-    }
+    const read =
+      saved ?? (this.deps.ledger === undefined ? { text: undefined } : readBranchLedger(this.deps.ledger));
+    const text = 'text' in read ? read.text : undefined;
+    if ('problem' in read) problems.push(read.problem);
     const parsed = text === undefined ? { records: [], problems: [] } : parseBranchLedger(text);
     problems.push(...parsed.problems);
     const links = await this.deps.hostLinks();

@@ -1,6 +1,7 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AwsNodeConfig } from '../config/config.js';
+import { makeDirectories } from '../fs/make-directories.js';
 
 /** The reference's conflist file name. */
 export const CONFLIST_NAME = '10-aws.conflist';
@@ -103,7 +104,7 @@ export function renderConflist(
 
 /** Writes the conflist atomically (temp file, rename) into `dir`; returns its path. */
 export async function writeConflist(dir: string, content: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
+  makeDirectories(dir);
   const path = join(dir, CONFLIST_NAME);
   const tmp = `${path}.tmp-${process.pid}`;
   await writeFile(tmp, content, { mode: 0o644 });

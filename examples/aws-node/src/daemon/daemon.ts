@@ -38,7 +38,7 @@ import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
 import { FailureRing } from './failures.js';
 import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
 import { type Host, openHost } from './host.js';
-import { type HttpEndpoint, introspectionServer, listen, metricsServer } from './http-servers.js';
+import { type HttpEndpoint, introspectionServer, listenEarly, metricsServer } from './http-servers.js';
 import { ipamBackend } from './ipam-backend.js';
 import { adoptPrimaryIpv6, primaryIpv6Prefix, requireIpv6Subnet } from './ipv6-node.js';
 import type { Logger } from './logger.js';
@@ -47,6 +47,8 @@ import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
 import { restoreNode } from './restore.js';
+import { readSavedState } from './saved-state.js';
+import { checkSocketPath } from './socket-path.js';
 import { StartError } from './start-error.js';
 import { startVpcCidrRefresh } from './vpc-cidr-refresh.js';
 
@@ -87,8 +89,6 @@ export interface StartOptions {
   poolIntervalMs?: number;
   /** With prefix delegation, how long growth stays in /32s after EC2 had no free /28 (default 120 s). */
   prefixFallbackMs?: number;
-  /** Chain the bandwidth plugin in the conflist (`ENABLE_BANDWIDTH_PLUGIN`). */
-  bandwidthPlugin?: boolean;
   /** Period of the reconcile with IMDS (the reference: 60 s). */
   reconcileIntervalMs?: number;
   /** Period of the VPC CIDR refresh that re-applies SNAT when the VPC's blocks change (the reference: 30 s). */
@@ -101,12 +101,13 @@ export interface StartOptions {
 }
 
 /**
- * Starts aws-node: IMDS discovery → limits → host network (primary ENI MTU, SNAT and connmark, fwmark rule)
- * → existing ENIs set up → checkpoint restored and validated against host veths → serve gRPC, metrics and
- * introspection → pool loop → conflist written once healthy. In IPv6 mode (`config.ipv6`): no SNAT or
- * connmark (the IPv4 FORWARD block of the egress range instead), one /80 on the primary ENI (assigned when
- * missing), an IPv6 fwmark rule, and no pool loop, reconcile, CIDR refresh or leaked-ENI cleanup, as the
- * reference.
+ * Starts aws-node: what could stop the start is checked before the node is changed (the checkpoint read and
+ * checked once, the gRPC socket's path, the HTTP ports bound early; ADR 0034) → IMDS discovery → limits → host
+ * network (primary ENI MTU, SNAT and connmark, fwmark rule) → existing ENIs set up → checkpoint restored and
+ * validated against host veths → serve gRPC, metrics and introspection → pool loop → conflist written once
+ * healthy. In IPv6 mode (`config.ipv6`): no SNAT or connmark (the IPv4 FORWARD block of the egress range
+ * instead), one /80 on the primary ENI (assigned when missing), an IPv6 fwmark rule, and no pool loop,
+ * reconcile, CIDR refresh or leaked-ENI cleanup, as the reference.
  */
 export async function startDaemon(config: AwsNodeConfig, options: StartOptions): Promise<RunningDaemon> {
   // What start has opened so far, released newest first if a later step fails: a daemon that failed to
@@ -141,18 +142,24 @@ async function start(
   const kube = await createKubeSide(config.kube, log);
   // Started below (before the conflist with custom networking): a failed start stops its reconnect loop.
   onFailure(() => kube.stop());
-  if (config.podEni.enabled && kube.status().state === 'off') {
-    throw new StartError(
+  // Settings that cannot work without the API: refused with the reason the API cannot be used (the configuration
+  // already refused them without an API server, so here it is the ServiceAccount's files).
+  const kubeRequired = (setting: string, what: string) => {
+    const t = kube.target;
+    const why = 'reason' in t ? t.reason : 'not connected';
+    return new StartError(
       'KubeRequired',
-      "ENABLE_POD_ENI=true needs the Kubernetes API (each pod's vpc.amazonaws.com/pod-eni annotation): run in a cluster or set KUBERNETES_SERVICE_HOST/PORT",
+      `${setting} needs the Kubernetes API (${what}), which cannot be used: ${why}; ${
+        config.kube.apiServer === undefined
+          ? 'run in a cluster or set KUBERNETES_SERVICE_HOST/PORT'
+          : 'mount the ServiceAccount token and ca.crt there (automountServiceAccountToken) or set AWS_NODE_SERVICE_ACCOUNT_DIR'
+      }`,
     );
-  }
-  if (config.customNetworking && kube.status().state === 'off') {
-    throw new StartError(
-      'KubeRequired',
-      'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API (ENIConfigs): run in a cluster or set KUBERNETES_SERVICE_HOST/PORT',
-    );
-  }
+  };
+  if (config.podEni.enabled && kube.status().state === 'off')
+    throw kubeRequired('ENABLE_POD_ENI=true', "each pod's vpc.amazonaws.com/pod-eni annotation");
+  if (config.customNetworking && kube.status().state === 'off')
+    throw kubeRequired('AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true', 'ENIConfigs');
   const custom = config.customNetworking
     ? customNetworking({
         kube,
@@ -162,6 +169,28 @@ async function start(
         now: () => Date.now(),
       })
     : undefined;
+  // 0. Before anything on the node changes (ADR 0034): what the previous daemon left (the checkpoint, checked for
+  // restore, and the branch-pod ledger beside it), the gRPC socket's path, and the HTTP ports, taken now. A
+  // corrupt checkpoint, a file where the socket goes or a port in use then stops the start with the node as it was.
+  // The gRPC server itself binds only after the restore: an open socket means AddNetwork is answered.
+  //
+  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
+  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
+  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed; pod plumbing
+  // then need not give the event loop turns for the write to advance.
+  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
+  const ledger = config.podEni.enabled ? branchLedgerFile(config.backingStorePath) : undefined;
+  const saved = readSavedState(checkpointer, config.backingStorePath, ledger);
+  await checkSocketPath(config.socketPath);
+  const introspection = config.introspection.enabled
+    ? await listenEarly(config.introspection.bindAddress, 'INTROSPECTION_BIND_ADDRESS')
+    : undefined;
+  onFailure(() => introspection?.close());
+  const metricsEndpoint = config.metrics.enabled
+    ? await listenEarly(config.metrics.bindAddress, 'AWS_NODE_METRICS_BIND_ADDRESS')
+    : undefined;
+  onFailure(() => metricsEndpoint?.close());
+
   const hooks = {
     onCall: (e: Parameters<typeof metrics.onCall>[0]) => {
       metrics.onCall(e);
@@ -227,12 +256,6 @@ async function start(
   // IPv6 mode uses the primary ENI alone, and kubelet's max pods bounds its /80.
   if (config.ipv6) metrics.setLimits(1, podsMax);
   else metrics.setLimits(maxEnis, maxEnis * (limits.ipv4PerEni - 1) * (config.prefixDelegation ? 16 : 1));
-
-  // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
-  // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
-  // the call on tmpfs (the reference's /var/run/aws-node on most nodes), where nothing is flushed; pod plumbing
-  // then need not give the event loop turns for the write to advance.
-  const checkpointer = createGroupCommitFileCheckpointer(config.backingStorePath);
 
   // 3. Host network.
   const host: Host = await openHost({ yieldDuringPlumbing: !checkpointer.inline });
@@ -420,7 +443,7 @@ async function start(
     : undefined;
   const { report, enis: startEnis } = await restoreNode({
     datastore,
-    readCheckpoint: () => checkpointer.read(),
+    checkpoint: saved.checkpoint,
     listImdsEnis: () => metadata.listEnis(),
     ...(config.imdsOnlyMode ? {} : { describeEnis: () => eni.describeEnis() }),
     selectManaged:
@@ -541,14 +564,14 @@ async function start(
         ...(config.imdsOnlyMode
           ? {}
           : { heldBranches: heldBranchesOf(ec2, node.instanceId, { now: () => performance.now(), log }) }),
-        ledger: branchLedgerFile(config.backingStorePath),
+        ...(ledger === undefined ? {} : { ledger }),
         now: () => Date.now(),
       })
     : undefined;
   if (branchPods !== undefined) {
     // The records of the branch pods plumbed before a restart, kept where their branch link still is (ADR 0030).
     const t = performance.now();
-    const r = await branchPods.restore();
+    const r = await branchPods.restore(saved.branchLedger);
     for (const problem of r.problems) log.warn('branch pod ledger: entry not read', { problem });
     for (const d of r.dropped)
       log.info('branch pod record dropped', {
@@ -656,38 +679,32 @@ async function start(
     }),
   });
   onFailure(() => rpc.close(0));
-  const introspection = config.introspection.enabled
-    ? await listen(
-        introspectionServer(datastore, config, log, {
-          eniConfigs: () => custom?.status(),
-          unmanagedEnis: () => nodeEnis.unmanaged(),
-          warmPool: () => ({
-            lastDecision: pool.last(),
-            prefixFallback: pool.prefixFallback(),
-            ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
-            ...(boundPods && podWatch
-              ? { boundPods: { count: boundPods.count(), pods: boundPods.pods(), watch: podWatch.status() } }
-              : {}),
-          }),
-          failures: () => failures.list(),
-          ...(branchPods !== undefined
-            ? {
-                branchPods: async () => {
-                  // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
-                  await branchPods.prune(await host.linkNames());
-                  return branchPods.list();
-                },
-              }
-            : {}),
-        }),
-        config.introspection.bindAddress,
-      )
-    : undefined;
-  onFailure(() => introspection?.close());
-  const metricsEndpoint = config.metrics.enabled
-    ? await listen(metricsServer(metrics, datastore), config.metrics.bindAddress)
-    : undefined;
-  onFailure(() => metricsEndpoint?.close());
+  // The HTTP endpoints have listened since start (answering 503); from now on they answer.
+  introspection?.serve(
+    introspectionServer(datastore, config, log, {
+      eniConfigs: () => custom?.status(),
+      unmanagedEnis: () => nodeEnis.unmanaged(),
+      warmPool: () => ({
+        lastDecision: pool.last(),
+        prefixFallback: pool.prefixFallback(),
+        ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
+        ...(boundPods && podWatch
+          ? { boundPods: { count: boundPods.count(), pods: boundPods.pods(), watch: podWatch.status() } }
+          : {}),
+      }),
+      failures: () => failures.list(),
+      ...(branchPods !== undefined
+        ? {
+            branchPods: async () => {
+              // Pods deleted through the plugin's prevResult path (the daemon had restarted) leave the list here.
+              await branchPods.prune(await host.linkNames());
+              return branchPods.list();
+            },
+          }
+        : {}),
+    }),
+  );
+  metricsEndpoint?.serve(metricsServer(metrics, datastore));
   onFailure(() => pool.stop());
   if (custom || branchPods) {
     // Custom networking reads ENIConfigs before every new ENI: connect now, and give the API a few seconds
@@ -803,7 +820,7 @@ async function start(
   if (egress.warning !== undefined) log.warn(egress.warning);
   const conflistPath = await writeConflist(
     config.hostCniConfDirPath,
-    renderConflist(config, { bandwidth: options.bandwidthPlugin ?? false, egress: egress.entry }),
+    renderConflist(config, { bandwidth: config.bandwidthPlugin, egress: egress.entry }),
   );
   if (!custom && !branchPods) kube.start();
   const startupMs = performance.now() - started;

@@ -7,6 +7,7 @@ import type { EniConfigStatus } from './custom-networking.js';
 import type { FailureRecord } from './failures.js';
 import type { Logger } from './logger.js';
 import type { DaemonMetrics } from './metrics.js';
+import { checkSocketPath } from './socket-path.js';
 import { StartError } from './start-error.js';
 
 /** A listening HTTP server. */
@@ -16,11 +17,21 @@ export interface HttpEndpoint {
   close(): Promise<void>;
 }
 
-/** Listens on `host:port`, `:port`, `[ipv6]:port` or `unix:<path>` (see {@link parseBindAddress}). */
-export async function listen(server: Server, bind: string): Promise<HttpEndpoint> {
+/**
+ * Listens on `host:port`, `:port`, `[ipv6]:port` or `unix:<path>` (see {@link parseBindAddress}). A stale socket at
+ * a unix path is replaced; a file or directory there is refused (never deleted), with `setting` (the variable that
+ * named the address) in the hint.
+ */
+export async function listen(
+  server: Server,
+  bind: string,
+  setting = 'its bind address',
+): Promise<HttpEndpoint> {
   const at = parseBindAddress(bind);
   if ('problem' in at)
     throw new StartError('ListenFailed', `cannot listen on ${JSON.stringify(bind)}: ${at.problem}`);
+  // A stale socket is replaced; anything else at a unix path (an operator's file) is refused, never deleted.
+  if (at.kind === 'unix') await checkSocketPath(at.path, setting);
   try {
     if (at.kind === 'unix') await rm(at.path, { force: true });
     await new Promise<void>((resolve, reject) => {
@@ -47,6 +58,35 @@ export async function listen(server: Server, bind: string): Promise<HttpEndpoint
   return {
     address,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An HTTP endpoint listening before the daemon can answer on it (see {@link listenEarly}). */
+export interface EarlyHttpEndpoint extends HttpEndpoint {
+  /** From now on requests go to `server`'s request handler (a server that is not listening itself). */
+  serve(server: Server): void;
+}
+
+/**
+ * Listens on `bind` at once and answers every request `503 starting` until {@link EarlyHttpEndpoint.serve} hands
+ * it the real server: the daemon takes its ports before it changes the node, so a port in use stops the start
+ * while the node is still as it was (ADR 0034).
+ */
+export async function listenEarly(bind: string, setting?: string): Promise<EarlyHttpEndpoint> {
+  let target: Server | undefined;
+  const endpoint = await listen(
+    createServer((req, res) => {
+      if (target !== undefined) target.emit('request', req, res);
+      else res.writeHead(503, { 'retry-after': '1' }).end('aws-node is starting\n');
+    }),
+    bind,
+    setting,
+  );
+  return {
+    ...endpoint,
+    serve: (server) => {
+      target = server;
+    },
   };
 }
 
@@ -206,7 +246,7 @@ export function introspectionServer(
           WARM_IP_TARGET: config.warmIpTarget,
           WARM_ENI_TARGET: config.warmEniTarget,
           AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: config.customNetworking,
-          AWS_MANAGE_ENIS_NON_SCHEDULABLE: false,
+          AWS_MANAGE_ENIS_NON_SCHEDULABLE: config.manageEnisNonSchedulable,
           ENABLE_SUBNET_DISCOVERY: config.subnetDiscovery,
           ENABLE_POD_ENI: config.podEni.enabled,
           POD_SECURITY_GROUP_ENFORCING_MODE: config.podEni.mode,

@@ -1,5 +1,6 @@
-import { createWriteStream, mkdirSync, openSync } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isMakeDirectoryError, makeDirectories } from '../fs/make-directories.js';
 import { formatLogLine, type Logger, type LogLevel, levelRank } from '../log/logger.js';
 
 export { type Logger, type LogLevel, parseLogLevel, silentLogger } from '../log/logger.js';
@@ -7,7 +8,7 @@ export { type Logger, type LogLevel, parseLogLevel, silentLogger } from '../log/
 /**
  * The log file named by `AWS_VPC_K8S_CNI_LOG_FILE`, or its directory, cannot be created or opened for
  * appending. `errno` is the system error name (`EACCES`, `ENOTDIR`, `EEXIST` for a file in the directory's
- * place, `EROFS`, …).
+ * place, `EROFS`, `ENOENT` for a parent that refuses new entries as `/proc` does, …).
  */
 export class LogFileError extends Error {
   /** Stable code of this failure. */
@@ -61,9 +62,11 @@ export function createLogger(destination: string, level: LogLevel, now: () => nu
 function fileWriter(path: string): (line: string) => void {
   const errno = (e: unknown) => (e as NodeJS.ErrnoException).code ?? 'UNKNOWN';
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+    makeDirectories(dirname(path));
   } catch (cause) {
-    throw new LogFileError('directory', dirname(path), errno(cause), { cause });
+    if (!isMakeDirectoryError(cause)) throw cause;
+    // Names the level that failed: the log's directory, or a parent of it.
+    throw new LogFileError('directory', cause.path, cause.errno, { cause });
   }
   let fd: number;
   try {

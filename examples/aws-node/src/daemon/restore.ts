@@ -1,8 +1,8 @@
 import {
+  type CheckpointDocument,
   type CheckpointEntry,
   type Datastore,
   parseAddress,
-  parseCheckpoint,
   parseCidr,
   type RestoreReport,
 } from '@vpc-cni-kit/datastore';
@@ -16,7 +16,9 @@ import { StartError } from './start-error.js';
  * the ENI. IMDS lags EC2 (an address assigned a moment ago may be missing, one released a moment ago may
  * linger); DescribeNetworkInterfaces is the truth, as the reference's node init reads it. ENIs EC2 lists but
  * IMDS does not show yet are left out: without their link nothing can be set up for them (the reconcile
- * adopts them once IMDS shows them).
+ * adopts them once IMDS shows them). EC2's addresses and prefixes have passed the same shape checks as IMDS's
+ * (eni-manager rejects a malformed DescribeNetworkInterfaces reply with `Ec2InvalidResponse`), so the result
+ * holds only validated values.
  */
 export function withEc2Addresses(imds: readonly ImdsEni[], ec2: readonly Ec2Eni[]): ImdsEni[] {
   const byId = new Map(ec2.map((e) => [e.eniId, e]));
@@ -56,8 +58,11 @@ const addressOf = (e: CheckpointEntry): string => (e.ipv4 ?? e.ipv6)!;
 export interface NodeRestoreDeps {
   /** An empty datastore (nothing assigned yet). */
   datastore: Datastore;
-  /** The checkpoint text, or `undefined` on a fresh node. */
-  readCheckpoint: () => string | undefined;
+  /**
+   * The checkpoint as read and checked before the node was changed (`parseRestorableCheckpoint`, see
+   * `readSavedState`), or `null` on a fresh node.
+   */
+  checkpoint: CheckpointDocument | null;
   /** The node's ENIs from IMDS. */
   listImdsEnis: () => Promise<ImdsEni[]>;
   /**
@@ -108,8 +113,7 @@ export interface NodeRestoreOutcome {
  * ever given out twice.
  */
 export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOutcome> {
-  const text = deps.readCheckpoint();
-  const live = text === undefined ? [] : parseCheckpoint(text).allocations.filter((e) => deps.podExists(e));
+  const live = deps.checkpoint?.allocations.filter((e) => deps.podExists(e)) ?? [];
   const deadline = deps.now() + deps.confirmWaitMs;
   let reads = 0;
   let enis: ImdsEni[];
@@ -146,6 +150,6 @@ export async function restoreNode(deps: NodeRestoreDeps): Promise<NodeRestoreOut
       address: addressOf(e),
       containerID: e.containerID,
     });
-  const report = deps.datastore.restore({ keep: deps.podExists });
+  const report = deps.datastore.restore({ keep: deps.podExists, document: deps.checkpoint });
   return { report, enis, reads };
 }

@@ -2,7 +2,10 @@
  * Why the daemon refused to start (each a stable code; the message is for the operator):
  * - `RestoreUnconfirmed`: a checkpointed pod that still exists holds an address neither IMDS nor EC2 lets the
  *   daemon place yet; starting would hand that address to another pod.
- * - `ListenFailed`: a socket or HTTP endpoint could not be opened.
+ * - `ListenFailed`: a socket or HTTP endpoint could not be opened (or the gRPC socket's path is taken by
+ *   something that is not a socket).
+ * - `CheckpointInvalid`: the IPAM checkpoint (`AWS_VPC_K8S_CNI_BACKING_STORE`) cannot be read or restored;
+ *   found before the node is changed.
  * - `KubeRequired`: custom networking or security groups for pods is on but there is no Kubernetes API to read
  *   ENIConfigs or pod annotations from.
  * - `InstanceNotTrunkable`: `ENABLE_POD_ENI=true` on an instance type that cannot carry a trunk ENI.
@@ -15,6 +18,7 @@
 export type StartErrorCode =
   | 'RestoreUnconfirmed'
   | 'ListenFailed'
+  | 'CheckpointInvalid'
   | 'KubeRequired'
   | 'PrefixDelegationUnsupported'
   | 'UnknownInstanceType'

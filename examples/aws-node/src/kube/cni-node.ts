@@ -1,4 +1,10 @@
-import { type CustomResource, isKubeCallError, type KubeApi, type KubeObject } from './kube-api.js';
+import {
+  type CustomResource,
+  isKubeCallError,
+  type KubeApi,
+  KubeCallError,
+  type KubeObject,
+} from './kube-api.js';
 
 /** The CNINode custom resource (`cninodes.vpcresources.k8s.aws`, cluster-scoped, named after the node). */
 export const CNINODE: CustomResource = {
@@ -13,9 +19,32 @@ export interface CniNodeFeature {
   readonly value?: string;
 }
 
+/**
+ * The `spec.features` of a CNINode read from the API. Absent is none; anything else that is not a list of
+ * `{name: string, value?: string}` is a CNINode this daemon does not understand, and it writes nothing over it:
+ * a {@link KubeCallError} `Other` (as an answer that is not a JSON object), which its caller logs and retries.
+ */
 function features(obj: KubeObject): CniNodeFeature[] {
   const list = (obj.spec as { features?: unknown } | undefined)?.features;
-  return Array.isArray(list) ? (list as CniNodeFeature[]) : [];
+  if (list === undefined || list === null) return [];
+  const where = `CNINode ${obj.metadata?.name ?? ''}`;
+  if (!Array.isArray(list)) throw new KubeCallError('Other', 200, `${where}: spec.features is not a list`);
+  list.forEach((f: unknown, i) => {
+    const entry = f as { name?: unknown; value?: unknown } | null;
+    if (
+      entry === null ||
+      typeof entry !== 'object' ||
+      Array.isArray(entry) ||
+      typeof entry.name !== 'string' ||
+      (entry.value !== undefined && typeof entry.value !== 'string')
+    )
+      throw new KubeCallError(
+        'Other',
+        200,
+        `${where}: spec.features[${i}] is ${JSON.stringify(f)}, not {name: string, value?: string}`,
+      );
+  });
+  return list as CniNodeFeature[];
 }
 
 function same(a: CniNodeFeature, b: CniNodeFeature): boolean {

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeSettings } from '../config/kube-settings.js';
@@ -17,8 +18,9 @@ export type NotInCluster = { readonly reason: string };
 
 /**
  * Resolves the in-cluster target the way the reference's REST config does: `CLUSTER_ENDPOINT` or the
- * `KUBERNETES_SERVICE_*` address, the ServiceAccount token file and `ca.crt`. Missing files are a reason, never
- * an exception: the daemon then runs without its Kubernetes features.
+ * `KUBERNETES_SERVICE_*` address, the ServiceAccount token file and `ca.crt` (which must hold PEM certificates
+ * that parse). Missing or unusable files are a reason, never an exception: the daemon then runs without its
+ * Kubernetes features, and refuses to start when a setting needs them (naming the reason).
  */
 export async function resolveInCluster(s: KubeSettings): Promise<InClusterTarget | NotInCluster> {
   if (s.apiServer === undefined)
@@ -33,5 +35,27 @@ export async function resolveInCluster(s: KubeSettings): Promise<InClusterTarget
       reason: `ServiceAccount credentials unreadable in ${s.serviceAccountDir}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
     };
   }
+  const caProblem = pemCertificatesProblem(caPem);
+  if (caProblem !== undefined)
+    return { reason: `ServiceAccount ca.crt in ${s.serviceAccountDir} ${caProblem}` };
   return { server: s.apiServer, tokenFile, caPem };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * Why `text` is not a bundle of PEM certificates (at least one, each one parsing), or `undefined` when it is: a
+ * CA file that is not would fail every TLS handshake later, for a reason much further from its cause.
+ */
+export function pemCertificatesProblem(text: string): string | undefined {
+  const blocks = text.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) return 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)';
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch (e) {
+      return `holds a certificate that does not parse (number ${i + 1}: ${e instanceof Error ? e.message : String(e)})`;
+    }
+  }
+  return undefined;
 }

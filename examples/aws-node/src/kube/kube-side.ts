@@ -118,7 +118,9 @@ export class KubeSide {
   start(): void {
     const t = this.deps.target;
     if (!('server' in t)) {
-      this.deps.log.info('Kubernetes API not used', {
+      // An API server is configured but its credentials are not usable: worth a warning, not just a note.
+      const level = this.deps.settings.apiServer === undefined ? 'info' : 'warn';
+      this.deps.log[level]('Kubernetes API not used', {
         reason: t.reason,
         features: 'CNINode, MissingIAMPermissions events, pod IP annotations are off',
       });

@@ -9,13 +9,29 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** Severity order: a logger at level L writes the lines whose rank is at least L's. */
 export const levelRank: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** The level names `AWS_VPC_K8S_CNI_LOGLEVEL` and `AWS_VPC_K8S_PLUGIN_LOG_LEVEL` accept (any letter case). */
+export const LOG_LEVEL_NAMES: readonly string[] = ['debug', 'info', 'warn', 'warning', 'error', 'fatal'];
+
 /**
- * Parses the reference's level names (`AWS_VPC_K8S_CNI_LOGLEVEL`, `AWS_VPC_K8S_PLUGIN_LOG_LEVEL`: DEBUG, Info,
- * warn, …), case-insensitively; anything else is `debug`, the reference's default.
+ * Reads one of the reference's level names (DEBUG, Info, warn, warning, error, fatal; any letter case), or
+ * `undefined` for anything else. `fatal` is the most severe level there is here, `error`: such a log keeps only
+ * its errors, never more.
+ */
+export function readLogLevel(s: string): LogLevel | undefined {
+  const l = s.trim().toLowerCase();
+  if (l === 'debug' || l === 'info' || l === 'warn' || l === 'error') return l;
+  if (l === 'warning') return 'warn';
+  if (l === 'fatal') return 'error';
+  return undefined;
+}
+
+/**
+ * {@link readLogLevel} for a level that was validated where it was set (the daemon refuses any other at start):
+ * the plugin reads it back from the conflist, where an unknown name (a conflist written by someone else) means
+ * `debug`, the reference's default.
  */
 export function parseLogLevel(s: string): LogLevel {
-  const l = s.toLowerCase();
-  return l === 'info' || l === 'warn' || l === 'error' ? l : l === 'warning' ? 'warn' : 'debug';
+  return readLogLevel(s) ?? 'debug';
 }
 
 /** One log line as both the daemon and the plugin write it: `ts`, `level`, `msg`, then the fields. */

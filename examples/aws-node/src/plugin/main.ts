@@ -16,6 +16,8 @@ import { openPluginLog } from './plugin-log.js';
 /** Replaced at bundle time with the package version. */
 declare const __AWS_CNI_VERSION__: string | undefined;
 
+const version = typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : '';
+
 void pluginMain(
   awsCniHandlers({
     daemon: (socket) => daemonClient(socket, 10_000),
@@ -23,8 +25,9 @@ void pluginMain(
     teardownBranchWithoutDaemon,
     verify: verifyHost,
     verifyBranch,
-    version: typeof __AWS_CNI_VERSION__ === 'string' ? __AWS_CNI_VERSION__ : '',
+    version,
     openLog: (file, level) => openPluginLog(file, level),
   }),
-  { about: 'aws-cni: AWS VPC CNI plugin (vpc-cni-kit)' },
+  // Printed with the CNI versions when run by hand (no CNI_COMMAND, or --help/--version), as egress-cni's.
+  { about: `aws-cni: AWS VPC CNI plugin (vpc-cni-kit) ${version}`.trim() },
 );

@@ -1,4 +1,5 @@
 import { CniError, CniErrorCode, type PluginConfig } from '@vpc-cni-kit/cni-spec';
+import { type LogLevel, readLogLevel } from '../log/logger.js';
 
 /** The `aws-cni` entry of the conflist, as the reference reads it (plus our `ipamdSocket`). */
 export interface AwsCniConf {
@@ -7,7 +8,8 @@ export interface AwsCniConf {
   mtu: number;
   podSGEnforcingMode: 'strict' | 'standard';
   pluginLogFile: string;
-  pluginLogLevel: string;
+  /** `pluginLogLevel`, validated (the names the daemon accepts for `AWS_VPC_K8S_PLUGIN_LOG_LEVEL`, {@link readLogLevel}); default `debug`, the reference's. */
+  pluginLogLevel: LogLevel;
   /** The daemon's gRPC socket (this project's addition, so several nodes can share one machine). */
   ipamdSocket: string;
 }
@@ -18,8 +20,8 @@ export const DEFAULT_IPAMD_SOCKET = '/var/run/aws-node/ipamd.sock';
 /**
  * Reads the plugin-specific keys of the configuration.
  *
- * @throws {@link CniError} code 7 for a veth prefix longer than 4 characters (the reference's message) or a
- * malformed key.
+ * @throws {@link CniError} code 7 for a veth prefix longer than 4 characters (the reference's message), an
+ * unknown `pluginLogLevel`, or a malformed key.
  */
 export function readAwsCniConf(config: PluginConfig): AwsCniConf {
   const raw = config.raw;
@@ -65,12 +67,21 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
       ipamdSocket,
     );
   }
+  const levelName = str('pluginLogLevel', 'Debug');
+  const pluginLogLevel = readLogLevel(levelName);
+  if (pluginLogLevel === undefined) {
+    throw new CniError(
+      CniErrorCode.InvalidNetworkConfig,
+      'invalid network config: pluginLogLevel: must be one of debug, info, warn, warning, error, fatal',
+      levelName,
+    );
+  }
   return {
     vethPrefix,
     mtu,
     podSGEnforcingMode: mode,
     pluginLogFile: str('pluginLogFile', ''),
-    pluginLogLevel: str('pluginLogLevel', 'Debug'),
+    pluginLogLevel,
     ipamdSocket,
   };
 }

@@ -11,17 +11,9 @@
  * 100 MiB by a few dozen kilobytes at most. Logging never fails a CNI operation: a file that cannot be opened
  * or written only loses the lines.
  */
-import {
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import { makeDirectories } from '../fs/make-directories.js';
 import {
   formatLogLine,
   isoTime,
@@ -49,7 +41,8 @@ export interface PluginLogOptions {
  * Opens the plugin log. Nothing is opened until the first line at or above `level` is written.
  *
  * @param destination - `pluginLogFile` from the conflist: a path, or `''`/`stderr` (`stdout` too) for stderr.
- * @param level - `pluginLogLevel` from the conflist (Debug, Info, Warn, Error; anything else is Debug).
+ * @param level - `pluginLogLevel` from the conflist (Debug, Info, Warn, Error in any case; anything else is
+ * Debug here: aws-cni refuses other names when it reads its configuration, see `readAwsCniConf`).
  */
 export function openPluginLog(destination: string, level: string, options: PluginLogOptions = {}): Logger {
   const threshold = levelRank[parseLogLevel(level)];
@@ -114,7 +107,7 @@ function openAppend(path: string): number | undefined {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
   }
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+    makeDirectories(dirname(path));
     return openSync(path, 'a', 0o644);
   } catch {
     return undefined;

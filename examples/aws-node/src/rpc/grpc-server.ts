@@ -2,9 +2,10 @@
  * The daemon's gRPC server: `rpc.CNIBackend` (AddNetwork, DelNetwork, and this daemon's Gc and Status) and `grpc.health.v1.Health/Check` on
  * a unix socket, on @grpc/grpc-js with the hand-written codec (no protobufjs, no generated code).
  */
-import { chmod, mkdir, rm, stat } from 'node:fs/promises';
+import { chmod, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { makeDirectories } from '../fs/make-directories.js';
 import {
   type AddNetworkReply,
   type AddNetworkRequest,
@@ -98,10 +99,13 @@ function unary<Req, Res>(fn: (req: Req) => Promise<Res>): grpc.handleUnaryCall<R
 /**
  * Starts the server on a unix socket: creates the parent directory (0755), removes a stale socket, binds,
  * and sets the socket's mode (0660).
+ *
+ * Rejects with a `MakeDirectoryError` (code `DirectoryNotCreated`) when the socket's directory cannot be
+ * created, within one `mkdir` per missing level (never the endless retry of a recursive `mkdir` under `/proc`).
  */
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const { socketPath, backend } = options;
-  await mkdir(dirname(socketPath), { recursive: true, mode: 0o755 });
+  makeDirectories(dirname(socketPath));
   const existing = await stat(socketPath).catch(() => undefined);
   if (existing !== undefined) {
     if (!existing.isSocket())

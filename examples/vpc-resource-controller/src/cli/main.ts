@@ -3,7 +3,7 @@ import { VersionApi } from '@kubernetes/client-node';
 import { type RunningController, startController } from '../controller/controller.js';
 import { jsonLogger } from '../controller/logger.js';
 import { ControllerMetrics } from '../controller/metrics.js';
-import { describeKubeError, kubeApis } from '../kube/apis.js';
+import { describeKubeError, type InClusterSource, KubeConfigError, kubeApis } from '../kube/apis.js';
 import { VERSION } from '../version.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
 import { apiPolicyLookup } from '../webhook/policy-lookup.js';
@@ -24,6 +24,8 @@ export interface ProgramIo {
   readonly stderr: (s: string) => void;
   /** Registers a handler for SIGTERM and SIGINT. */
   readonly onSignal: (handler: (signal: string) => void) => void;
+  /** Where the in-cluster ServiceAccount is mounted. @defaultValue `/var/run/secrets/kubernetes.io/serviceaccount` */
+  readonly serviceAccountDir?: string | undefined;
 }
 
 /** How long the API server has to answer at start before the program gives up with one line. */
@@ -54,16 +56,28 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     return 1;
   };
 
+  const inCluster: InClusterSource = { env: io.env, serviceAccountDir: io.serviceAccountDir };
   let api: ReturnType<typeof kubeApis>;
   try {
-    api = kubeApis(s.kubeconfig);
+    api = kubeApis(s.kubeconfig, inCluster);
   } catch (e) {
-    return fail(
-      `cannot load the Kubernetes configuration${s.kubeconfig ? ` from ${s.kubeconfig}` : ' (in-cluster)'}: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`,
-      s.kubeconfig
-        ? 'check the --kubeconfig path'
-        : 'pass --kubeconfig, or run in a pod with a ServiceAccount token',
-    );
+    if (!(e instanceof KubeConfigError)) throw e;
+    switch (e.code) {
+      case 'NotInCluster':
+        return fail(e.message, 'pass --kubeconfig or set KUBECONFIG');
+      case 'ServiceAccountMissing':
+        return fail(
+          e.message,
+          'mount the ServiceAccount token (automountServiceAccountToken: true), or pass --kubeconfig',
+        );
+      case 'KubeconfigUnreadable':
+        return fail(
+          `cannot load the Kubernetes configuration from ${e.message}`,
+          s.kubeconfigFrom === 'KUBECONFIG'
+            ? 'check the file the KUBECONFIG environment variable names'
+            : 'check the --kubeconfig path',
+        );
+    }
   }
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -79,7 +93,9 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   } catch (e) {
     return fail(
       `the Kubernetes API server ${api.config.getCurrentCluster()?.server ?? ''} is not reachable: ${describeKubeError(e)}`,
-      'check the server address and credentials in the kubeconfig, or the network between this pod and the API',
+      s.kubeconfig === undefined
+        ? "check the cluster's API endpoint and the network between this pod and it"
+        : `check the server address and credentials in the kubeconfig (${s.kubeconfigFrom === 'KUBECONFIG' ? 'KUBECONFIG' : '--kubeconfig'}), or the network between this machine and the API`,
     );
   } finally {
     clearTimeout(timer);
@@ -116,6 +132,7 @@ export async function runProgram(io: ProgramIo): Promise<number> {
       region: s.region,
       ec2Endpoint: s.ec2Endpoint,
       kubeconfig: s.kubeconfig,
+      inCluster,
       cooldownMs: s.cooldownMs,
       concurrency: s.concurrency,
       leaderElection: s.leaderElection,

@@ -52,7 +52,7 @@ options:
   -h, --help                     this text
   -v, --version                  the version
 
-DURATION: a number of seconds, or with a unit: 500ms, 30s, 2m.
+DURATION: a number of seconds, or with a unit: 500ms, 30s, 2m; never negative.
 `;
 
 /** What the command line asks for. */
@@ -72,6 +72,8 @@ export interface Settings {
   readonly ec2Endpoint: string | undefined;
   /** Kubeconfig file (undefined: in-cluster). */
   readonly kubeconfig: string | undefined;
+  /** Where {@link Settings.kubeconfig} came from (for the hint when it cannot be read). */
+  readonly kubeconfigFrom: '--kubeconfig' | 'KUBECONFIG' | undefined;
   /** Branch cooldown (ms). */
   readonly cooldownMs: number;
   /** Pods whose branches are made at once. */
@@ -99,7 +101,59 @@ export function parseDuration(text: string): number | undefined {
   return Number.isFinite(ms) ? Math.round(ms) : undefined;
 }
 
+/** The options `parseArgs` reads. */
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  'cluster-name': { type: 'string' },
+  region: { type: 'string' },
+  'ec2-endpoint': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'branch-eni-cooldown': { type: 'string' },
+  'branch-concurrency': { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'leader-election-namespace': { type: 'string' },
+  'leader-election-id': { type: 'string' },
+  'leader-election-identity': { type: 'string' },
+  'lease-duration': { type: 'string' },
+  'renew-deadline': { type: 'string' },
+  'retry-period': { type: 'string' },
+  'log-level': { type: 'string' },
+  'health-probe-bind-address': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
+  'webhook-bind-address': { type: 'string' },
+  'webhook-cert-file': { type: 'string' },
+  'webhook-key-file': { type: 'string' },
+} as const;
+
 const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/**
+ * `argv` with `--flag -5s` written `--flag=-5s` for each string-valued `--flag` followed by a negative number:
+ * `parseArgs` takes a value starting with `-` for an option and calls the flag ambiguous, where the operator needs
+ * to hear what is wrong with the value. Stops at `--`.
+ */
+function attachNegativeValues(
+  argv: readonly string[],
+  options: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    if (
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
 
 /**
  * Reads `argv` (without node and the script) with `env` for the defaults the AWS and Kubernetes tools share
@@ -112,32 +166,10 @@ export function readCommandLine(
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      args: attachNegativeValues(argv, OPTIONS),
       strict: true,
       allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-        'cluster-name': { type: 'string' },
-        region: { type: 'string' },
-        'ec2-endpoint': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'branch-eni-cooldown': { type: 'string' },
-        'branch-concurrency': { type: 'string' },
-        'leader-elect': { type: 'boolean' },
-        'leader-election-namespace': { type: 'string' },
-        'leader-election-id': { type: 'string' },
-        'leader-election-identity': { type: 'string' },
-        'lease-duration': { type: 'string' },
-        'renew-deadline': { type: 'string' },
-        'retry-period': { type: 'string' },
-        'log-level': { type: 'string' },
-        'health-probe-bind-address': { type: 'string' },
-        'metrics-bind-address': { type: 'string' },
-        'webhook-bind-address': { type: 'string' },
-        'webhook-cert-file': { type: 'string' },
-        'webhook-key-file': { type: 'string' },
-      },
+      options: OPTIONS,
     }));
   } catch (e) {
     return { kind: 'invalid', problem: (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '' };
@@ -161,6 +193,8 @@ export function readCommandLine(
   if (ec2Endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(ec2Endpoint))
     return invalid(`--ec2-endpoint is not an http(s) URL: ${JSON.stringify(ec2Endpoint)}`);
   const kubeconfig = str('kubeconfig') ?? (env['KUBECONFIG'] || undefined);
+  const kubeconfigFrom =
+    str('kubeconfig') !== undefined ? '--kubeconfig' : kubeconfig !== undefined ? 'KUBECONFIG' : undefined;
 
   const durations: Record<string, number> = {};
   for (const [flag, fallback] of [
@@ -169,7 +203,9 @@ export function readCommandLine(
     ['renew-deadline', '10s'],
     ['retry-period', '2s'],
   ] as const) {
-    const ms = parseDuration(str(flag) ?? fallback);
+    const text = str(flag) ?? fallback;
+    if (/^\s*-/.test(text)) return invalid(`bad --${flag} ${JSON.stringify(text)}: must not be negative`);
+    const ms = parseDuration(text);
     if (ms === undefined)
       return invalid(`bad --${flag} ${JSON.stringify(str(flag))}: a duration like 30s or 500ms`);
     durations[flag] = ms;
@@ -250,6 +286,7 @@ export function readCommandLine(
       region,
       ec2Endpoint,
       kubeconfig,
+      kubeconfigFrom,
       cooldownMs: durations['branch-eni-cooldown']!,
       concurrency,
       leaderElection,

@@ -12,7 +12,7 @@ import {
 } from '../ec2/instances.js';
 import { describeKubeError, type KubeApis } from '../kube/apis.js';
 import { kubeBranchPort } from '../kube/branch-port.js';
-import { type ClusterCaches, startCaches } from '../kube/caches.js';
+import { type ClusterCaches, startCaches, VPC_RESOURCES_GROUP } from '../kube/caches.js';
 import { ENI_CONFIG_NODE_LABEL, eniConfigChoice, readEniConfig } from '../kube/eni-config.js';
 import { createNodeEvent, createPodEvent, EVENT_REASONS } from '../kube/events.js';
 import {
@@ -29,6 +29,12 @@ import { clusterView, readPolicy, wantsTrunk } from './view.js';
 /** First wait before a pod whose branch failed in EC2 or the API is tried again; it doubles up to a minute. */
 const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
+
+/** Where each CRD the controller watches is defined in this repository. */
+const CRD_MANIFESTS: Readonly<Record<string, string>> = {
+  [`securitygrouppolicies.${VPC_RESOURCES_GROUP}`]: 'examples/vpc-resource-controller/manifests/crds.yaml',
+  [`cninodes.${VPC_RESOURCES_GROUP}`]: 'deploy/kustomize/base/crds.yaml, with aws-node',
+};
 
 /** One acting controller: caches, node facts, the branch controller and its pass loop. */
 export class Runtime {
@@ -91,13 +97,26 @@ export class Runtime {
   ): Promise<Runtime> {
     let self: Runtime | undefined;
     let configMapProblem: string | undefined;
+    const missingCrds = new Set<string>();
     const caches = await startCaches(kube, {
       onChange: (kind: string, obj: KubernetesObject, verb) => {
         if (kind === 'nodes' && verb === 'delete' && obj.metadata?.name) self?.forgetNode(obj.metadata.name);
         if (kind === 'configmaps') self?.applyCooldown(false);
         self?.schedule();
       },
-      onError: (kind, problem) => {
+      onError: (kind, problem, failure) => {
+        // A CRD that is not installed lasts until someone applies it: say so once, with where to find it, and let
+        // the informer back off quietly.
+        if (failure.status === 404 && failure.crd !== undefined) {
+          if (missingCrds.has(failure.crd)) return;
+          missingCrds.add(failure.crd);
+          o.log.log('warn', `CRD ${failure.crd} is not installed`, {
+            kind,
+            problem,
+            hint: `apply the CRDs (${CRD_MANIFESTS[failure.crd] ?? 'the manifests'}); the controller waits for them`,
+          });
+          return;
+        }
         // The ConfigMap is optional (the flag's cooldown applies without it), and an RBAC without it is likely
         // after an upgrade: once per cause, not once a second.
         if (kind === 'configmaps') {
@@ -109,7 +128,7 @@ export class Runtime {
           });
           return;
         }
-        o.log.log('warn', 'watch failed; restarting', { kind, problem });
+        o.log.log('warn', 'watch failed; restarting', { kind, problem, retryInMs: failure.retryInMs });
       },
     });
     self = new Runtime(caches, kube, ec2, limits, o, now);

@@ -1,3 +1,6 @@
+import { accessSync, constants } from 'node:fs';
+import { isIPv6 } from 'node:net';
+import { join } from 'node:path';
 import {
   CoordinationV1Api,
   CoreV1Api,
@@ -19,20 +22,105 @@ export interface KubeApis {
   readonly coordination: CoordinationV1Api;
 }
 
+/** Where a pod's ServiceAccount token, cluster CA and namespace are mounted. */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
 /**
- * Connects to the API server named by a kubeconfig file, or, without one, in-cluster (the ServiceAccount token,
- * the cluster CA and `KUBERNETES_SERVICE_HOST`/`_PORT`, read by client-node).
+ * Why no Kubernetes configuration could be loaded: `NotInCluster` (no kubeconfig, and no
+ * `KUBERNETES_SERVICE_HOST`/`_PORT`), `ServiceAccountMissing` (in a pod, but no token or `ca.crt` mounted),
+ * `KubeconfigUnreadable` (the kubeconfig file cannot be read, parsed, or names no cluster).
  */
-export function kubeApis(kubeconfigPath: string | undefined): KubeApis {
+export type KubeConfigErrorCode = 'NotInCluster' | 'ServiceAccountMissing' | 'KubeconfigUnreadable';
+
+/** The Kubernetes configuration could not be loaded; nothing was contacted. */
+export class KubeConfigError extends Error {
+  /** Discriminator. */
+  readonly kind = 'KubeConfigError' as const;
+  /**
+   * @param code - what is missing
+   * @param message - one line naming it
+   */
+  constructor(
+    readonly code: KubeConfigErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeConfigError';
+  }
+}
+
+/** Where the in-cluster configuration is read: the pod's environment and its ServiceAccount mount. */
+export interface InClusterSource {
+  /** `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` are read from it. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The token and `ca.crt` directory. @defaultValue {@link SERVICE_ACCOUNT_DIR} */
+  readonly serviceAccountDir?: string | undefined;
+}
+
+/**
+ * Connects to the API server named by a kubeconfig file, or, without one, in-cluster (`KUBERNETES_SERVICE_HOST`
+ * and `_PORT` from `inCluster.env`, the ServiceAccount token and cluster CA from its directory; the token is
+ * re-read as it rotates). Throws a {@link KubeConfigError} when the configuration is missing or unreadable; it
+ * contacts nothing.
+ */
+export function kubeApis(
+  kubeconfigPath: string | undefined,
+  inCluster: InClusterSource = { env: process.env },
+): KubeApis {
   const config = new KubeConfig();
-  if (kubeconfigPath === undefined) config.loadFromCluster();
-  else config.loadFromFile(kubeconfigPath);
+  if (kubeconfigPath === undefined) loadInCluster(config, inCluster);
+  else {
+    try {
+      config.loadFromFile(kubeconfigPath);
+    } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
+      throw new KubeConfigError('KubeconfigUnreadable', `${kubeconfigPath}: ${why.split('\n')[0]}`);
+    }
+    if (!config.getCurrentCluster()?.server)
+      throw new KubeConfigError(
+        'KubeconfigUnreadable',
+        `${kubeconfigPath}: its current context names no cluster with a server`,
+      );
+  }
   return {
     config,
     core: config.makeApiClient(CoreV1Api),
     custom: config.makeApiClient(CustomObjectsApi),
     coordination: config.makeApiClient(CoordinationV1Api),
   };
+}
+
+function loadInCluster(config: KubeConfig, source: InClusterSource): void {
+  const host = source.env['KUBERNETES_SERVICE_HOST'];
+  const port = source.env['KUBERNETES_SERVICE_PORT'];
+  if (!host || !port)
+    throw new KubeConfigError(
+      'NotInCluster',
+      'not in a cluster (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set)',
+    );
+  const dir = source.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  const missing = ['token', 'ca.crt'].filter((f) => {
+    try {
+      accessSync(join(dir, f), constants.R_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length > 0)
+    throw new KubeConfigError(
+      'ServiceAccountMissing',
+      `ServiceAccount ${missing.join(' and ')} missing in ${dir}`,
+    );
+  config.loadFromClusterAndUser(
+    {
+      name: 'inCluster',
+      server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+      caFile: join(dir, 'ca.crt'),
+      skipTLSVerify: false,
+    },
+    { name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: join(dir, 'token') } } },
+  );
 }
 
 /** Request options sending a body as a JSON patch (RFC 6902). */

@@ -10,8 +10,9 @@ import {
   type V1ServiceAccount,
   Watch,
 } from '@kubernetes/client-node';
+import { type BackoffPolicy, backoffDelay, type RandomSource } from '@vpc-cni-kit/eni-manager';
 import type { KubeApis } from './apis.js';
-import { describeKubeError } from './apis.js';
+import { describeKubeError, httpStatus } from './apis.js';
 import { VPC_CNI_CONFIG_NAME, VPC_CNI_CONFIG_NAMESPACE } from './vpc-cni-config.js';
 
 /** `vpcresources.k8s.aws`: the group of SecurityGroupPolicy and CNINode. */
@@ -53,11 +54,37 @@ export interface ClusterCaches {
 export interface StartCachesOptions {
   /** Called after any add, update or delete (the controller coalesces these into one reconcile). */
   readonly onChange: (kind: string, obj: KubernetesObject, verb: 'add' | 'update' | 'delete') => void;
-  /** Called when an informer's list or watch fails (it restarts after `restartDelayMs`). */
-  readonly onError: (kind: string, problem: string) => void;
-  /** Pause before an informer restarts after an error (an optional one doubles it per failure in a row, up to 60 s). @defaultValue 1000 */
-  readonly restartDelayMs?: number | undefined;
+  /** Called when an informer's list or watch fails; it restarts after `failure.retryInMs`. */
+  readonly onError: (kind: string, problem: string, failure: InformerFailure) => void;
+  /**
+   * How an informer waits before restarting after failures in a row; a list that succeeds starts over. An optional
+   * informer (one object watched by name) waits up to a minute. @defaultValue {@link INFORMER_RESTART_BACKOFF}
+   */
+  readonly restartBackoff?: BackoffPolicy | undefined;
+  /** Jitter source for the backoff. @defaultValue `Math.random` */
+  readonly random?: RandomSource | undefined;
 }
+
+/** What {@link StartCachesOptions.onError} is told besides the problem. */
+export interface InformerFailure {
+  /** The HTTP status of the failed list or watch (0: no answer). */
+  readonly status: number;
+  /** For a custom resource, its CRD's name (`cninodes.vpcresources.k8s.aws`): a 404 means it is not installed. */
+  readonly crd: string | undefined;
+  /** When the informer tries again. */
+  readonly retryInMs: number;
+}
+
+/**
+ * Restart policy of an informer after failures in a row: 1 s doubling to 30 s, jitter 0.2 (aws-node's API
+ * reconnect shape, with a longer ceiling: a missing CRD or RBAC rule lasts until someone applies it).
+ */
+export const INFORMER_RESTART_BACKOFF: BackoffPolicy = {
+  baseMs: 1000,
+  maxMs: 30_000,
+  factor: 2,
+  jitter: 0.2,
+};
 
 /** The longest an optional informer (one object watched by name) waits before it tries again after errors. */
 const OPTIONAL_RESTART_MAX_MS = 60_000;
@@ -68,7 +95,8 @@ const OPTIONAL_RESTART_MAX_MS = 60_000;
  * informer restarts after an error, re-listing when its watch history expired (410).
  */
 export async function startCaches(api: KubeApis, options: StartCachesOptions): Promise<ClusterCaches> {
-  const restartDelay = options.restartDelayMs ?? 1000;
+  const backoff = options.restartBackoff ?? INFORMER_RESTART_BACKOFF;
+  const random = options.random ?? Math.random;
   const kinds: string[] = [];
   const informers: Informer<KubernetesObject>[] = [];
   const listed = new Set<string>();
@@ -87,9 +115,14 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
     path: string,
     list: () => Promise<KubernetesListObject<T>>,
     fieldSelector?: string,
+    crd?: string,
   ): Informer<T> & ObjectCache<T> {
-    // An optional informer backs off while it keeps failing (a 403 from an RBAC without it lasts for good):
-    // restartDelay doubled per failure in a row, up to a minute; a list that succeeds starts over.
+    // Back off while it keeps failing (a missing CRD, or a 403 from an RBAC without the rule, lasts until someone
+    // applies it); a list that succeeds starts over.
+    const policy =
+      fieldSelector === undefined
+        ? backoff
+        : { ...backoff, maxMs: Math.max(backoff.maxMs, OPTIONAL_RESTART_MAX_MS) };
     let failuresInARow = 0;
     const informer = new ListWatch<T>(
       path,
@@ -108,12 +141,9 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
       informer.on(verb, (obj) => options.onChange(kind, obj, verb));
     informer.on('error', (err: unknown) => {
       if (stopped) return;
-      options.onError(kind, describeKubeError(err));
-      const delay =
-        fieldSelector === undefined
-          ? restartDelay
-          : Math.min(restartDelay * 2 ** failuresInARow, Math.max(restartDelay, OPTIONAL_RESTART_MAX_MS));
+      const delay = Math.round(backoffDelay(policy, failuresInARow, random));
       failuresInARow++;
+      options.onError(kind, describeKubeError(err), { status: httpStatus(err), crd, retryInMs: delay });
       const t = setTimeout(() => {
         timers.delete(t);
         if (!stopped) void start(informer as unknown as Informer<KubernetesObject>);
@@ -135,6 +165,8 @@ export async function startCaches(api: KubeApis, options: StartCachesOptions): P
           version,
           plural,
         }) as Promise<KubernetesListObject<T>>,
+      undefined,
+      `${plural}.${VPC_RESOURCES_GROUP}`,
     );
 
   const caches: ClusterCaches = {

@@ -5,6 +5,7 @@ import { type Clock, type RandomSource, systemClock } from '../clock.js';
 import { type EniManagerError, eniError } from '../errors.js';
 import { type CallHooks, reportCall } from '../hooks.js';
 import { type ActionFamily, RateLimiter } from '../rate-limiter.js';
+import { region } from '../shapes.js';
 import { ambiguousErrorCodes, type Ec2Action, type Ec2Actions, nonIdempotentActions } from './actions.js';
 import { mapEc2Error } from './error-map.js';
 
@@ -63,7 +64,7 @@ type Sdk = typeof import('./sdk.js');
  * every attempt passes the token bucket and is reported to the hooks, and no hidden retry quota drains.
  */
 export function createEc2Api(options: Ec2ApiOptions): Ec2Api {
-  if (!/^[a-z]{2}(-[a-z0-9]+)+$/.test(options.region)) {
+  if (region(options.region) === undefined) {
     throw eniError('InvalidInput', `not an AWS region: ${JSON.stringify(options.region)}`);
   }
   const clock = options.clock ?? systemClock;

@@ -1,5 +1,6 @@
 import type { NetworkInterface } from '@aws-sdk/client-ec2';
-import { eniError } from '../errors.js';
+import { awsId, index, ipv4, ipv4Prefix, ipv6, ipv6Prefix, mac, zone } from '../shapes.js';
+import { Ec2Fields } from './response.js';
 
 /** An ENI's attachment to an instance. */
 export interface Ec2EniAttachment {
@@ -53,51 +54,69 @@ export interface Ec2Eni {
   readonly attachment: Ec2EniAttachment | undefined;
 }
 
-function need<T>(value: T | undefined | null, what: string, action: string): T {
-  if (value === undefined || value === null || value === '') {
-    throw eniError('Ec2InvalidResponse', `${action} returned a network interface without ${what}`, {
-      action,
-    });
-  }
-  return value;
-}
-
-/** Flattens the SDK's `NetworkInterface`; throws `Ec2InvalidResponse` when a required member is missing. */
-export function toEc2Eni(ni: NetworkInterface, action: string): Ec2Eni {
-  const eniId = need(ni.NetworkInterfaceId, 'NetworkInterfaceId', action);
-  const addresses = ni.PrivateIpAddresses ?? [];
-  const primary = addresses.find((a) => a.Primary === true)?.PrivateIpAddress ?? ni.PrivateIpAddress;
+/**
+ * Flattens the SDK's `NetworkInterface` from `action`'s response after checking every member this package uses
+ * with the shape checks IMDS values pass (ids by prefix, MAC, IPv4/IPv6 addresses, /28 and /80 prefixes, zone,
+ * device and network card indexes). Throws `Ec2InvalidResponse` naming `action` and the field (its path under
+ * `path`, e.g. `NetworkInterfaces[2].MacAddress`) when one is missing or malformed.
+ *
+ * @param ni The interface as the SDK returned it.
+ * @param action The EC2 action that returned it.
+ * @param path Where it sits in the response: `NetworkInterface` (CreateNetworkInterface) or `NetworkInterfaces[i]`.
+ */
+export function toEc2Eni(ni: NetworkInterface, action: string, path = 'NetworkInterface'): Ec2Eni {
+  const f = new Ec2Fields(action, path);
+  const eniId = f.required('NetworkInterfaceId', ni.NetworkInterfaceId, (v) => awsId('eni', v), 'an ENI id');
+  const addresses = f.list('PrivateIpAddresses', ni.PrivateIpAddresses, (a, af) => ({
+    address: af.required('PrivateIpAddress', a.PrivateIpAddress, ipv4, 'an IPv4 address'),
+    primary: a.Primary === true,
+  }));
+  const primaryIpv4 =
+    addresses.find((a) => a.primary)?.address ??
+    f.required('PrivateIpAddress', ni.PrivateIpAddress, ipv4, 'an IPv4 address');
   const tags: Record<string, string> = {};
   for (const tag of ni.TagSet ?? []) if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
   const att = ni.Attachment;
+  const af = f.at('Attachment');
   return {
     eniId,
-    mac: need(ni.MacAddress, 'MacAddress', action).toLowerCase(),
-    status: need(ni.Status, 'Status', action),
-    subnetId: need(ni.SubnetId, 'SubnetId', action),
-    vpcId: need(ni.VpcId, 'VpcId', action),
-    availabilityZone: ni.AvailabilityZone,
+    // EC2 writes MACs in lower case; the check below then holds it to the form IMDS uses.
+    mac: f.required('MacAddress', ni.MacAddress?.toLowerCase(), mac, 'a MAC address'),
+    status: f.present('Status', ni.Status),
+    subnetId: f.required('SubnetId', ni.SubnetId, (v) => awsId('subnet', v), 'a subnet id'),
+    vpcId: f.required('VpcId', ni.VpcId, (v) => awsId('vpc', v), 'a VPC id'),
+    availabilityZone: f.optional('AvailabilityZone', ni.AvailabilityZone, zone, 'an availability zone'),
     description: ni.Description ?? '',
     interfaceType: ni.InterfaceType ?? 'interface',
-    primaryIpv4: need(primary, 'a primary private address', action),
-    secondaryIpv4: addresses
-      .filter((a) => a.Primary !== true && a.PrivateIpAddress !== undefined && a.PrivateIpAddress !== primary)
-      .map((a) => a.PrivateIpAddress!),
-    ipv4Prefixes: (ni.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix === undefined ? [] : [p.Ipv4Prefix])),
-    ipv6Addresses: (ni.Ipv6Addresses ?? []).flatMap((a) =>
-      a.Ipv6Address === undefined ? [] : [a.Ipv6Address],
+    primaryIpv4,
+    secondaryIpv4: addresses.filter((a) => !a.primary && a.address !== primaryIpv4).map((a) => a.address),
+    ipv4Prefixes: f.list('Ipv4Prefixes', ni.Ipv4Prefixes, (p, pf) =>
+      pf.required('Ipv4Prefix', p.Ipv4Prefix, ipv4Prefix, 'an IPv4 /28 prefix'),
     ),
-    ipv6Prefixes: (ni.Ipv6Prefixes ?? []).flatMap((p) => (p.Ipv6Prefix === undefined ? [] : [p.Ipv6Prefix])),
-    securityGroupIds: (ni.Groups ?? []).flatMap((g) => (g.GroupId === undefined ? [] : [g.GroupId])),
+    ipv6Addresses: f.list('Ipv6Addresses', ni.Ipv6Addresses, (a, pf) =>
+      pf.required('Ipv6Address', a.Ipv6Address, ipv6, 'an IPv6 address'),
+    ),
+    ipv6Prefixes: f.list('Ipv6Prefixes', ni.Ipv6Prefixes, (p, pf) =>
+      pf.required('Ipv6Prefix', p.Ipv6Prefix, ipv6Prefix, 'an IPv6 /80 prefix'),
+    ),
+    securityGroupIds: f.list('Groups', ni.Groups, (g, gf) =>
+      gf.required('GroupId', g.GroupId, (v) => awsId('sg', v), 'a security group id'),
+    ),
     tags,
     attachment:
       att?.AttachmentId === undefined
         ? undefined
         : {
-            attachmentId: att.AttachmentId,
-            instanceId: att.InstanceId,
-            deviceIndex: need(att.DeviceIndex, 'Attachment.DeviceIndex', action),
-            networkCardIndex: att.NetworkCardIndex ?? 0,
+            attachmentId: af.required(
+              'AttachmentId',
+              att.AttachmentId,
+              (v) => awsId('eni-attach', v),
+              'an attachment id',
+            ),
+            instanceId: af.optional('InstanceId', att.InstanceId, (v) => awsId('i', v), 'an instance id'),
+            deviceIndex: af.required('DeviceIndex', att.DeviceIndex, index, 'a device index'),
+            networkCardIndex:
+              af.optional('NetworkCardIndex', att.NetworkCardIndex, index, 'a network card index') ?? 0,
             status: att.Status ?? 'attached',
             deleteOnTermination: att.DeleteOnTermination === true,
           },

@@ -1,5 +1,18 @@
 import { eniError } from '../errors.js';
-import { awsId, decimal, ipv4, ipv4Cidr, ipv6, ipv6Cidr, mac as macShape } from '../shapes.js';
+import {
+  awsId,
+  decimal,
+  instanceType as instanceTypeShape,
+  ipv4,
+  ipv4Cidr,
+  ipv4Prefix,
+  ipv6,
+  ipv6Cidr,
+  ipv6Prefix,
+  mac as macShape,
+  region as regionShape,
+  zone,
+} from '../shapes.js';
 import type { ImdsClient } from './client.js';
 import type { ImdsEni, NodeInfo } from './node-info.js';
 
@@ -66,9 +79,9 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
         list(`${base}vpc-ipv4-cidr-blocks`, ipv4Cidr, 'an IPv4 CIDR'),
         list(`${base}security-group-ids`, (v) => awsId('sg', v), 'a security group id'),
         list(`${base}local-ipv4s`, ipv4, 'an IPv4 address'),
-        list(`${base}ipv4-prefix`, ipv4Cidr, 'an IPv4 prefix'),
+        list(`${base}ipv4-prefix`, ipv4Prefix, 'an IPv4 /28 prefix'),
         list(`${base}ipv6s`, ipv6, 'an IPv6 address'),
-        list(`${base}ipv6-prefix`, ipv6Cidr, 'an IPv6 prefix'),
+        list(`${base}ipv6-prefix`, ipv6Prefix, 'an IPv6 /80 prefix'),
         optionalList('subnet-ipv6-cidr-blocks'),
         optionalList('vpc-ipv6-cidr-blocks'),
       ]);
@@ -104,16 +117,8 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
     const [instanceId, instanceType, availabilityZone, region, localIpv4, localIpv6, primaryMac, enis] =
       await Promise.all([
         text('instance-id', (v) => awsId('i', v), 'an instance id'),
-        text(
-          'instance-type',
-          (v) => (/^[a-z0-9-]+\.[a-z0-9-]+$/.test(v) ? v : undefined),
-          'an instance type',
-        ),
-        text(
-          'placement/availability-zone',
-          (v) => (/^[a-z]{2}(-[a-z0-9]+)+[a-z]$/.test(v) ? v : undefined),
-          'a zone',
-        ),
+        text('instance-type', instanceTypeShape, 'an instance type'),
+        text('placement/availability-zone', zone, 'a zone'),
         imds.getOptional('placement/region'),
         text('local-ipv4', ipv4, 'an IPv4 address'),
         imds.getOptional('ipv6'),
@@ -129,12 +134,7 @@ export function createImdsNodeMetadata(imds: ImdsClient): NodeMetadata {
     const regionName =
       region === undefined
         ? availabilityZone.slice(0, -1)
-        : checked(
-            'placement/region',
-            region,
-            (v) => (/^[a-z]{2}(-[a-z0-9]+)+$/.test(v) ? v : undefined),
-            'a region',
-          );
+        : checked('placement/region', region, regionShape, 'a region');
     return {
       instanceId,
       instanceType,

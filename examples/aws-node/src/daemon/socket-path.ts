@@ -1,0 +1,44 @@
+/**
+ * A unix socket's path (the gRPC socket's, or an HTTP endpoint's `unix:` bind address), checked before the daemon changes anything on the node (ADR 0034): the server binds it
+ * only once the checkpoint is restored (an open socket means AddNetwork is answered), so what would stop that
+ * bind is found first.
+ */
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { StartError } from './start-error.js';
+
+/**
+ * Refuses a socket path a server could not bind: a path that exists and is not a socket (a server never
+ * replaces a file), or one below something that is not a directory. A stale socket is fine (it is replaced).
+ *
+ * @param path - the socket's path (absolute; the configuration checked that)
+ * @param setting - the setting that named it, for the hint (default `AWS_NODE_IPAMD_SOCKET`)
+ * @throws StartError `ListenFailed` naming the path and the setting
+ */
+export async function checkSocketPath(path: string, setting = 'AWS_NODE_IPAMD_SOCKET'): Promise<void> {
+  const at = await stat(path).catch(() => undefined);
+  if (at !== undefined && !at.isSocket())
+    throw new StartError(
+      'ListenFailed',
+      `cannot serve on ${path}: it exists and is not a socket (${at.isDirectory() ? 'a directory' : 'a file'}); remove it or set ${setting} to another path`,
+    );
+  // The nearest existing ancestor must be a directory (the server creates the missing ones).
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const d = await stat(dir).catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' || e.code === 'ENOTDIR' ? undefined : e,
+    );
+    if (d instanceof Error)
+      throw new StartError('ListenFailed', `cannot serve on ${path}: ${dir}: ${d.code ?? d.message}`, {
+        cause: d,
+      });
+    if (d === undefined) {
+      if (dirname(dir) === dir) return;
+      continue;
+    }
+    if (d.isDirectory()) return;
+    throw new StartError(
+      'ListenFailed',
+      `cannot serve on ${path}: ${dir} is not a directory; set ${setting} to a path below a directory`,
+    );
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * aws-cni and egress-cni as the build ships them (the launchers, `*.cjs`, and the single executables), run as
+ * an operator or a runtime runs them, with a deadline: by hand they say what they are (as plugins built on the
+ * CNI project's Go skeleton do); a log path the filesystem refuses costs only the log lines, never a hang. Each request fails before anything on the host is touched (no daemon behind the
+ * socket; no IPAM plugin on CNI_PATH), so this runs unprivileged.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scratchDir } from '@vpc-cni-kit/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const binDir = fileURLToPath(new URL('../dist/bin', import.meta.url));
+const dir = scratchDir('vck-plugincli-');
+afterAll(() => dir.remove());
+
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a plugin binary with `env` (plus PATH, for the launchers' node) and `stdin`, killed after 15 s. */
+function runPlugin(
+  bin: string,
+  env: Record<string, string>,
+  stdin = '',
+  args: string[] = [],
+): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      join(binDir, bin),
+      args,
+      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, timeout: 15_000, encoding: 'utf8' },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === 'number' ? error.code : null) : 0,
+          signal: error?.signal ?? null,
+          stdout,
+          stderr,
+        }),
+    );
+    child.stdin?.end(stdin);
+  });
+}
+
+const request = { CNI_NETNS: '/x', CNI_CONTAINERID: 'abc', CNI_IFNAME: 'eth0', CNI_PATH: '/x' };
+
+beforeAll(() => {
+  for (const bin of ['aws-cni', 'aws-cni.cjs', 'egress-cni', 'egress-cni.cjs'])
+    if (!existsSync(join(binDir, bin))) throw new Error(`build first: ${join(binDir, bin)} is missing`);
+});
+
+describe('a pluginLogFile under /proc (where a recursive mkdir never returns)', () => {
+  it('aws-cni answers ADD with its CNI error within the deadline, as for any unwritable log path', async () => {
+    for (const bin of ['aws-cni.cjs', 'aws-cni']) {
+      for (const pluginLogFile of ['/proc/vck-nope/plugin.log', '/sys/vck-nope/plugin.log']) {
+        const conf = {
+          cniVersion: '1.0.0',
+          name: 'aws-cni',
+          type: 'aws-cni',
+          ipamdSocket: join(dir.path, 'no-daemon.sock'),
+          pluginLogFile,
+          pluginLogLevel: 'Debug',
+        };
+        const o = await runPlugin(bin, { ...request, CNI_COMMAND: 'ADD' }, JSON.stringify(conf));
+        expect(o.signal, `${bin} ${pluginLogFile}: killed at the deadline`).toBeNull();
+        expect(o.code).toBe(1);
+        expect(JSON.parse(o.stdout)).toMatchObject({
+          code: 11,
+          msg: `add: aws-node is not reachable at ${conf.ipamdSocket}`,
+        });
+      }
+    }
+  });
+
+  it('egress-cni answers ADD with its CNI error within the deadline', async () => {
+    const conf = {
+      cniVersion: '1.0.0',
+      name: 'aws-cni',
+      type: 'egress-cni',
+      enabled: 'true',
+      mtu: '9001',
+      nodeIP: '10.0.0.1',
+      ipam: { type: 'host-local', ranges: [[{ subnet: '169.254.172.0/22' }]] },
+      pluginLogFile: '/proc/vck-nope/egress-plugin.log',
+      pluginLogLevel: 'debug',
+      prevResult: {
+        cniVersion: '1.0.0',
+        interfaces: [{ name: 'eth0', sandbox: '/x' }],
+        ips: [{ address: '10.0.0.5/32', interface: 0 }],
+      },
+    };
+    for (const bin of ['egress-cni.cjs', 'egress-cni']) {
+      const o = await runPlugin(bin, { ...request, CNI_COMMAND: 'ADD' }, JSON.stringify(conf));
+      expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
+      expect(o.code).toBe(1);
+      expect(JSON.parse(o.stdout)).toMatchObject({ msg: 'failed to find plugin "host-local" in path [/x]' });
+    }
+  });
+});
+
+describe('run by hand', () => {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  const versions = 'CNI protocol versions supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0\n';
+  const about: Record<string, string> = {
+    'aws-cni': `aws-cni: AWS VPC CNI plugin (vpc-cni-kit) ${version}\n${versions}`,
+    'egress-cni': `egress-cni: IPv4/IPv6 egress for AWS VPC CNI pods (vpc-cni-kit) ${version}\n${versions}`,
+  };
+
+  it('without CNI_COMMAND, or with --help/--version: the name, our version and the CNI versions on stderr, exit 0', async () => {
+    for (const name of ['aws-cni', 'egress-cni']) {
+      for (const bin of [`${name}.cjs`, name]) {
+        for (const [env, args] of [
+          [{}, []],
+          [{}, ['--version']],
+          [{}, ['--help']],
+          [{ CNI_COMMAND: 'ADD' }, ['--version']],
+          [{ CNI_COMMAND: 'DEL', ...request }, ['-h']],
+        ] as const) {
+          const o = await runPlugin(bin, env, '', [...args]);
+          expect({ bin, args, ...o }).toEqual({
+            bin,
+            args,
+            code: 0,
+            signal: null,
+            stdout: '',
+            stderr: about[name],
+          });
+        }
+      }
+    }
+  });
+});

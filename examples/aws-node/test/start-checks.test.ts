@@ -1,0 +1,192 @@
+/**
+ * What the daemon checks before it changes the node (ADR 0034): the checkpoint (read once, handed to the
+ * restore), the gRPC socket's path, and the HTTP ports, taken early and answering 503 until the daemon serves.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { join } from 'node:path';
+import { createGroupCommitFileCheckpointer } from '@vpc-cni-kit/datastore';
+import { scratchDir } from '@vpc-cni-kit/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeStartFailure } from '../src/cli/start-failure.js';
+import { branchLedgerFile } from '../src/daemon/branch-pod-sources.js';
+import { listenEarly } from '../src/daemon/http-servers.js';
+import { readSavedState } from '../src/daemon/saved-state.js';
+import { checkSocketPath } from '../src/daemon/socket-path.js';
+import { isStartError } from '../src/daemon/start-error.js';
+
+const dirs: { remove: () => void }[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.remove();
+});
+const scratch = () => {
+  const d = scratchDir('vck-start-');
+  dirs.push(d);
+  return d.path;
+};
+const failureOf = async (f: () => unknown): Promise<unknown> => {
+  try {
+    await f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('did not fail');
+};
+const line = (e: unknown) => `aws-node: ${describeStartFailure(e, { imdsEndpoint: undefined })}`;
+const entry = (id: string, ipv4: string) =>
+  `{"networkName":"aws-cni","containerID":"${id}","ifName":"eth0","ipv4":"${ipv4}","allocationTimestamp":1,"metadata":{}}`;
+
+describe('readSavedState', () => {
+  it('a fresh node has no checkpoint; a good one is read and checked once', () => {
+    const dir = scratch();
+    const path = join(dir, 'ipam.json');
+    expect(readSavedState(createGroupCommitFileCheckpointer(path), path).checkpoint).toBeNull();
+    writeFileSync(path, `{"version":"vpc-cni-ipam/1","allocations":[${entry('a', '10.0.1.5')}]}`);
+    const saved = readSavedState(createGroupCommitFileCheckpointer(path), path);
+    expect(saved.checkpoint?.allocations.map((e) => e.ipv4)).toEqual(['10.0.1.5']);
+    expect(saved.branchLedger).toBeUndefined();
+  });
+
+  it.each([
+    ['not JSON', '{"version":"vpc-cni-ipam/1","allocations":[{', /\(checkpoint is not valid JSON: .+\)/],
+    [
+      'another version',
+      '{"version":"vpc-cni-ipam/9","allocations":[]}',
+      /\(checkpoint version "vpc-cni-ipam\/9"/,
+    ],
+    [
+      'an address twice',
+      `{"version":"vpc-cni-ipam/1","allocations":[${entry('a', '10.0.1.5')},${entry('b', '10.0.1.5')}]}`,
+      /\(checkpoint assigns 10\.0\.1\.5 twice\)/,
+    ],
+  ])('a checkpoint with %s stops the start with one line naming the file and what to do', (_, text, why) => {
+    const dir = scratch();
+    const path = join(dir, 'ipam.json');
+    writeFileSync(path, text);
+    let error: unknown;
+    try {
+      readSavedState(createGroupCommitFileCheckpointer(path), path);
+    } catch (e) {
+      error = e;
+    }
+    expect(isStartError(error, 'CheckpointInvalid')).toBe(true);
+    const l = line(error);
+    expect(l.split('\n')).toHaveLength(1);
+    expect(l).toMatch(new RegExp(`^aws-node: failed to start: checkpoint ${path} cannot be restored \\(`));
+    expect(l).toMatch(why);
+    expect(l).toContain('nothing on the node was changed; move the file aside');
+    expect(l).toContain('keep their addresses only if it is restored');
+  });
+
+  it('a checkpoint path that cannot be read is named with the errno', () => {
+    const dir = scratch();
+    const path = join(dir, 'ipam.json');
+    mkdirSync(path);
+    const error = (() => {
+      try {
+        readSavedState(createGroupCommitFileCheckpointer(path), path);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(line(error)).toMatch(/checkpoint .*ipam\.json cannot be restored \(cannot read it: EISDIR\)/);
+  });
+
+  it('reads the branch-pod ledger beside it; an unreadable ledger never stops the start (ADR 0030)', () => {
+    const dir = scratch();
+    const path = join(dir, 'ipam.json');
+    const ledger = branchLedgerFile(path);
+    expect(readSavedState(createGroupCommitFileCheckpointer(path), path, ledger).branchLedger).toEqual({
+      text: undefined,
+    });
+    writeFileSync(ledger.path, 'garbage');
+    expect(readSavedState(createGroupCommitFileCheckpointer(path), path, ledger).branchLedger).toEqual({
+      text: 'garbage',
+    });
+    mkdirSync(join(dir, 'other'));
+    const unreadable = branchLedgerFile(join(dir, 'other', 'ipam.json'));
+    mkdirSync(unreadable.path);
+    const read = readSavedState(createGroupCommitFileCheckpointer(path), path, unreadable).branchLedger;
+    expect(read && 'problem' in read).toBe(true);
+  });
+});
+
+describe('checkSocketPath', () => {
+  it('accepts a free path, a missing directory and a stale socket', async () => {
+    const dir = scratch();
+    await checkSocketPath(join(dir, 'ipamd.sock'));
+    await checkSocketPath(join(dir, 'a', 'b', 'ipamd.sock'));
+    const stale = join(dir, 'stale.sock');
+    const server = createNetServer();
+    await new Promise<void>((r) => server.listen(stale, r));
+    await checkSocketPath(stale);
+    await new Promise((r) => server.close(r));
+  });
+
+  it('refuses a regular file or a directory in the socket place, and a file in a directory place', async () => {
+    const dir = scratch();
+    const file = join(dir, 'ipamd.sock');
+    writeFileSync(file, 'not a socket');
+    const e = await failureOf(() => checkSocketPath(file));
+    expect(isStartError(e, 'ListenFailed')).toBe(true);
+    expect(line(e)).toBe(
+      `aws-node: failed to start: cannot serve on ${file}: it exists and is not a socket (a file); remove it or set AWS_NODE_IPAMD_SOCKET to another path`,
+    );
+    mkdirSync(join(dir, 'd.sock'));
+    expect(line(await failureOf(() => checkSocketPath(join(dir, 'd.sock'))))).toContain(
+      'it exists and is not a socket (a directory)',
+    );
+    expect(line(await failureOf(() => checkSocketPath(join(file, 'x', 'ipamd.sock'))))).toContain(
+      `${file} is not a directory`,
+    );
+  });
+});
+
+describe('listenEarly', () => {
+  const get = (port: number) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path: '/v1/enis' }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  it('takes the port at once, answers 503 until it serves, then answers with the real server', async () => {
+    const endpoint = await listenEarly('127.0.0.1:0');
+    try {
+      const port = Number(endpoint.address.split(':').at(-1));
+      expect(await get(port)).toEqual({ status: 503, body: 'aws-node is starting\n' });
+      endpoint.serve(createServer((_req, res) => res.writeHead(200).end('ready\n')));
+      expect(await get(port)).toEqual({ status: 200, body: 'ready\n' });
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('a file at a unix bind address is refused and left in place (it used to be deleted)', async () => {
+    const dir = scratch();
+    const file = join(dir, 'metrics.sock');
+    writeFileSync(file, 'an operator file');
+    const e = await failureOf(() => listenEarly(`unix:${file}`, 'AWS_NODE_METRICS_BIND_ADDRESS'));
+    expect(line(e)).toBe(
+      `aws-node: failed to start: cannot serve on ${file}: it exists and is not a socket (a file); remove it or set AWS_NODE_METRICS_BIND_ADDRESS to another path`,
+    );
+    expect(readFileSync(file, 'utf8')).toBe('an operator file');
+  });
+
+  it('a port in use is a ListenFailed start error', async () => {
+    const endpoint = await listenEarly('127.0.0.1:0');
+    try {
+      const e = await failureOf(() => listenEarly(endpoint.address));
+      expect(line(e)).toBe(`aws-node: failed to start: cannot listen on ${endpoint.address}: EADDRINUSE`);
+    } finally {
+      await endpoint.close();
+    }
+  });
+});
