@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Datastore, isDatastoreError, nullCheckpointer } from '@vpc-cni-kit/datastore';
+import { Datastore, nullCheckpointer } from '@vpc-cni-kit/datastore';
 // The cluster at scale, on a virtual clock: many nodes, each with the real @vpc-cni-kit/datastore and a
 // warm-pool policy, sharing ONE account's EC2 request limits (ec2-simulator's TokenBuckets with AWS's
 // published per-family limits) and each with examples/aws-node's client-side limiter (eni-manager's
@@ -19,7 +19,7 @@ import {
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
 import { commandLine } from '../lib/cli.mjs';
 import { formatTable, prng, Queue } from './lib.mjs';
-import { policyDriver } from './node-sim.mjs';
+import { assignPod, policyDriver } from './node-sim.mjs';
 import { podWatchLead } from './pod-watch.mjs';
 
 /** m5.4xlarge: 8 ENIs × 30 IPv4 addresses; EKS max pods 110 (the ≤ 30 vCPU cap). */
@@ -151,6 +151,8 @@ export function runCluster({
       ticks: 0,
       nextDevice: 1,
       lastShrinkAt: undefined,
+      /** Its free addresses while it has no event (see `freeOf`). */
+      free: undefined,
       buckets: new Map(
         Object.entries(defaultRateLimits).map(([family, cfg]) => [family, new TokenBucket(cfg, clock)]),
       ),
@@ -178,12 +180,7 @@ export function runCluster({
   };
   const drain = (n) => {
     for (const [pod, at] of n.pending) {
-      try {
-        n.ds.assign({ networkName: 'aws-cni', containerID: pod, ifName: 'eth0' });
-      } catch (e) {
-        if (isDatastoreError(e, 'NoAvailableAddress')) break;
-        throw e;
-      }
+      if (!assignPod(n.ds, pod)) break;
       n.pending.delete(pod);
       n.driver.seen.arrivals += 1;
       waits.push(now - at);
@@ -209,15 +206,24 @@ export function runCluster({
   // waited longest, then calls for no waiting pod (pre-warming, releases) from the node with the fewest free
   // addresses (the one that will run out first), then in the order asked.
   let seq = 0;
-  const urgency = (r) => {
-    if (r.n.pending.size > 0) return [0, r.n.pending.values().next().value];
-    const st = r.n.ds.stats();
-    return [1, st.totalIPs - st.assignedIPs];
+  /**
+   * A node's free addresses (total − assigned), from its stats. Kept until the node's next event: only an event
+   * of its own changes its datastore, and a grant (the only reader) changes none.
+   */
+  const freeOf = (n) => {
+    if (n.free === undefined) {
+      const st = n.ds.stats();
+      n.free = st.totalIPs - st.assignedIPs;
+    }
+    return n.free;
   };
+  /** Whether request `a` goes before `b` (free addresses are needed only to order two calls for no waiting pod). */
   const before = (a, b) => {
-    const ua = urgency(a);
-    const ub = urgency(b);
-    return ua[0] !== ub[0] ? ua[0] < ub[0] : ua[1] !== ub[1] ? ua[1] < ub[1] : a.seq < b.seq;
+    const waitingA = a.n.pending.size > 0;
+    if (waitingA !== b.n.pending.size > 0) return waitingA;
+    const ua = waitingA ? a.n.pending.values().next().value : freeOf(a.n);
+    const ub = waitingA ? b.n.pending.values().next().value : freeOf(b.n);
+    return ua !== ub ? ua < ub : a.seq < b.seq;
   };
   /** What the cluster budget tells a node: how long a call would wait for its tokens now, ms. */
   const budgetWaits = () => {
@@ -324,6 +330,8 @@ export function runCluster({
     const ev = q.pop();
     now = ev.at;
     if (now > endMs) break;
+    // Every event but a grant is one node's (`data` is the node or holds it), and may change its datastore.
+    if (ev.kind !== 'grant') (ev.data.n ?? ev.data).free = undefined;
     switch (ev.kind) {
       case 'boot': {
         const n = ev.data;

@@ -80,6 +80,27 @@ export function policyDriver(policy, limits) {
   return driver;
 }
 
+/**
+ * Assigns `pod` an address on `ds`: true, or false when none is ready (`NoAvailableAddress`: the simulated kubelet
+ * retries the pod later). Pods waiting for addresses retry every second, so most calls fail, and capturing the
+ * error's stack trace was most of their cost: the datastore's error is built without one. Any other error is
+ * thrown again with a stack (from here) and the datastore's as its cause.
+ */
+export function assignPod(ds, pod) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    ds.assign({ networkName: 'aws-cni', containerID: pod, ifName: 'eth0' });
+    return true;
+  } catch (e) {
+    if (isDatastoreError(e, 'NoAvailableAddress')) return false;
+    Error.stackTraceLimit = limit;
+    throw new Error(`assign ${pod}: ${e?.message ?? e}`, { cause: e });
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** The policy's max pods: 110 with prefix delegation, else 29. */
 export function maxPodsOf(policy) {
   return policy.targets.prefixDelegation ? MAX_PODS.prefix : MAX_PODS.ip;
@@ -198,15 +219,10 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   };
 
   const tryAssign = (pod) => {
-    try {
-      ds.assign({ networkName: 'aws-cni', containerID: pod, ifName: 'eth0' });
-      running.add(pod);
-      driver.seen.arrivals += 1;
-      return true;
-    } catch (e) {
-      if (isDatastoreError(e, 'NoAvailableAddress')) return false;
-      throw e;
-    }
+    if (!assignPod(ds, pod)) return false;
+    running.add(pod);
+    driver.seen.arrivals += 1;
+    return true;
   };
   const drainPending = () => {
     for (const [pod, at] of pending) {

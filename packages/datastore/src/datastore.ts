@@ -280,6 +280,8 @@ export class Datastore {
   /** Address family of pod addresses. */
   readonly family: AddressFamily;
   private readonly enis = new Map<string, EniState>();
+  /** `enis` in `sortedEnis` order, until an ENI is added or removed. */
+  private eniOrder: EniState[] | undefined;
   private readonly cidrs = new Map<string, CidrState>();
   private readonly byKey = new Map<string, Entry>();
   private readonly byAddress = new Map<string, Entry>();
@@ -339,6 +341,7 @@ export class Datastore {
         eniId: spec.id,
       });
     }
+    this.eniOrder = undefined;
     this.enis.set(
       spec.id,
       new EniState(
@@ -368,6 +371,7 @@ export class Datastore {
     const dropped: DroppedAssignment[] = [];
     for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()]) this.detachCidr(c, dropped);
     this.enis.delete(eniId);
+    this.eniOrder = undefined;
     return this.afterDrop(dropped);
   }
 
@@ -396,13 +400,9 @@ export class Datastore {
     const size = 2 ** (familyBits(p.family) - p.bits);
     const state = new CidrState(p.text, p.family, p.base, size, isPrefix, eni);
     this.cidrs.set(p.text, state);
-    if (isPrefix) {
-      eni.prefixes.set(p.text, state);
-      eni.rebucket(state, undefined);
-    } else {
-      eni.secondaries.set(p.text, state);
-      eni.secondaryReady.push(state);
-    }
+    eni.addCidr(state);
+    if (isPrefix) eni.rebucket(state, undefined);
+    else eni.secondaryReady.push(state);
   }
 
   /**
@@ -594,10 +594,7 @@ export class Datastore {
     e.unassignedAt = now;
     e.releasePending = this.group !== undefined;
     const cidr = e.cidr;
-    if (!e.inCooling) {
-      cidr.cooling.push(e);
-      e.inCooling = true;
-    }
+    cidr.cool(e);
     if (!cidr.isPrefix) cidr.eni.secondaryCooling.push(cidr);
     const change = changeRecord(
       () => {
@@ -724,7 +721,8 @@ export class Datastore {
   // ---------------------------------------------------------------- stats
 
   /**
-   * Counters for pool maths (see {@link DatastoreStats}), computed now; O(CIDRs). The result is the input
+   * Counters for pool maths (see {@link DatastoreStats}), computed now; O(CIDRs), with no sorting (each ENI
+   * keeps its CIDRs' address order between changes) and fresh objects on every call. The result is the input
    * shape of `@vpc-cni-kit/warm-pool`.
    */
   stats(): DatastoreStats {
@@ -738,9 +736,7 @@ export class Datastore {
       let eTotal = 0;
       let eCooling = 0;
       const cidrs: CidrStats[] = [];
-      for (const c of [...eni.secondaries.values(), ...eni.prefixes.values()].sort((a, b) =>
-        a.base < b.base ? -1 : a.base > b.base ? 1 : 0,
-      )) {
+      for (const c of eni.cidrsInOrder()) {
         c.promote(now, this.cooldownMs);
         const cooling = c.coolingCount();
         eCooling += cooling;
@@ -915,8 +911,12 @@ export class Datastore {
     return eni;
   }
 
-  private sortedEnis(): EniState[] {
-    return [...this.enis.values()].sort((a, b) => a.deviceNumber - b.deviceNumber || (a.id < b.id ? -1 : 1));
+  /** The ENIs by device number, then id; sorted once per ENI added or removed. Do not modify the array. */
+  private sortedEnis(): readonly EniState[] {
+    this.eniOrder ??= [...this.enis.values()].sort(
+      (a, b) => a.deviceNumber - b.deviceNumber || (a.id < b.id ? -1 : 1),
+    );
+    return this.eniOrder;
   }
 
   /**
@@ -1092,8 +1092,7 @@ export class Datastore {
     c.removed = true;
     if (c.isPrefix) c.eni.rebucket(c, c.assigned);
     this.cidrs.delete(c.text);
-    c.eni.secondaries.delete(c.text);
-    c.eni.prefixes.delete(c.text);
+    c.eni.deleteCidr(c);
     if (!c.isPrefix) {
       this.staleSecondaries += 1;
       const heap = c.eni.secondaryReady;

@@ -109,6 +109,12 @@ describe('datastore properties', () => {
               continue;
             }
             const before = ds.stats();
+            // Stats list exactly the CIDRs present, each ENI's in address order (also after removals and
+            // re-adds: the order is kept between changes, not sorted on every call).
+            for (const e of before.enis) {
+              const listed = all.filter((c) => c.eniId === e.id && present.has(c.cidr)).map((c) => c.cidr);
+              expect(e.cidrs.map((c) => c.cidr)).toEqual(listed.sort((a, b) => v4(a) - v4(b)));
+            }
             try {
               const r = ds.assign(pod(op.pod));
               const had = held.get(op.pod);

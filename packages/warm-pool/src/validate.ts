@@ -6,11 +6,33 @@ function fail(field: string, why: string): never {
 }
 
 function count(v: unknown, field: string, min = 0): void {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) fail(field, `must be an integer ≥ ${min}`);
+  if (!isCount(v, min)) fail(field, `must be an integer ≥ ${min}`);
 }
 
 function time(v: unknown, field: string): void {
-  if (typeof v !== 'number' || !Number.isFinite(v)) fail(field, 'must be a finite number (ms since epoch)');
+  if (!isTime(v)) fail(field, 'must be a finite number (ms since epoch)');
+}
+
+function isCount(v: unknown, min = 0): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min;
+}
+
+function isTime(v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+/**
+ * The checks of one ENI and its CIDRs that `validateInput` makes, without naming a field: stats are checked on
+ * every decision, and naming each field would build strings for every CIDR of a valid input.
+ */
+function validEni(e: PoolEni): boolean {
+  if (typeof e !== 'object' || e === null || typeof e.id !== 'string') return false;
+  if (!isTime(e.createdAt) || !isCount(e.assignedIPs) || !isCount(e.cooldownIPs) || !Array.isArray(e.cidrs))
+    return false;
+  return e.cidrs.every(
+    (c: PoolCidr) =>
+      isCount(c.size, 1) && isCount(c.assigned) && isCount(c.cooldown) && c.assigned + c.cooldown <= c.size,
+  );
 }
 
 /** Checks a {@link PoolInput}; throws {@link WarmPoolError} naming the first bad field. */
@@ -42,6 +64,8 @@ export function validateInput(input: PoolInput): void {
   if (typeof stats !== 'object' || stats === null || !Array.isArray(stats.enis))
     fail('stats.enis', 'must be an array');
   stats.enis.forEach((e: PoolEni, i: number) => {
+    if (validEni(e)) return;
+    // Something is wrong: find the first bad field, in the order the checks below name them.
     const at = `stats.enis[${i}]`;
     if (typeof e !== 'object' || e === null || typeof e.id !== 'string') fail(`${at}.id`, 'must be a string');
     time(e.createdAt, `${at}.createdAt`);

@@ -389,6 +389,24 @@ describe('input validation', () => {
             })),
           ),
       ],
+      // Past a valid first ENI: the first bad field of the second, whichever check catches it.
+      ['stats.enis[1].createdAt', () => run([mkEni(0, 2), mkEni(1, 2, { createdAt: Number.NaN })])],
+      [
+        'stats.enis[1].cidrs[1].size',
+        () =>
+          run([
+            mkEni(0, 2),
+            { ...mkEni(1, 2), cidrs: mkEni(1, 2).cidrs.map((c, i) => (i === 1 ? { ...c, size: 0 } : c)) },
+          ]),
+      ],
+      [
+        'stats.enis[1].cidrs[0].assigned',
+        () =>
+          run([
+            mkEni(0, 2),
+            { ...mkEni(1, 2), cidrs: mkEni(1, 2).cidrs.map((c) => ({ ...c, assigned: 0.5 })) },
+          ]),
+      ],
     ];
     for (const [field, fn] of bad) {
       let caught: unknown;

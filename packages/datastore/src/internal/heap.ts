@@ -93,6 +93,13 @@ export class Deque<T> {
     this.head = 0;
   }
 
+  /** How many items `match` accepts (O(n), no iterator: `stats` counts cooling addresses on every call). */
+  count(match: (item: T) => boolean): number {
+    let n = 0;
+    for (let i = this.head; i < this.items.length; i++) if (match(this.items[i]!)) n += 1;
+    return n;
+  }
+
   *[Symbol.iterator](): IterableIterator<T> {
     for (let i = this.head; i < this.items.length; i++) yield this.items[i]!;
   }

@@ -35,8 +35,8 @@ export class CidrState {
   removed = false;
   assigned = 0;
   readonly entries = new Map<number, Entry>();
-  readonly cooling = new Deque<Entry>();
-  /** Created on first use: most /32s never need them. */
+  /** Created on first use, like `free`: most /32s never need them (and `stats` reads every CIDR's). */
+  private cooling: Deque<Entry> | undefined;
   private free: MinHeap<number> | undefined;
   private highWater = 0;
   private reservedAbove: Set<number> | undefined;
@@ -59,21 +59,30 @@ export class CidrState {
    * to the free heap.
    */
   promote(now: number, cooldownMs: number): void {
+    const cooling = this.cooling;
+    if (cooling === undefined) return;
     for (;;) {
-      const head = this.cooling.peek();
+      const head = cooling.peek();
       if (head === undefined) return;
       if (head.key !== undefined) {
-        this.cooling.shift();
+        cooling.shift();
         head.inCooling = false;
         continue;
       }
       // A release that is not durable yet blocks the queue: releases become durable in order anyway.
       if (head.releasePending) return;
       if (now - (head.unassignedAt ?? 0) <= cooldownMs) return;
-      this.cooling.shift();
+      cooling.shift();
       head.inCooling = false;
       this.pushFree(head.offset);
     }
+  }
+
+  /** Queues an unassigned entry for its cooldown (once: `inCooling` tells whether it is queued already). */
+  cool(e: Entry): void {
+    if (e.inCooling) return;
+    (this.cooling ??= new Deque<Entry>()).push(e);
+    e.inCooling = true;
   }
 
   private pushFree(offset: number): void {
@@ -134,10 +143,17 @@ export class CidrState {
 
   /** Cooling addresses (call `promote` first for an exact count). */
   coolingCount(): number {
-    let n = 0;
-    for (const e of this.cooling) if (e.key === undefined) n += 1;
-    return n;
+    return this.cooling === undefined ? 0 : this.cooling.count(isUnassigned);
   }
+}
+
+/** Address order: IPv4 /32s and prefixes by base address (the order `stats` lists them in). */
+function isUnassigned(e: Entry): boolean {
+  return e.key === undefined;
+}
+
+function byBase(a: CidrState, b: CidrState): number {
+  return a.base < b.base ? -1 : a.base > b.base ? 1 : 0;
 }
 
 function bucketOf(c: CidrState, assigned: number): number {
@@ -147,8 +163,12 @@ function bucketOf(c: CidrState, assigned: number): number {
 /** One ENI and its CIDRs, with an index of ready /32 secondary addresses (longest ready first). */
 export class EniState {
   assigned = 0;
+  /** Its /32 secondary addresses, in the order added (change through `addCidr` and `deleteCidr` only). */
   readonly secondaries = new Map<string, CidrState>();
+  /** Its prefixes, in the order added (change through `addCidr` and `deleteCidr` only). */
   readonly prefixes = new Map<string, CidrState>();
+  /** Its CIDRs in address order, kept until one is added or removed (`stats` reads it on every call). */
+  private inOrder: CidrState[] | undefined;
   /**
    * /32s with their one address ready, in the order they became ready (as added, then as they leave
    * cooldown); may hold removed or taken CIDRs, skipped lazily.
@@ -174,6 +194,28 @@ export class EniState {
     readonly excluded: boolean,
     readonly createdAt: number,
   ) {}
+
+  /** Adds a CIDR (a /32 to `secondaries`, a prefix to `prefixes`). */
+  addCidr(c: CidrState): void {
+    (c.isPrefix ? this.prefixes : this.secondaries).set(c.text, c);
+    this.inOrder = undefined;
+  }
+
+  /** Removes a CIDR from `secondaries` or `prefixes`. */
+  deleteCidr(c: CidrState): void {
+    this.secondaries.delete(c.text);
+    this.prefixes.delete(c.text);
+    this.inOrder = undefined;
+  }
+
+  /**
+   * Its CIDRs, /32s and prefixes together, in address order (ties: /32s, then prefixes, each in the order
+   * added). Sorted once per change rather than on every read; do not modify the array.
+   */
+  cidrsInOrder(): readonly CidrState[] {
+    this.inOrder ??= [...this.secondaries.values(), ...this.prefixes.values()].sort(byBase);
+    return this.inOrder;
+  }
 
   /** Moves a prefix to the bucket matching its assigned count (after `from` → current count changed). */
   rebucket(c: CidrState, from: number | undefined): void {
