@@ -111,9 +111,11 @@ export function maxPodsOf(policy) {
  * @param events parsed trace events ({ time (s), event: 'add'|'del', pod })
  * @param policy { name, targets, adaptive? } — `adaptive` (settings object) selects decideAdaptive
  * @param seed EC2 latency seed
- * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean } — `podWatch`: the daemon
- *   watches pods bound to its node and tells an adaptive policy how many have not asked yet (`bound`); static
- *   settings never use it
+ * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean, ownerHint: boolean } —
+ *   `podWatch`: the daemon watches pods bound to its node and tells an adaptive policy how many have not asked yet
+ *   (`bound`); static settings never use it. `ownerHint` (with `podWatch`; an upper bound, owner-hint.mjs): when
+ *   the daemon first sees a pod of an owner (an add event's `owner`) bound, it also counts in `bound` that owner's
+ *   pods it has neither seen bound nor seen ask yet, at most the room left on the node
  */
 export function simulate(events, policy, seed = 42, opts = {}) {
   const loopModel = opts.loop ?? 'daemon';
@@ -155,6 +157,27 @@ export function simulate(events, policy, seed = 42, opts = {}) {
       if (ahead !== undefined) q.push(e.time * 1000 - ahead, 'bound', e.pod);
     }
   }
+  // The owner hint: per owner, its pods neither seen bound nor added yet; `hinted` sums them over the owners
+  // revealed (one of their pods seen bound).
+  const hinting = watching && opts.ownerHint === true;
+  const ownerOfPod = new Map();
+  const unseen = new Map();
+  const revealed = new Set();
+  let hinted = 0;
+  if (hinting)
+    for (const e of events) {
+      if (e.event !== 'add' || e.owner === undefined) continue;
+      ownerOfPod.set(e.pod, e.owner);
+      unseen.set(e.owner, (unseen.get(e.owner) ?? 0) + 1);
+    }
+  /** The daemon has seen `pod` (bound or asking): it is no longer among its owner's pods to come. */
+  const seenPod = (pod) => {
+    const owner = ownerOfPod.get(pod);
+    if (owner === undefined) return;
+    ownerOfPod.delete(pod);
+    unseen.set(owner, unseen.get(owner) - 1);
+    if (revealed.has(owner)) hinted -= 1;
+  };
   const end = Math.max(0, ...events.map((e) => e.time * 1000)) + 60_000;
   q.push(end, 'end');
 
@@ -237,12 +260,19 @@ export function simulate(events, policy, seed = 42, opts = {}) {
     }
   };
 
+  /** Pods seen bound, and with the owner hint their owners' pods still to come, at most what the node can hold. */
+  const boundCount = () => {
+    if (hinted === 0) return boundNow.size;
+    const room = maxPods - HOST_NETWORK_PODS - running.size - pending.size - boundNow.size;
+    return boundNow.size + Math.max(0, Math.min(hinted, room));
+  };
   const decideNow = () => {
     const timing = lastShrinkAt === undefined ? { now } : { now, lastShrinkAt };
-    const d = driver.decide(ds.stats(), timing, pending.size, boundNow.size);
+    const bound = boundCount();
+    const d = driver.decide(ds.stats(), timing, pending.size, bound);
     opts.onDecision?.({
       now,
-      bound: boundNow.size,
+      bound,
       waiting: pending.size,
       stats: ds.stats(),
       decision: d,
@@ -257,6 +287,7 @@ export function simulate(events, policy, seed = 42, opts = {}) {
     switch (ev.kind) {
       case 'add': {
         boundNow.delete(ev.data);
+        seenPod(ev.data);
         if (running.size + pending.size >= maxPods - HOST_NETWORK_PODS) {
           rejected.add(ev.data);
           overMaxPods += 1;
@@ -284,10 +315,17 @@ export function simulate(events, policy, seed = 42, opts = {}) {
         wake();
         break;
       }
-      case 'bound':
+      case 'bound': {
         boundNow.add(ev.data);
+        const owner = ownerOfPod.get(ev.data);
+        seenPod(ev.data);
+        if (owner !== undefined && !revealed.has(owner)) {
+          revealed.add(owner);
+          hinted += unseen.get(owner);
+        }
         wake();
         break;
+      }
       case 'retry':
         retryArmed = false;
         drainPending();

@@ -30,7 +30,12 @@ export function poisson({ rand, duration, rate, maxRate, life, prefix, cap, from
 
 const expLife = (mean) => (rand) => exponential(rand, mean);
 
-/** Each shape: a description and a generator `(seed) → events`. Concurrency stays within one m5.large. */
+/**
+ * Each shape: a description and a generator `(seed) → events`. Concurrency stays within one m5.large. An add
+ * event may name its pod's `owner` (a Job created with all its pods at once: a batch Job, a CronJob's run); pods
+ * a ReplicaSet replaces one at a time carry none. Read only by node-sim.mjs's
+ * `ownerHint` option (owner-hint.mjs).
+ */
 export const SHAPES = {
   'steady-churn': {
     what: 'Poisson arrivals 0.04/s, exponential lifetimes (mean 5 min), at most 20 running, 1 h',
@@ -94,7 +99,7 @@ export const SHAPES = {
         for (let i = 1; i <= n; i++) {
           const start = t + rand() * 5;
           const pod = `job${job}-${i}`;
-          events.push({ time: start, event: 'add', pod });
+          events.push({ time: start, event: 'add', pod, owner: `job${job}` });
           events.push({ time: start + 60 + rand() * 180, event: 'del', pod });
         }
       }
@@ -134,7 +139,7 @@ export const SHAPES = {
         for (let i = 1; i <= 10; i++) {
           const start = k * 900 + rand() * 2;
           const pod = `cron${k}-${i}`;
-          events.push({ time: start, event: 'add', pod });
+          events.push({ time: start, event: 'add', pod, owner: `cron${k}` });
           events.push({ time: start + 30 + rand() * 60, event: 'del', pod });
         }
       }
@@ -169,3 +174,11 @@ export const SHAPES = {
 
 /** The shapes already shipped as CSV files under traces/ (seed fixed when they were written). */
 export const SHIPPED = ['steady-churn.csv', 'diurnal-ramp.csv', 'burst-100.csv'];
+
+/**
+ * The owner of a shipped trace's pod, from its name (the CSV has no owner column): `burst-100`'s `job-N` pods are
+ * one Job's fan-out (gen-traces.mjs); every other shipped pod has none.
+ */
+export function shippedOwner(trace, pod) {
+  return trace === 'burst-100' && /^job-\d+$/.test(pod) ? 'job' : undefined;
+}
