@@ -31,6 +31,8 @@ function validEni(e: PoolEni): boolean {
     return false;
   return e.cidrs.every(
     (c: PoolCidr) =>
+      typeof c === 'object' &&
+      c !== null &&
       isCount(c.size, 1) && isCount(c.assigned) && isCount(c.cooldown) && c.assigned + c.cooldown <= c.size,
   );
 }
@@ -74,6 +76,7 @@ export function validateInput(input: PoolInput): void {
     if (!Array.isArray(e.cidrs)) fail(`${at}.cidrs`, 'must be an array');
     e.cidrs.forEach((c: PoolCidr, j: number) => {
       const ct = `${at}.cidrs[${j}]`;
+      if (typeof c !== 'object' || c === null) fail(ct, 'must be an object');
       count(c.size, `${ct}.size`, 1);
       count(c.assigned, `${ct}.assigned`);
       count(c.cooldown, `${ct}.cooldown`);

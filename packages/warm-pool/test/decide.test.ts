@@ -2,7 +2,9 @@ import {
   DEFAULT_TARGETS,
   decide,
   isWarmPoolError,
+  type PoolCidr,
   type PoolDecision,
+  type PoolEni,
   type PoolTargets,
   poolFigures,
   type WarmPoolError,
@@ -406,6 +408,19 @@ describe('input validation', () => {
             mkEni(0, 2),
             { ...mkEni(1, 2), cidrs: mkEni(1, 2).cidrs.map((c) => ({ ...c, assigned: 0.5 })) },
           ]),
+      ],
+      // A CIDR that is not an object is a typed error too, not a TypeError.
+      [
+        'stats.enis[0].cidrs[1]',
+        () => {
+          const eni = stats([mkEni(0, 2)]).enis[0] as PoolEni;
+          return decide({
+            stats: { enis: [{ ...eni, cidrs: [eni.cidrs[0] as PoolCidr, null as unknown as PoolCidr] }] },
+            targets: DEFAULT_TARGETS,
+            limits: M5_LARGE,
+            timing: { now: NOW },
+          });
+        },
       ],
     ];
     for (const [field, fn] of bad) {

@@ -147,11 +147,12 @@ export class CidrState {
   }
 }
 
-/** Address order: IPv4 /32s and prefixes by base address (the order `stats` lists them in). */
+/** An entry no pod holds (a cooling queue also keeps entries taken again, skipped lazily). */
 function isUnassigned(e: Entry): boolean {
   return e.key === undefined;
 }
 
+/** Address order: IPv4 /32s and prefixes by base address (the order `stats` lists them in). */
 function byBase(a: CidrState, b: CidrState): number {
   return a.base < b.base ? -1 : a.base > b.base ? 1 : 0;
 }
