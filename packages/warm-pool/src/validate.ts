@@ -33,7 +33,10 @@ function validEni(e: PoolEni): boolean {
     (c: PoolCidr) =>
       typeof c === 'object' &&
       c !== null &&
-      isCount(c.size, 1) && isCount(c.assigned) && isCount(c.cooldown) && c.assigned + c.cooldown <= c.size,
+      isCount(c.size, 1) &&
+      isCount(c.assigned) &&
+      isCount(c.cooldown) &&
+      c.assigned + c.cooldown <= c.size,
   );
 }
 
