@@ -143,6 +143,16 @@ describe('checkSocketPath', () => {
   });
 });
 
+describe('checkSocketPath, directories', () => {
+  it('a socket directory that cannot be created (under /proc) is refused before the node is changed', async () => {
+    const e = await failureOf(() => checkSocketPath('/proc/vck-no-such-dir/ipamd.sock'));
+    expect(isStartError(e, 'ListenFailed')).toBe(true);
+    expect(line(e)).toBe(
+      'aws-node: failed to start: cannot serve on /proc/vck-no-such-dir/ipamd.sock: cannot create the directory /proc/vck-no-such-dir (ENOENT); set AWS_NODE_IPAMD_SOCKET to a path in a writable directory',
+    );
+  });
+});
+
 describe('listenEarly', () => {
   const get = (port: number) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -5,11 +5,14 @@
  */
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { isMakeDirectoryError, makeDirectories } from '../fs/make-directories.js';
 import { StartError } from './start-error.js';
 
 /**
  * Refuses a socket path a server could not bind: a path that exists and is not a socket (a server never
  * replaces a file), or one below something that is not a directory. A stale socket is fine (it is replaced).
+ * Then creates the socket's directory (the server would create it anyway), so a directory that cannot be made
+ * (read-only, no permission, under `/proc`) stops the start here, not after the node was changed.
  *
  * @param path - the socket's path (absolute; the configuration checked that)
  * @param setting - the setting that named it, for the hint (default `AWS_NODE_IPAMD_SOCKET`)
@@ -32,13 +35,23 @@ export async function checkSocketPath(path: string, setting = 'AWS_NODE_IPAMD_SO
         cause: d,
       });
     if (d === undefined) {
-      if (dirname(dir) === dir) return;
+      if (dirname(dir) === dir) break;
       continue;
     }
-    if (d.isDirectory()) return;
+    if (d.isDirectory()) break;
     throw new StartError(
       'ListenFailed',
       `cannot serve on ${path}: ${dir} is not a directory; set ${setting} to a path below a directory`,
+    );
+  }
+  try {
+    makeDirectories(dirname(path));
+  } catch (e) {
+    if (!isMakeDirectoryError(e)) throw e;
+    throw new StartError(
+      'ListenFailed',
+      `cannot serve on ${path}: ${e.message}; set ${setting} to a path in a writable directory`,
+      { cause: e },
     );
   }
 }
