@@ -148,6 +148,10 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
       subnet: 'subnet-0c000000000000003',
       securityGroups: [POD_NET_SG],
     });
+    // A CNINode's CustomNetworking value is free text: `..` used to read the group's discovery document as an
+    // ENIConfig without a subnet (the trunk silently in the node subnet).
+    for (const name of ['..', '.', 'Pod-Net', 'a/b'])
+      expect(await problem(name)).toMatch(/^MALFORMED: .* is not an ENIConfig name/);
     // The reference's controller keeps the node's subnet when the ENIConfig names none.
     expect(await readEniConfig(api, 'no-subnet')).toEqual({ subnet: '', securityGroups: [] });
   });

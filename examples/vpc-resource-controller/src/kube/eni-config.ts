@@ -60,8 +60,20 @@ export class EniConfigError extends Error {
   }
 }
 
-/** Reads the cluster-scoped `crd.k8s.amazonaws.com/v1alpha1` ENIConfig `name`. Rejects with {@link EniConfigError}. */
+/** An object name (DNS-1123 subdomain): what an ENIConfig can be called. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Reads the cluster-scoped `crd.k8s.amazonaws.com/v1alpha1` ENIConfig `name`. Rejects with {@link EniConfigError}:
+ * a name no object can have (a CNINode feature value is free text; `..` would read the API group's discovery
+ * document as if it were the ENIConfig) is `MALFORMED` before anything is asked.
+ */
 export async function readEniConfig(api: KubeApis, name: string): Promise<EniConfigSpec> {
+  if (name.length > 253 || !OBJECT_NAME.test(name))
+    throw new EniConfigError(
+      'MALFORMED',
+      `${JSON.stringify(name.slice(0, 80))} is not an ENIConfig name (a lowercase DNS-1123 subdomain)`,
+    );
   let obj: CustomObject;
   try {
     obj = (await api.custom.getClusterCustomObject({
@@ -79,6 +91,8 @@ export async function readEniConfig(api: KubeApis, name: string): Promise<EniCon
           `ENIConfig ${name} could not be read (HTTP ${String(status ?? 'no answer')})`,
         );
   }
+  if (obj?.kind !== 'ENIConfig' || obj.metadata?.name !== name)
+    throw new EniConfigError('MALFORMED', `ENIConfig ${name}: the API server answered with another object`);
   return eniConfigSpec(name, obj.spec);
 }
 
