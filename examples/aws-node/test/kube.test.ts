@@ -483,4 +483,19 @@ describe('ENIConfig lookup (custom networking) through the RBAC of manifests/rba
       spec: { subnet: 'subnet-0b640000000000001', securityGroups: [] },
     });
   });
+
+  it('an annotation naming no possible ENIConfig ("..", "a/b", "Zone A") is EniConfigInvalid, naming its source, not an API failure', async () => {
+    for (const name of ['..', 'a/b', 'Zone A']) {
+      sim.objects.patch('v1', 'nodes', NODE, {
+        metadata: { annotations: { 'k8s.amazonaws.com/eniConfig': name } },
+      });
+      const found = await lookupEniConfig(api, NODE, keys);
+      expect(found).toMatchObject({
+        ok: false,
+        code: 'EniConfigInvalid',
+        choice: { name, source: 'annotation' },
+      });
+      expect((found as { message: string }).message).toMatch(/is not an ENIConfig name/);
+    }
+  });
 });
