@@ -88,14 +88,16 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
     world = await startWorld();
     schemalessPolicies(world);
     world.policy(policy('not-a-list', { matchExpressions: { key: 'app', operator: 'In', values: ['web'] } }));
-    world.policy(policy('string-values', { matchExpressions: [{ key: 'app', operator: 'In', values: 'web' }] }));
+    world.policy(
+      policy('string-values', { matchExpressions: [{ key: 'app', operator: 'In', values: 'web' }] }),
+    );
     world.policy(policy('labels-list', { matchLabels: ['app=web'] }));
     world.policy(dbClientPolicy());
 
     const lookup = apiPolicyLookup(kubeApis(world.kubeconfigPath));
-    expect(await lookup({ namespace: 'default', labels: { app: 'we' }, serviceAccountName: 'default' })).toEqual(
-      [],
-    );
+    expect(
+      await lookup({ namespace: 'default', labels: { app: 'we' }, serviceAccountName: 'default' }),
+    ).toEqual([]);
     expect(
       await lookup({ namespace: 'default', labels: { app: 'db-client' }, serviceAccountName: 'default' }),
     ).toEqual([DB_CLIENT_SG]);
@@ -141,7 +143,9 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
         () => 'read',
         (e: unknown) => (e instanceof EniConfigError ? `${e.code}: ${e.message}` : `not typed: ${String(e)}`),
       );
-    expect(await problem('bad-subnet')).toMatch(/^MALFORMED: ENIConfig bad-subnet: spec\.subnet .*subnet-XYZ/);
+    expect(await problem('bad-subnet')).toMatch(
+      /^MALFORMED: ENIConfig bad-subnet: spec\.subnet .*subnet-XYZ/,
+    );
     expect(await problem('bad-group')).toMatch(/^MALFORMED: ENIConfig bad-group: spec\.securityGroups/);
     expect(await problem('six-groups')).toMatch(/^MALFORMED: ENIConfig six-groups: .*more than 5/);
     expect(await readEniConfig(api, 'good')).toEqual({

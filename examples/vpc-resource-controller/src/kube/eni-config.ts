@@ -106,7 +106,9 @@ function eniConfigSpec(name: string, spec: Record<string, unknown> | undefined):
   const subnet = spec?.['subnet'] ?? '';
   const groups = spec?.['securityGroups'] ?? [];
   if (typeof subnet !== 'string' || (subnet !== '' && shapes.awsId('subnet', subnet) === undefined))
-    throw bad(`spec.subnet is not a subnet id (subnet-<8 or 17 hex>): ${JSON.stringify(subnet)?.slice(0, 80)}`);
+    throw bad(
+      `spec.subnet is not a subnet id (subnet-<8 or 17 hex>): ${JSON.stringify(subnet)?.slice(0, 80)}`,
+    );
   if (!Array.isArray(groups) || !groups.every((g) => typeof g === 'string' && shapes.awsId('sg', g)))
     throw bad(
       `spec.securityGroups must list security group ids (sg-<8 or 17 hex>): ${JSON.stringify(groups)?.slice(0, 120)}`,
