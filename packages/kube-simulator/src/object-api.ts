@@ -124,6 +124,15 @@ function decodeContinue(text: string): ContinueToken {
   throw badRequest(`invalid continue token: ${text}`);
 }
 
+/** The `ObjectMeta` fields that are strings in Go: any other JSON type there is a 400, as the decoder answers. */
+const META_STRINGS = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'selfLink'] as const;
+
+/** The JSON type of a value, as Go's decoder names it in an unmarshal error. */
+function jsonTypeName(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
 /**
  * The object semantics of the API server over the {@link ObjectStore}: create/get/list/update/patch/delete with
  * defaulting, pruning, validation, optimistic concurrency, generation, finalizers and version conversion.
@@ -281,6 +290,20 @@ export class ObjectApi {
       );
     const meta = obj.metadata === undefined ? {} : asRecord(obj.metadata);
     if (!meta) throw badRequest('metadata must be an object');
+    // What Go's decoder refuses before anything is stored (an object named 5 would be stored, then listed, as 5).
+    for (const f of META_STRINGS)
+      if (meta[f] !== undefined && meta[f] !== null && typeof meta[f] !== 'string')
+        throw badRequest(
+          `json: cannot unmarshal ${jsonTypeName(meta[f])} into Go struct field ObjectMeta.metadata.${f} of type string`,
+        );
+    if (
+      meta.ownerReferences !== undefined &&
+      meta.ownerReferences !== null &&
+      !Array.isArray(meta.ownerReferences)
+    )
+      throw badRequest(
+        `json: cannot unmarshal ${jsonTypeName(meta.ownerReferences)} into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference`,
+      );
     if (t.namespaced) {
       if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== namespace)
         throw badRequest(

@@ -387,6 +387,11 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
         const limit = q.get('limit');
         if (limit !== null && !/^\d+$/.test(limit))
           throw badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
+        // The list is always served from the latest state; a resourceVersion that is no version at all is refused,
+        // as it is by a watch.
+        const rv = q.get('resourceVersion');
+        if (rv !== null && rv !== '' && !/^\d+$/.test(rv))
+          throw badRequest(`invalid resource version: ${rv}`);
         const cont = q.get('continue');
         return send(
           res,

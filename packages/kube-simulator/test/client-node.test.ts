@@ -103,4 +103,46 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
         'nodes is forbidden: User "system:serviceaccount:default:reader" cannot list resource "nodes" in API group "" at the cluster scope',
     });
   });
+
+  it('refuses metadata fields of the wrong JSON type and a list resourceVersion that is no version with 400, storing nothing', async () => {
+    const sim = await startKubeSimulator();
+    sims.push(sim);
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig());
+    const api = kc.makeApiClient(CoreV1Api);
+    const statusOf = (e: unknown) => ({
+      code: (e as { code?: number }).code,
+      message: (JSON.parse((e as { body: string }).body) as { message: string }).message,
+    });
+    // client-node sends what it is given: a number where Go has a string.
+    const named5 = { metadata: { name: 5 as unknown as string }, data: { k: 'v' } };
+    expect(
+      statusOf(await api.createNamespacedConfigMap({ namespace: 'default', body: named5 }).catch((e) => e)),
+    ).toEqual({
+      code: 400,
+      message: 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string',
+    });
+    await api.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'a' } } });
+    const rv5 = { metadata: { name: 'a', resourceVersion: 5 as unknown as string } };
+    expect(
+      statusOf(
+        await api.replaceNamespacedConfigMap({ name: 'a', namespace: 'default', body: rv5 }).catch((e) => e),
+      ).code,
+    ).toBe(400);
+    // (client-node itself will not serialize a non-list ownerReferences; the admin API goes the same way.)
+    expect(() =>
+      sim.objects.create('v1', 'configmaps', {
+        metadata: { name: 'b', namespace: 'default', ownerReferences: {} as never },
+      }),
+    ).toThrow(/cannot unmarshal object into Go struct field ObjectMeta.metadata.ownerReferences/);
+    expect(sim.objects.list('v1', 'configmaps', 'default').map((c) => c.metadata?.name)).toEqual(['a']);
+
+    expect(
+      statusOf(
+        await api.listNamespacedConfigMap({ namespace: 'default', resourceVersion: 'abc' }).catch((e) => e),
+      ),
+    ).toEqual({ code: 400, message: 'invalid resource version: abc' });
+    const listed = await api.listNamespacedConfigMap({ namespace: 'default', resourceVersion: '0' });
+    expect(listed.items.map((c) => c.metadata?.name)).toEqual(['a']);
+  });
 });
