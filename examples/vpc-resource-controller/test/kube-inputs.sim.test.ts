@@ -160,3 +160,30 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
     expect(await readEniConfig(api, 'no-subnet')).toEqual({ subnet: '', securityGroups: [] });
   });
 });
+
+describe('Nodes the controller cannot give a trunk', () => {
+  it('a node whose CNINode asks for security groups for pods but whose providerID names no instance is one warning, not silence', async () => {
+    world = await startWorld([
+      { name: 'node-1', instanceId: 'i-0a000000000000001', instanceType: 'm5.large', sgp: true },
+    ]);
+    world.kube.objects.create('v1', 'nodes', {
+      metadata: { name: 'odd-node' },
+      spec: { providerID: 'kind://docker/odd-node' },
+    } as never);
+    world.kube.objects.create('vpcresources.k8s.aws/v1alpha1', 'cninodes', {
+      metadata: { name: 'odd-node' },
+      spec: { features: [{ name: 'SecurityGroupsForPods' }] },
+    } as never);
+    world.policy();
+    const lines: string[] = [];
+    await world.controller({ log: jsonLogger((l) => lines.push(l)), tickMs: 20 });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('node-1 still served', () => world!.annotation('client-1'));
+    const warned = lines
+      .map((l) => JSON.parse(l) as { msg: string; node?: string; providerID?: string; hint?: string })
+      .filter((l) => l.msg.startsWith('node asks for security groups for pods but names no EC2 instance'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ node: 'odd-node', providerID: 'kind://docker/odd-node' });
+    expect(warned[0]?.hint).toContain('aws:///');
+  });
+});
