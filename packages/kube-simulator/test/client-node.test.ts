@@ -1,4 +1,4 @@
-import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type KubeSimulator, startKubeSimulator } from '../src/index.js';
@@ -144,5 +144,64 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
     ).toEqual({ code: 400, message: 'invalid resource version: abc' });
     const listed = await api.listNamespacedConfigMap({ namespace: 'default', resourceVersion: '0' });
     expect(listed.items.map((c) => c.metadata?.name)).toEqual(['a']);
+  });
+
+  it('refuses a body nested deeper than 1000 with 400 and stores nothing; one nested 1000 deep is stored and listed', async () => {
+    const sim = await startKubeSimulator({ tls: false });
+    sims.push(sim);
+    sim.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', {
+      metadata: { name: 'things.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { kind: 'Thing', plural: 'things', singular: 'thing', listKind: 'ThingList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig());
+    const api = kc.makeApiClient(CustomObjectsApi);
+    const nested = (levels: number): unknown => {
+      let v: unknown = 'leaf';
+      for (let i = 0; i < levels; i++) v = [v];
+      return v;
+    };
+    const thing = (name: string, spec: unknown) => ({
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name },
+      spec,
+    });
+    const where = { group: 'example.com', version: 'v1', namespace: 'default', plural: 'things' };
+    // The object is one level; 999 arrays in its spec make 1000.
+    await api.createNamespacedCustomObject({ ...where, body: thing('deep-enough', nested(999)) });
+    // Deeper than a JavaScript stack serializes: written as text (client-node could not send it), over plain http.
+    const deep = `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"too-deep"},"spec":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    const refused = await fetch(`${sim.url}/apis/example.com/v1/namespaces/default/things`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },
+      body: deep,
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      reason: 'BadRequest',
+      message: 'json: exceeded max depth of 1000',
+    });
+    // Just over the limit, sent by client-node: the same answer.
+    const over = await api
+      .createNamespacedCustomObject({ ...where, body: thing('over', nested(1000)) })
+      .catch((e: unknown) => e);
+    expect((over as { code?: number }).code).toBe(400);
+    const listed = (await api.listNamespacedCustomObject(where)) as {
+      items: { metadata: { name: string } }[];
+    };
+    expect(listed.items.map((i) => i.metadata.name)).toEqual(['deep-enough']);
   });
 });
