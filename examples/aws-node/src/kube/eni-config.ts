@@ -45,13 +45,13 @@ export async function lookupEniConfig(
     | undefined;
   const choice = resolveEniConfigName({ labels: meta?.labels, annotations: meta?.annotations }, keys);
   // An annotation value is free text: one no object can be named is the node's problem, not the API's.
-  const badName = dnsSubdomainProblem(choice.name);
+  const badName = typeof choice.name === 'string' ? dnsSubdomainProblem(choice.name) : 'it is not a string';
   if (badName !== undefined)
     return {
       ok: false,
       choice,
       code: 'EniConfigInvalid',
-      message: `${JSON.stringify(choice.name.slice(0, 80))} (named by ${choice.source}) is not an ENIConfig name: ${badName}`,
+      message: `${JSON.stringify(String(choice.name).slice(0, 80))} (named by ${choice.source}) is not an ENIConfig name: ${badName}`,
     };
   let obj: KubeObject;
   try {
