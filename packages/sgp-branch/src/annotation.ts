@@ -172,7 +172,7 @@ export function parsePodEniAnnotation(text: string | undefined, options: ParsePo
   const macBytes = macText === undefined ? undefined : parseMac(macText);
   if (!macBytes || macText!.includes('-'))
     throw bad(`ifAddress is not a MAC: ${JSON.stringify(raw.ifAddress)}`);
-  // An ENI's MAC is unicast and not zero; the kernel refuses any other on the branch link, after the veth is made.
+  // An ENI's MAC is unicast and not zero: anything else is not a branch ENI's, whoever wrote it.
   if ((macBytes[0]! & 1) === 1 || macBytes.every((b) => b === 0))
     throw bad(`ifAddress ${JSON.stringify(macText)} is not a unicast MAC`);
   const vlan = vlanIdOf(raw.vlanId);
