@@ -363,6 +363,28 @@ describe('KubeSide', () => {
     await k.stop();
   });
 
+  it('an Event whose note passes the API server limit (1024 bytes) is written cut with " ...", not refused', async () => {
+    const log = recordingLogger();
+    const k = side(log);
+    k.start();
+    // An ENIConfig's spec.subnet is free text the problem message quotes.
+    const message = `ENIConfig "zone-a" spec.subnet is not a subnet id: "${'é'.repeat(3000)}"`;
+    k.eniConfigProblem('EniConfigInvalid', message);
+    const written = await eventually('the Event', () =>
+      sim.objects
+        .list('events.k8s.io/v1', 'events', 'kube-system')
+        .find((e) => (e as { reason?: string }).reason === 'EniConfigInvalid'),
+    );
+    const note = (written as { note: string }).note;
+    expect(Buffer.byteLength(note)).toBeLessThanOrEqual(1024);
+    expect(Buffer.byteLength(note)).toBeGreaterThan(1000);
+    expect(note.startsWith('ENIConfig "zone-a" spec.subnet is not a subnet id: "é')).toBe(true);
+    expect(note.endsWith(' ...')).toBe(true);
+    expect(note).not.toContain('\uFFFD');
+    expect(log.lines.filter((l) => l.includes('not written'))).toEqual([]);
+    await k.stop();
+  });
+
   it('degrades while the API is unreachable, says so once, and catches up when it answers again', async () => {
     sim.objects.create('v1', 'pods', {
       metadata: { name: 'late', namespace: 'default' },

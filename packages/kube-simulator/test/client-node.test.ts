@@ -1,4 +1,11 @@
-import { CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  KubeConfig,
+  makeInformer,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type KubeSimulator, startKubeSimulator } from '../src/index.js';
@@ -203,5 +210,47 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
       items: { metadata: { name: string } }[];
     };
     expect(listed.items.map((i) => i.metadata.name)).toEqual(['deep-enough']);
+  });
+
+  it('refuses an events.k8s.io/v1 Event whose note passes 1024 bytes, or reason/action/reportingInstance 128, with 422', async () => {
+    const sim = await startKubeSimulator();
+    sims.push(sim);
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig());
+    const api = kc.makeApiClient(EventsV1Api);
+    const event = (name: string, over: Record<string, string>) => ({
+      metadata: { name, namespace: 'default' },
+      eventTime: new Date(Date.UTC(2026, 10, 24)),
+      reportingController: 'example.com/test',
+      reportingInstance: 'node-1',
+      action: 'Test',
+      reason: 'Testing',
+      type: 'Warning',
+      note: 'é'.repeat(512), // 1024 bytes: at the limit
+      regarding: { apiVersion: 'v1', kind: 'Node', name: 'node-1' },
+      ...over,
+    });
+    await api.createNamespacedEvent({ namespace: 'default', body: event('fits', {}) });
+    for (const [field, value] of [
+      ['note', `${'é'.repeat(512)}x`],
+      ['reason', 'r'.repeat(129)],
+      ['action', 'a'.repeat(129)],
+      ['reportingInstance', 'n'.repeat(129)],
+    ] as const) {
+      const e = await api
+        .createNamespacedEvent({
+          namespace: 'default',
+          body: event(`too-long-${field.toLowerCase()}`, { [field]: value }),
+        })
+        .catch((x: unknown) => x);
+      expect((e as { code?: number }).code).toBe(422);
+      expect(JSON.parse((e as { body: string }).body)).toMatchObject({
+        reason: 'Invalid',
+        details: { causes: [{ field, message: expect.stringContaining('can have at most') }] },
+      });
+    }
+    expect(sim.objects.list('events.k8s.io/v1', 'events', 'default').map((e) => e.metadata?.name)).toEqual([
+      'fits',
+    ]);
   });
 });
