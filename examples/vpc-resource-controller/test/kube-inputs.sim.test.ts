@@ -82,6 +82,26 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
     expect(refused.find((l) => l.policy === 'default/bad-key')?.problem).toContain(
       'key "tier is" is not a label key',
     );
+    // Fixed in place, the policy is served on the change; deleted and made again just as wrong, warned again.
+    world.kube.objects.patch(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      'bad-value',
+      {
+        spec: {
+          podSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['db-client'] }] },
+        },
+      },
+      'default',
+    );
+    await eventually('the web pod served by the fixed policy', () => world!.annotation('web-1'));
+    world.kube.objects.delete('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', 'bad-key', 'default');
+    const warnings = () =>
+      lines.filter((l) => l.includes('SecurityGroupPolicy refused') && l.includes('default/bad-key')).length;
+    // A few passes (every 100 ms) see it gone before it comes back.
+    await new Promise((r) => setTimeout(r, 500));
+    world.policy(policy('bad-key', { matchExpressions: [{ key: 'tier is', operator: 'DoesNotExist' }] }));
+    await eventually('warned again', () => warnings() === 2);
   });
 
   it('a spec of the wrong shape (a CRD without a schema) is refused alone: no TypeError, the pass and the webhook go on', async () => {

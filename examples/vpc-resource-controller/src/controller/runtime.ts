@@ -250,9 +250,11 @@ export class Runtime {
     const nodes = this.#caches.nodes.list();
     for (const node of nodes) await this.#refreshNode(node, now);
     const policies: SecurityGroupPolicy[] = [];
+    const listedPolicies = new Set<string>();
     for (const obj of this.#caches.policies.list()) {
       const p = readPolicy(obj);
       const key = `${obj.metadata?.namespace}/${obj.metadata?.name}`;
+      listedPolicies.add(key);
       if ('problem' in p) {
         if (this.#policyProblems.get(key) !== p.problem)
           this.#o.log.log('warn', 'SecurityGroupPolicy refused: it selects no pod', {
@@ -265,6 +267,9 @@ export class Runtime {
         policies.push(p);
       }
     }
+    // A refused policy deleted, then made again just as wrong, is warned about again.
+    for (const key of this.#policyProblems.keys())
+      if (!listedPolicies.has(key)) this.#policyProblems.delete(key);
     // A pod backing off is left out of this pass — unless it owns a branch, which leaving out would release.
     const owned = this.controller.ledger().owned;
     const waiting = (uid: string | undefined) =>
