@@ -41,6 +41,18 @@ function informerOn(sim: KubeSimulator) {
   return { informer, seen, errors };
 }
 
+/** A started simulator (closed after the test) and a client-node API of `Api` on it as the admin. */
+async function adminClient<T>(
+  Api: new (...args: never[]) => T,
+  options: Parameters<typeof startKubeSimulator>[0] = {},
+): Promise<{ sim: KubeSimulator; api: T }> {
+  const sim = await startKubeSimulator(options);
+  sims.push(sim);
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  return { sim, api: kc.makeApiClient(Api as never) as T };
+}
+
 describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
   it('re-lists after a watch expiry (410 Gone) and keeps its cache right', async () => {
     const sim = await startKubeSimulator();
@@ -112,11 +124,7 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
   });
 
   it('refuses metadata fields of the wrong JSON type and a list resourceVersion that is no version with 400, storing nothing', async () => {
-    const sim = await startKubeSimulator();
-    sims.push(sim);
-    const kc = new KubeConfig();
-    kc.loadFromString(sim.kubeconfig());
-    const api = kc.makeApiClient(CoreV1Api);
+    const { sim, api } = await adminClient(CoreV1Api);
     const statusOf = (e: unknown) => ({
       code: (e as { code?: number }).code,
       message: (JSON.parse((e as { body: string }).body) as { message: string }).message,
@@ -154,8 +162,7 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
   });
 
   it('refuses a body nested deeper than 1000 with 400 and stores nothing; one nested 1000 deep is stored and listed', async () => {
-    const sim = await startKubeSimulator({ tls: false });
-    sims.push(sim);
+    const { sim, api } = await adminClient(CustomObjectsApi, { tls: false });
     sim.objects.create('apiextensions.k8s.io/v1', 'customresourcedefinitions', {
       metadata: { name: 'things.example.com' },
       spec: {
@@ -172,9 +179,6 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
         ],
       },
     });
-    const kc = new KubeConfig();
-    kc.loadFromString(sim.kubeconfig());
-    const api = kc.makeApiClient(CustomObjectsApi);
     const nested = (levels: number): unknown => {
       let v: unknown = 'leaf';
       for (let i = 0; i < levels; i++) v = [v];
@@ -213,11 +217,7 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
   });
 
   it('refuses an events.k8s.io/v1 Event whose note passes 1024 bytes, or reason/action/reportingInstance 128, with 422', async () => {
-    const sim = await startKubeSimulator();
-    sims.push(sim);
-    const kc = new KubeConfig();
-    kc.loadFromString(sim.kubeconfig());
-    const api = kc.makeApiClient(EventsV1Api);
+    const { sim, api } = await adminClient(EventsV1Api);
     const event = (name: string, over: Record<string, string>) => ({
       metadata: { name, namespace: 'default' },
       eventTime: new Date(Date.UTC(2026, 10, 24)),
