@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { asRecord } from './builtin-types.js';
 import { crdProblems, establishedStatus } from './crd-registry.js';
+import { refuseTooDeep } from './depth.js';
 import { jsonPatch, mergePatch, type PatchType, strategicMergePatch } from './patch.js';
 import { groupVersion, type KubeObject, type ResourceType } from './resource-type.js';
 import { checkSchema } from './schema.js';
@@ -280,6 +281,8 @@ export class ObjectApi {
   #checkIdentity(t: ResourceType, body: unknown, namespace: string): KubeObject {
     const obj = asRecord(body);
     if (!obj) throw badRequest(`the object provided is unrecognized (must be of type ${t.kind})`);
+    // A patch (or a webhook's) can nest what no single body did: the result is held to the same depth.
+    refuseTooDeep(obj);
     if (obj.apiVersion !== undefined && obj.apiVersion !== groupVersion(t))
       throw badRequest(
         `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${groupVersion(t)})`,

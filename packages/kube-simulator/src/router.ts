@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdmissionInput } from './admission.js';
 import { asRecord } from './builtin-types.js';
+import { refuseTooDeep } from './depth.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import type { FieldValidation, ObjectApi, WriteOptions } from './object-api.js';
 import { PATCH_CONTENT_TYPES } from './patch.js';
@@ -108,31 +109,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/**
- * How deep a request body may nest. The API server's decoder stops at 10000; a JavaScript stack does not hold an
- * object that deep through clone and serialization (one was stored, then failed every list with a 500), so the
- * simulator stops at 1000, far beyond any real object.
- */
-const MAX_JSON_DEPTH = 1000;
-
-/** The deepest nesting of arrays and objects in JSON text (brackets inside strings do not count); no recursion. */
-function jsonDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return deepest;
-}
-
 function parseJson(body: Buffer): unknown {
   const text = body.toString('utf8');
   let value: unknown;
@@ -141,7 +117,7 @@ function parseJson(body: Buffer): unknown {
   } catch (e) {
     throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
-  if (jsonDepth(text) > MAX_JSON_DEPTH) throw badRequest(`json: exceeded max depth of ${MAX_JSON_DEPTH}`);
+  refuseTooDeep(value);
   return value;
 }
 

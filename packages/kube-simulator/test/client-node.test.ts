@@ -214,6 +214,25 @@ describe('@kubernetes/client-node 1.4 informers against kube-simulator', () => {
       items: { metadata: { name: string } }[];
     };
     expect(listed.items.map((i) => i.metadata.name)).toEqual(['deep-enough']);
+
+    // Two JSON patch operations, each shallow enough, nesting one value inside the other: the result is held to
+    // the same limit, and the object stays as it was.
+    await api.createNamespacedCustomObject({ ...where, body: thing('patched', { a: 1 }) });
+    const patch = (ops: unknown) =>
+      fetch(`${sim.url}/apis/example.com/v1/namespaces/default/things/patched`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json-patch+json' },
+        body: JSON.stringify(ops),
+      });
+    expect((await patch([{ op: 'replace', path: '/spec/a', value: nested(600) }])).status).toBe(200);
+    const inside = `/spec/a${'/0'.repeat(599)}/0`;
+    const refusedPatch = await patch([{ op: 'add', path: inside, value: nested(600) }]);
+    expect(refusedPatch.status).toBe(400);
+    expect(await refusedPatch.json()).toMatchObject({ message: 'json: exceeded max depth of 1000' });
+    const after = (await api.getNamespacedCustomObject({ ...where, name: 'patched' })) as {
+      spec: { a: unknown };
+    };
+    expect(after.spec.a).toEqual(nested(600));
   });
 
   it('refuses an events.k8s.io/v1 Event whose note passes 1024 bytes, or reason/action/reportingInstance 128, with 422', async () => {
