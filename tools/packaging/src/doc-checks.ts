@@ -111,3 +111,66 @@ export function adrIndexEntries(indexMarkdown: string): AdrIndexEntry[] {
   }
   return entries;
 }
+
+/** A command a document tells the reader to run: `node <script> …` or `npm run <name> …`. */
+export interface DocCommand {
+  line: number;
+  /** `node` for a script, `npm` for a package.json script. */
+  kind: 'node' | 'npm';
+  /** The script's path as written, or the npm script's name. */
+  target: string;
+  /** The `--options` written with it (in its inline code span, or on its line and comment lines below it). */
+  options: string[];
+}
+
+const NODE_COMMAND =
+  /\bnode\s+((?:\.\.?\/)?(?:benchmarks|packages|examples|tools|scripts|deploy)\/[\w./-]+\.m?js)\b/;
+const NPM_COMMAND = /\bnpm run ([\w:-]+)/;
+const OPTION = /(?:^|[\s[|'"`(])(--[a-z][a-z0-9-]*)/g;
+
+function commandIn(text: string, line: number): DocCommand | undefined {
+  const node = NODE_COMMAND.exec(text);
+  const npm = node === null ? NPM_COMMAND.exec(text) : null;
+  const m = node ?? npm;
+  if (m === null) return undefined;
+  const after = text.slice(m.index + m[0].length);
+  // `npm run x -- --flag`: the flags after `--` are the script's.
+  const options = [...after.matchAll(OPTION)].map((o) => o[1] ?? '');
+  return { line, kind: node !== null ? 'node' : 'npm', target: m[1] ?? '', options };
+}
+
+/**
+ * The commands of `markdown`: in fenced code blocks one per line (a comment line right below adds options to it,
+ * as `# --runs 40 [--bin-dir D]` does), in indented code one per line, in prose one per inline code span.
+ */
+export function documentedCommands(markdown: string): DocCommand[] {
+  const out: DocCommand[] = [];
+  let fenced = false;
+  let last: DocCommand | undefined;
+  markdown.split('\n').forEach((text, i) => {
+    if (/^\s*```/.test(text)) {
+      fenced = !fenced;
+      last = undefined;
+      return;
+    }
+    if (fenced) {
+      const command = commandIn(text, i + 1);
+      if (command !== undefined) out.push(command);
+      else if (last !== undefined && /^\s+#/.test(text))
+        last.options.push(...[...text.matchAll(OPTION)].map((o) => o[1] ?? ''));
+      last = command ?? (/^\s+#/.test(text) ? last : undefined);
+      return;
+    }
+    // An indented code block's command line.
+    const indented = /^ {4,}(?:sudo )?(?:node|npm) /.test(text) ? commandIn(text, i + 1) : undefined;
+    if (indented !== undefined) {
+      out.push(indented);
+      return;
+    }
+    for (const span of text.matchAll(/`([^`]+)`/g)) {
+      const command = commandIn(span[1] ?? '', i + 1);
+      if (command !== undefined) out.push(command);
+    }
+  });
+  return out;
+}

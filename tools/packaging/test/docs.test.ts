@@ -3,11 +3,18 @@
  * heading), docs/index.md lists every decision record under its own title, and every environment variable a
  * document names is one the code knows. The decision records themselves are history and are not checked.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { adrIndexEntries, documentedVariables, markdownAnchors, markdownLinks } from '../src/doc-checks.js';
+import {
+  adrIndexEntries,
+  documentedCommands,
+  documentedVariables,
+  markdownAnchors,
+  markdownLinks,
+} from '../src/doc-checks.js';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -140,3 +147,60 @@ it('docs/index.md lists every decision record once, under its own title', () => 
     );
   }
 });
+
+/** A benchmark script's `--help` (every one answers it before doing anything: benchmarks/lib/cli.mjs). */
+const helpOf = new Map<string, Promise<string>>();
+function help(script: string): Promise<string> {
+  let text = helpOf.get(script);
+  if (text === undefined) {
+    text = new Promise((resolve) =>
+      execFile(
+        process.execPath,
+        [join(repo, script), '--help'],
+        { encoding: 'utf8', timeout: 15_000, killSignal: 'SIGKILL' },
+        (_error, stdout, stderr) => resolve(`${stdout}${stderr}`),
+      ),
+    );
+    helpOf.set(script, text);
+  }
+  return text;
+}
+
+it('runs only scripts that exist, npm scripts the root package.json has, and benchmark options their --help lists', async () => {
+  const scripts = (
+    JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  const wrong: string[] = [];
+  for (const doc of documents) {
+    for (const c of documentedCommands(readFileSync(join(repo, doc), 'utf8'))) {
+      const where = `${doc}:${c.line}`;
+      let script = c.target;
+      if (c.kind === 'npm') {
+        const body = scripts[c.target];
+        if (body === undefined) {
+          wrong.push(`${where}: npm run ${c.target}: no such script in package.json`);
+          continue;
+        }
+        // `npm run bench -- --flag` passes the flag to the script the npm script runs.
+        const run = /^node (benchmarks\/\S+\.mjs)$/.exec(body)?.[1];
+        if (run === undefined) continue;
+        script = run;
+      } else {
+        const path = [join(repo, script), resolve(dirname(join(repo, doc)), script)].find((p) =>
+          existsSync(p),
+        );
+        if (path === undefined) {
+          wrong.push(`${where}: node ${script}: no such file`);
+          continue;
+        }
+        script = relative(repo, path);
+      }
+      if (!script.startsWith('benchmarks/') || c.options.length === 0) continue;
+      const text = await help(script);
+      for (const option of c.options)
+        if (!new RegExp(`(^|\\s|\\[)${option}\\b`).test(text))
+          wrong.push(`${where}: ${script} has no ${option}`);
+    }
+  }
+  expect(wrong).toEqual([]);
+}, 60_000);
