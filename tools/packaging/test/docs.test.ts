@@ -148,7 +148,7 @@ it('docs/index.md lists every decision record once, under its own title', () => 
   }
 });
 
-/** A benchmark script's `--help` (every one answers it before doing anything: benchmarks/lib/cli.mjs). */
+/** A benchmark script's `--help` (every one answers it before doing anything: scripts/lib/cli.mjs). */
 const helpOf = new Map<string, Promise<string>>();
 function help(script: string): Promise<string> {
   let text = helpOf.get(script);
