@@ -98,8 +98,9 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
     world.kube.objects.delete('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', 'bad-key', 'default');
     const warnings = () =>
       lines.filter((l) => l.includes('SecurityGroupPolicy refused') && l.includes('default/bad-key')).length;
-    // A few passes (every 100 ms) see it gone before it comes back.
-    await new Promise((r) => setTimeout(r, 500));
+    // Passes run every 100 ms: give the watch time to deliver the deletion and a pass to see it gone (generous,
+    // for a loaded machine) before it comes back.
+    await new Promise((r) => setTimeout(r, 1500));
     world.policy(policy('bad-key', { matchExpressions: [{ key: 'tier is', operator: 'DoesNotExist' }] }));
     await eventually('warned again', () => warnings() === 2);
   });
