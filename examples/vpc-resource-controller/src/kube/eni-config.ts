@@ -98,8 +98,8 @@ export async function readEniConfig(api: KubeApis, name: string): Promise<EniCon
 
 /**
  * The ENIConfig's spec as the controller uses it: `subnet` empty (the node's subnet stays, as in the reference)
- * or a subnet id, `securityGroups` up to 5 security group ids (EC2's limit per ENI). Anything else is MALFORMED,
- * naming the field: EC2 would refuse every branch made from it, one pod at a time.
+ * or a subnet id, `securityGroups` up to 5 security group ids (EC2's default limit per ENI). Anything else is
+ * MALFORMED, naming the field, and the node waits as for a missing ENIConfig: nothing goes to EC2 made from it.
  */
 function eniConfigSpec(name: string, spec: Record<string, unknown> | undefined): EniConfigSpec {
   const bad = (why: string) => new EniConfigError('MALFORMED', `ENIConfig ${name}: ${why}`);
