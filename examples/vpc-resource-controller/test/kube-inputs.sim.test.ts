@@ -142,7 +142,7 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
 });
 
 describe('ENIConfig objects the controller cannot build a trunk or branch from', () => {
-  it('a subnet or security group that is not an EC2 id, or more than 5 groups, is MALFORMED, naming the field', async () => {
+  it('a subnet or security group that is not an EC2 id, or more than 16 groups, is MALFORMED, naming the field', async () => {
     world = await startWorld();
     const api = kubeApis(world.kubeconfigPath);
     const eniConfig = (name: string, spec: Record<string, unknown>) =>
@@ -152,10 +152,10 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
       } as never);
     eniConfig('bad-subnet', { subnet: 'subnet-XYZ', securityGroups: [POD_NET_SG] });
     eniConfig('bad-group', { subnet: 'subnet-0c000000000000003', securityGroups: ['default'] });
-    eniConfig('six-groups', {
-      subnet: 'subnet-0c000000000000003',
-      securityGroups: ['1', '2', '3', '4', '5', '6'].map((d) => `sg-0000000${d}`),
-    });
+    const groups = (n: number) =>
+      Array.from({ length: n }, (_, i) => `sg-000000${i.toString(16).padStart(2, '0')}`);
+    eniConfig('sixteen-groups', { subnet: 'subnet-0c000000000000003', securityGroups: groups(16) });
+    eniConfig('seventeen-groups', { subnet: 'subnet-0c000000000000003', securityGroups: groups(17) });
     eniConfig('good', { subnet: 'subnet-0c000000000000003', securityGroups: [POD_NET_SG] });
     eniConfig('no-subnet', { subnet: '' });
 
@@ -168,7 +168,11 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
       /^MALFORMED: ENIConfig bad-subnet: spec\.subnet .*subnet-XYZ/,
     );
     expect(await problem('bad-group')).toMatch(/^MALFORMED: ENIConfig bad-group: spec\.securityGroups/);
-    expect(await problem('six-groups')).toMatch(/^MALFORMED: ENIConfig six-groups: .*more than 5/);
+    // EC2 holds an account to its quota (5 unless raised, up to 16) when the ENI is created.
+    expect(await problem('sixteen-groups')).toBe('read');
+    expect(await problem('seventeen-groups')).toMatch(
+      /^MALFORMED: ENIConfig seventeen-groups: spec\.securityGroups lists 17 groups, more than EC2 allows on an ENI \(16\)$/,
+    );
     expect(await readEniConfig(api, 'good')).toEqual({
       subnet: 'subnet-0c000000000000003',
       securityGroups: [POD_NET_SG],

@@ -28,7 +28,10 @@ export interface SecurityGroupPolicy {
   readonly podSelector?: LabelSelector | undefined;
   /** `spec.serviceAccountSelector`: labels of the pod's service account. */
   readonly serviceAccountSelector?: LabelSelector | undefined;
-  /** `spec.securityGroups.groupIds` (`sg-…`, 1..5). */
+  /**
+   * `spec.securityGroups.groupIds` (`sg-…`, 1..16: the CRD's bound, EC2's most per interface; EC2 refuses more
+   * than the account's quota, 5 unless raised, when the branch is created).
+   */
   readonly groupIds: readonly string[];
 }
 
@@ -137,7 +140,7 @@ export function matchesLabelSelector(
   return true;
 }
 
-/** Validates a policy: a name, at least one selector, 1..5 `sg-` group ids. Throws `INVALID_ARGUMENT`. */
+/** Validates a policy: a name, at least one selector, 1..16 `sg-` group ids. Throws `INVALID_ARGUMENT`. */
 export function validateSecurityGroupPolicy(policy: SecurityGroupPolicy): SecurityGroupPolicy {
   const op = 'validateSecurityGroupPolicy';
   if (
@@ -159,8 +162,8 @@ export function validateSecurityGroupPolicy(policy: SecurityGroupPolicy): Securi
   if (policy.podSelector) validateLabelSelector(policy.podSelector, `${op} ${where}.podSelector`);
   if (policy.serviceAccountSelector)
     validateLabelSelector(policy.serviceAccountSelector, `${op} ${where}.serviceAccountSelector`);
-  if (!Array.isArray(policy.groupIds) || policy.groupIds.length < 1 || policy.groupIds.length > 5) {
-    throw invalidArgument(op, `${where}: groupIds must hold 1..5 ids`);
+  if (!Array.isArray(policy.groupIds) || policy.groupIds.length < 1 || policy.groupIds.length > 16) {
+    throw invalidArgument(op, `${where}: groupIds must hold 1..16 ids`);
   }
   for (const g of policy.groupIds)
     if (!/^sg-[0-9a-f]{1,32}$/.test(g))
