@@ -141,6 +141,38 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
   });
 });
 
+describe('a SecurityGroupPolicy naming a group EC2 does not have', () => {
+  it("still selects its pods, which wait with EC2's refusal in an Event instead of starting with the node's groups", async () => {
+    world = await startWorld();
+    world.policy({
+      metadata: { name: 'typo', namespace: 'default' },
+      spec: { podSelector: { matchLabels: { app: 'typo' } }, securityGroups: { groupIds: ['sg-typo'] } },
+    });
+    world.policy(dbClientPolicy());
+    // The webhook's lookup gives the pod the resource: it is scheduled as a branch pod, not as an ordinary one.
+    const lookup = apiPolicyLookup(kubeApis(world.kubeconfigPath));
+    expect(
+      await lookup({ namespace: 'default', labels: { app: 'typo' }, serviceAccountName: 'default' }),
+    ).toEqual(['sg-typo']);
+    await world.controller();
+    world.pod('typo-1', 'node-1', { app: 'typo' });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
+    const events = () =>
+      (
+        world!.kube.objects.list('v1', 'events', 'default') as {
+          involvedObject?: { name?: string };
+          reason?: string;
+          message?: string;
+        }[]
+      ).filter((e) => e.involvedObject?.name === 'typo-1' && e.reason === 'BranchAllocationFailed');
+    const ev = await eventually('the refusal in an Event', () => events()[0]);
+    expect(ev.message).toContain('sg-typo');
+    expect(world.annotation('typo-1')).toBeUndefined();
+    expect(world.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
+  });
+});
+
 describe('ENIConfig objects the controller cannot build a trunk or branch from', () => {
   it('a subnet or security group that is not an EC2 id, or more than 16 groups, is MALFORMED, naming the field', async () => {
     world = await startWorld();

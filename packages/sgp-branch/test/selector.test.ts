@@ -86,11 +86,15 @@ describe('SecurityGroupPolicy matching', () => {
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `sg-${i + 1}`);
     const sixteen = { ...db, groupIds: ids(16) };
     expect(validateSecurityGroupPolicy(sixteen)).toBe(sixteen);
+    // A group id's form is EC2's to check: the policy still selects, and EC2 refuses the branch (fail closed).
+    const malformed = { ...db, groupIds: ['group-1'] };
+    expect(validateSecurityGroupPolicy(malformed)).toBe(malformed);
     const bad = [
       { ...db, podSelector: undefined },
       { ...db, groupIds: [] },
       { ...db, groupIds: ids(17) },
-      { ...db, groupIds: ['group-1'] },
+      { ...db, groupIds: [''] },
+      { ...db, groupIds: [7] },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] } },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] } },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] } },
