@@ -102,6 +102,56 @@ describe('a pluginLogFile under /proc (where a recursive mkdir never returns)', 
   });
 });
 
+describe('CNI_ARGS', () => {
+  const conf = (dir: string) =>
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'aws-cni',
+      type: 'aws-cni',
+      ipamdSocket: join(dir, 'no-daemon.sock'),
+    });
+
+  it('aws-cni refuses a key it does not know (code 4) unless IgnoreUnknown is set, as the reference', async () => {
+    for (const bin of ['aws-cni.cjs', 'aws-cni']) {
+      const refused = await runPlugin(
+        bin,
+        { ...request, CNI_COMMAND: 'ADD', CNI_ARGS: 'K8S_POD_NAME=p;K8S_POD_NAMSPACE=default' },
+        conf(dir.path),
+      );
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toEqual({
+        code: 4,
+        msg: 'CNI_ARGS: unknown key "K8S_POD_NAMSPACE"',
+      });
+      // What containerd sends goes on to the daemon (absent here: code 11).
+      const sent = await runPlugin(
+        bin,
+        {
+          ...request,
+          CNI_COMMAND: 'ADD',
+          CNI_ARGS:
+            'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u;FOO=bar',
+        },
+        conf(dir.path),
+      );
+      expect(JSON.parse(sent.stdout)).toMatchObject({ code: 11 });
+    }
+  });
+
+  it('a key given twice with different values is code 4 (which pod was meant cannot be told)', async () => {
+    const o = await runPlugin(
+      'aws-cni.cjs',
+      { ...request, CNI_COMMAND: 'DEL', CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAME=a;K8S_POD_NAME=b' },
+      conf(dir.path),
+    );
+    expect(o.code).toBe(1);
+    expect(JSON.parse(o.stdout)).toEqual({
+      code: 4,
+      msg: 'CNI_ARGS: "K8S_POD_NAME" given twice with different values',
+    });
+  });
+});
+
 describe('run by hand', () => {
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     version: string;
