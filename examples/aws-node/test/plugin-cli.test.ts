@@ -110,19 +110,21 @@ describe('CNI_ARGS', () => {
       type: 'aws-cni',
       ipamdSocket: join(dir, 'no-daemon.sock'),
     });
+  /** Runs `bin` with `CNI_ARGS` and expects it refused with code 4 and `msg`. */
+  async function refused(bin: string, command: string, args: string, msg: string) {
+    const o = await runPlugin(bin, { ...request, CNI_COMMAND: command, CNI_ARGS: args }, conf(dir.path));
+    expect(o.code).toBe(1);
+    expect(JSON.parse(o.stdout)).toEqual({ code: 4, msg });
+  }
 
   it('aws-cni refuses a key it does not know (code 4) unless IgnoreUnknown is set, as the reference', async () => {
     for (const bin of ['aws-cni.cjs', 'aws-cni']) {
-      const refused = await runPlugin(
+      await refused(
         bin,
-        { ...request, CNI_COMMAND: 'ADD', CNI_ARGS: 'K8S_POD_NAME=p;K8S_POD_NAMSPACE=default' },
-        conf(dir.path),
+        'ADD',
+        'K8S_POD_NAME=p;K8S_POD_NAMSPACE=default',
+        'CNI_ARGS: unknown key "K8S_POD_NAMSPACE"',
       );
-      expect(refused.code).toBe(1);
-      expect(JSON.parse(refused.stdout)).toEqual({
-        code: 4,
-        msg: 'CNI_ARGS: unknown key "K8S_POD_NAMSPACE"',
-      });
       // What containerd sends goes on to the daemon (absent here: code 11).
       const sent = await runPlugin(
         bin,
@@ -139,16 +141,12 @@ describe('CNI_ARGS', () => {
   });
 
   it('a key given twice with different values is code 4 (which pod was meant cannot be told)', async () => {
-    const o = await runPlugin(
+    await refused(
       'aws-cni.cjs',
-      { ...request, CNI_COMMAND: 'DEL', CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAME=a;K8S_POD_NAME=b' },
-      conf(dir.path),
+      'DEL',
+      'IgnoreUnknown=1;K8S_POD_NAME=a;K8S_POD_NAME=b',
+      'CNI_ARGS: "K8S_POD_NAME" given twice with different values',
     );
-    expect(o.code).toBe(1);
-    expect(JSON.parse(o.stdout)).toEqual({
-      code: 4,
-      msg: 'CNI_ARGS: "K8S_POD_NAME" given twice with different values',
-    });
   });
 });
 

@@ -18,6 +18,7 @@ import {
   type DelNetworkRequest,
   decode,
   encode,
+  type Messages,
   Methods,
 } from '../src/rpc/messages.js';
 import { addRequest, delRequest, testBackend } from './support/backend.js';
@@ -64,26 +65,23 @@ describe('AddNetwork and DelNetwork with hostile fields, over the socket', () =>
     dir.remove();
   });
 
-  const add = async (req: AddNetworkRequest) =>
-    decode(
-      'AddNetworkReply',
-      await unaryCall({
-        socketPath,
-        method: Methods.AddNetwork,
-        request: encode('AddNetworkRequest', req),
-        timeoutMs: 5000,
-      }),
-    );
-  const del = async (req: DelNetworkRequest) =>
-    decode(
-      'DelNetworkReply',
-      await unaryCall({
-        socketPath,
-        method: Methods.DelNetwork,
-        request: encode('DelNetworkRequest', req),
-        timeoutMs: 5000,
-      }),
-    );
+  /** One call of `method` over the socket with the plugin's client, its reply decoded. */
+  const call =
+    <
+      Req extends 'AddNetworkRequest' | 'DelNetworkRequest',
+      Res extends 'AddNetworkReply' | 'DelNetworkReply',
+    >(
+      method: string,
+      reqType: Req,
+      resType: Res,
+    ) =>
+    async (req: Messages[Req]): Promise<Messages[Res]> =>
+      decode(
+        resType,
+        await unaryCall({ socketPath, method, request: encode(reqType, req), timeoutMs: 5000 }),
+      );
+  const add = call(Methods.AddNetwork, 'AddNetworkRequest', 'AddNetworkReply');
+  const del = call(Methods.DelNetwork, 'DelNetworkRequest', 'DelNetworkReply');
 
   it('refuses an AddNetwork whose names are not names, keeping, logging and assigning nothing of them', async () => {
     const cases: [Partial<AddNetworkRequest>, string][] = [
