@@ -4,7 +4,7 @@
  * CNI project's Go skeleton do); a log path the filesystem refuses costs only the log lines, never a hang. Each request fails before anything on the host is touched (no daemon behind the
  * socket; no IPAM plugin on CNI_PATH), so this runs unprivileged.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +98,37 @@ describe('a pluginLogFile under /proc (where a recursive mkdir never returns)', 
       expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
       expect(o.code).toBe(1);
       expect(JSON.parse(o.stdout)).toMatchObject({ msg: 'failed to find plugin "host-local" in path [/x]' });
+    }
+  });
+});
+
+describe('a pluginLogFile that is no file', () => {
+  const conf = (pluginLogFile: string) =>
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'aws-cni',
+      type: 'aws-cni',
+      ipamdSocket: join(dir.path, 'no-daemon.sock'),
+      pluginLogFile,
+      pluginLogLevel: 'debug',
+    });
+
+  it('a path of standard output logs to stderr: stdout holds only the CNI answer', async () => {
+    for (const pluginLogFile of ['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']) {
+      const o = await runPlugin('aws-cni.cjs', { ...request, CNI_COMMAND: 'ADD' }, conf(pluginLogFile));
+      expect(o.code).toBe(1);
+      expect(JSON.parse(o.stdout), pluginLogFile).toMatchObject({ code: 11 });
+      expect(o.stderr).toContain('"msg":"Received CNI add request"');
+    }
+  });
+
+  it('a FIFO nobody reads costs the log lines, never a hang', async () => {
+    const fifo = join(dir.path, 'plugin.fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const bin of ['aws-cni.cjs', 'aws-cni']) {
+      const o = await runPlugin(bin, { ...request, CNI_COMMAND: 'ADD' }, conf(fifo));
+      expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
+      expect(JSON.parse(o.stdout)).toMatchObject({ code: 11 });
     }
   });
 });
