@@ -197,6 +197,17 @@ describePrivileged('aws-node and aws-vpc-cni-init: hostile command lines and sta
     );
   });
 
+  it('a log path that is a FIFO nobody reads: the same line at once, not a start that hangs', async () => {
+    const fifo = join(scratch.path, 'ipamd.fifo');
+    run('mkfifo', fifo);
+    const o = await untouched(bare, 'aws-node.cjs', [], { AWS_VPC_K8S_CNI_LOG_FILE: fifo });
+    expect(o.code).toBe(1);
+    expect(o.stderr).toBe(
+      `aws-node: cannot open the log file ${fifo} for appending (ENXIO): set AWS_VPC_K8S_CNI_LOG_FILE to a writable path, or to stderr or stdout\n`,
+    );
+    expect(o.ms).toBeLessThan(10_000);
+  });
+
   it('a log path under /proc (where a recursive mkdir never returns): the same line within seconds', async () => {
     const o = await untouched(bare, 'aws-node.cjs', [], {
       AWS_VPC_K8S_CNI_LOG_FILE: '/proc/vck-nope/ipamd.log',

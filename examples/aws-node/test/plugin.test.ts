@@ -174,6 +174,19 @@ describe('aws-cni handlers against a gRPC daemon', () => {
     expect(out).toMatchObject({ code: 11, msg: expect.stringMatching(/not reachable/) });
   });
 
+  it('refuses an ipamdSocket longer than a unix socket path can be (code 7), not "try again later" for ever', async () => {
+    const ipamdSocket = `/run/${'s'.repeat(103)}`;
+    for (const command of ['ADD', 'DEL']) {
+      const { code, out } = await run(command, conf({ ipamdSocket }));
+      expect(code).toBe(1);
+      expect(out).toMatchObject({
+        code: 7,
+        msg: "invalid network config: ipamdSocket: is 108 bytes long; a unix socket's path has at most 107",
+      });
+    }
+    expect(calls.add).toHaveLength(0);
+  });
+
   it('rejects a veth prefix longer than 4 characters with the reference message', async () => {
     const { out } = await run('ADD', conf({ vethPrefix: 'abcde' }));
     expect(out).toMatchObject({ code: 7, msg: 'conf.VethPrefix can be at most 4 characters long' });

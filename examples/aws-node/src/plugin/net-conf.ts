@@ -1,4 +1,5 @@
 import { CniError, CniErrorCode, type PluginConfig } from '@vpc-cni-kit/cni-spec';
+import { unixSocketPathProblem } from '../config/bind-address.js';
 import { type LogLevel, readLogLevel } from '../log/logger.js';
 
 /** The `aws-cni` entry of the conflist, as the reference reads it (plus our `ipamdSocket`). */
@@ -60,10 +61,11 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
     );
   }
   const ipamdSocket = str('ipamdSocket', DEFAULT_IPAMD_SOCKET);
-  if (!ipamdSocket.startsWith('/')) {
+  const socketProblem = unixSocketPathProblem(ipamdSocket);
+  if (socketProblem !== undefined) {
     throw new CniError(
       CniErrorCode.InvalidNetworkConfig,
-      'invalid network config: ipamdSocket: must be an absolute path',
+      `invalid network config: ipamdSocket: ${socketProblem}`,
       ipamdSocket,
     );
   }
