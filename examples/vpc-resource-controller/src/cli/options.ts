@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../controller/logger.js';
+import { kubeconfigList } from '../kube/kubeconfig.js';
 import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
 
@@ -27,7 +28,8 @@ options:
   --cluster-name NAME            cluster name: the kubernetes.io/cluster/NAME tag of every ENI (required)
   --region REGION                AWS region (default: AWS_REGION, AWS_DEFAULT_REGION)
   --ec2-endpoint URL             EC2 endpoint (default: AWS_EC2_ENDPOINT, else the region's)
-  --kubeconfig PATH              kubeconfig file (default: KUBECONFIG, else in-cluster)
+  --kubeconfig PATH              kubeconfig file (default: the KUBECONFIG list, merged as kubectl does;
+                                 else in-cluster)
   --branch-eni-cooldown DURATION time a released branch ENI waits before deletion when the amazon-vpc-cni
                                  ConfigMap sets no branch-eni-cooldown (default 60s)
   --branch-concurrency N         pods whose branch ENIs are made at once (default 8)
@@ -70,8 +72,11 @@ export interface Settings {
   readonly region: string;
   /** EC2 endpoint override. */
   readonly ec2Endpoint: string | undefined;
-  /** Kubeconfig file (undefined: in-cluster). */
-  readonly kubeconfig: string | undefined;
+  /**
+   * Kubeconfig files, merged first-wins (`--kubeconfig`: one; `KUBECONFIG`: its list without empty entries);
+   * undefined: in-cluster.
+   */
+  readonly kubeconfig: readonly string[] | undefined;
   /** Where {@link Settings.kubeconfig} came from (for the hint when it cannot be read). */
   readonly kubeconfigFrom: '--kubeconfig' | 'KUBECONFIG' | undefined;
   /** Branch cooldown (ms). */
@@ -192,9 +197,12 @@ export function readCommandLine(
   const ec2Endpoint = str('ec2-endpoint') ?? env['AWS_EC2_ENDPOINT'];
   if (ec2Endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(ec2Endpoint))
     return invalid(`--ec2-endpoint is not an http(s) URL: ${JSON.stringify(ec2Endpoint)}`);
-  const kubeconfig = str('kubeconfig') ?? (env['KUBECONFIG'] || undefined);
+  const flagKubeconfig = str('kubeconfig');
+  const envKubeconfig = kubeconfigList(env['KUBECONFIG']);
+  const kubeconfig =
+    flagKubeconfig !== undefined ? [flagKubeconfig] : envKubeconfig.length > 0 ? envKubeconfig : undefined;
   const kubeconfigFrom =
-    str('kubeconfig') !== undefined ? '--kubeconfig' : kubeconfig !== undefined ? 'KUBECONFIG' : undefined;
+    flagKubeconfig !== undefined ? '--kubeconfig' : kubeconfig !== undefined ? 'KUBECONFIG' : undefined;
 
   const durations: Record<string, number> = {};
   for (const [flag, fallback] of [

@@ -5,7 +5,7 @@ import {
   type Ec2Credentials,
 } from '@vpc-cni-kit/eni-manager';
 import type { BranchLedger } from '@vpc-cni-kit/sgp-branch';
-import { type InClusterSource, kubeApis } from '../kube/apis.js';
+import type { KubeApis } from '../kube/apis.js';
 import { type LeaderElectionOptions, LeaderElector } from '../kube/leader.js';
 import type { Logger } from './logger.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -34,10 +34,12 @@ export interface ControllerOptions {
   readonly ec2Endpoint?: string | undefined;
   /** Static EC2 credentials; default: the SDK's provider chain. */
   readonly ec2Credentials?: Ec2Credentials | undefined;
-  /** A kubeconfig file; default: in-cluster. */
-  readonly kubeconfig?: string | undefined;
-  /** Where the in-cluster configuration is read without a kubeconfig. @defaultValue this process's environment */
-  readonly inCluster?: InClusterSource | undefined;
+  /**
+   * The Kubernetes clients, loaded once by the caller (`kubeApis`: a kubeconfig list or in-cluster), so that
+   * a configuration that cannot be loaded is refused before anything starts and the program's own calls (its
+   * start-up probe, the webhook) share them.
+   */
+  readonly kube: KubeApis;
   /**
    * How long a released branch waits before it is deleted while the `kube-system/amazon-vpc-cni` ConfigMap sets
    * no `branch-eni-cooldown` (which then wins, watched: a change applies without a restart). The reference's
@@ -88,7 +90,7 @@ export interface RunningController {
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const now = options.now ?? (() => Date.now());
   const log = options.log;
-  const kube = kubeApis(options.kubeconfig, options.inCluster);
+  const kube = options.kube;
   const ec2: Ec2Api = createEc2Api({
     region: options.region,
     ...(options.ec2Endpoint === undefined ? {} : { endpoint: options.ec2Endpoint }),

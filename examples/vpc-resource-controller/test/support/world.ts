@@ -17,6 +17,7 @@ import { parseAllDocuments } from 'yaml';
 import {
   type ControllerMetrics,
   jsonLogger,
+  kubeApis,
   type Logger,
   type RunningController,
   startController,
@@ -154,7 +155,7 @@ export async function startWorld(
         region: ec2.region,
         ec2Endpoint: ec2.endpoint,
         ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
-        kubeconfig: options.kubeconfig ?? kubeconfigPath,
+        kube: kubeApis(options.kubeconfig ?? kubeconfigPath),
         cooldownMs: options.cooldownMs ?? 300,
         tickMs: options.tickMs ?? 100,
         nodeRetryMs: 100,
