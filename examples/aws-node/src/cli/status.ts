@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
 import { type BindAddress, parseBindAddress } from '../config/bind-address.js';
-import { VERSION } from '../version.js';
+import { programVersion } from '../version.js';
 import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
 
@@ -252,7 +252,7 @@ export async function runStatus(
     return 0;
   }
   if (values.version) {
-    out.stdout(`aws-node ${env['VPC_CNI_VERSION'] || VERSION}\n`);
+    out.stdout(`aws-node ${programVersion(env)}\n`);
     return 0;
   }
   const address = values.address ?? (env['INTROSPECTION_BIND_ADDRESS'] || '127.0.0.1:61679');

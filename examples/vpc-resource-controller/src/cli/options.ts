@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { LogLevel } from '../controller/logger.js';
+import { isLogLevel, LOG_LEVEL_CHOICES, type LogLevel } from '../controller/logger.js';
 import { kubeconfigList } from '../kube/kubeconfig.js';
 import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
@@ -50,7 +50,7 @@ options:
                                  <service>.<namespace>.svc (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.crt,
                                  where the manifests mount the Secret vpc-resource-controller-webhook-cert)
   --webhook-key-file PATH        its PEM private key (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.key)
-  --log-level LEVEL              debug, info, warn or error (default info)
+  --log-level LEVEL              ${LOG_LEVEL_CHOICES} (default info)
   -h, --help                     this text
   -v, --version                  the version
 
@@ -130,8 +130,6 @@ const OPTIONS = {
   'webhook-cert-file': { type: 'string' },
   'webhook-key-file': { type: 'string' },
 } as const;
-
-const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /**
  * `argv` with `--flag -5s` written `--flag=-5s` for each string-valued `--flag` followed by a negative number:
@@ -223,8 +221,8 @@ export function readCommandLine(
   if (concurrency < 1 || concurrency > 64)
     return invalid(`bad --branch-concurrency ${JSON.stringify(concurrencyText)}: an integer from 1 to 64`);
   const logLevel = str('log-level') ?? 'info';
-  if (!LEVELS.has(logLevel))
-    return invalid(`bad --log-level ${JSON.stringify(logLevel)}: debug, info, warn or error`);
+  if (!isLogLevel(logLevel))
+    return invalid(`bad --log-level ${JSON.stringify(logLevel)}: ${LOG_LEVEL_CHOICES}`);
 
   /** A `HOST:PORT` or `:PORT` flag: undefined when absent, a string when malformed. */
   const bindAddress = (flag: string): { host: string; port: number } | string | undefined => {
@@ -298,7 +296,7 @@ export function readCommandLine(
       cooldownMs: durations['branch-eni-cooldown']!,
       concurrency,
       leaderElection,
-      logLevel: logLevel as LogLevel,
+      logLevel,
       healthProbes,
       metrics,
       webhook,
