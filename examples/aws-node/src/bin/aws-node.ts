@@ -5,7 +5,8 @@
  * log) with a hint, exit 1. SIGTERM/SIGINT stop it gracefully.
  */
 
-import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
+import { answerCommandLine } from '@vpc-cni-kit/command-line';
+import { readCommandLine } from '../cli/command-line.js';
 import { describeStartFailure } from '../cli/start-failure.js';
 import { runStatus } from '../cli/status.js';
 import { type AwsNodeConfig, loadConfig } from '../config/config.js';

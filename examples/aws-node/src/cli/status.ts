@@ -3,10 +3,10 @@
  * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`, `/v1/failures`) instead of raw `curl` JSON.
  */
 import { request } from 'node:http';
+import { EXIT_USAGE, readOptions } from '@vpc-cni-kit/command-line';
 import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
 import { type BindAddress, parseBindAddress } from '../config/bind-address.js';
 import { programVersion } from '../version.js';
-import { EXIT_USAGE, readOptions } from './command-line.js';
 import { formatTable } from './table.js';
 
 /** One address in `/v1/enis`. */

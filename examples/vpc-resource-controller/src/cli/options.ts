@@ -1,11 +1,11 @@
 /**
- * The command line of `vpc-resource-controller`: `node:util`'s `parseArgs` in strict mode (an unknown option or a
- * stray argument is refused before anything starts), flags named as the reference controller's where it has them.
+ * The command line of `vpc-resource-controller`: read strictly (`@vpc-cni-kit/command-line`: an unknown option or
+ * a stray argument is refused before anything starts), flags named as the reference controller's where it has them.
  */
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
+import { readOptions } from '@vpc-cni-kit/command-line';
 import { isLogLevel, LOG_LEVEL_CHOICES, type LogLevel } from '../controller/logger.js';
 import { kubeconfigList } from '../kube/kubeconfig.js';
 import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
@@ -132,33 +132,6 @@ const OPTIONS = {
 } as const;
 
 /**
- * `argv` with `--flag -5s` written `--flag=-5s` for each string-valued `--flag` followed by a negative number:
- * `parseArgs` takes a value starting with `-` for an option and calls the flag ambiguous, where the operator needs
- * to hear what is wrong with the value. Stops at `--`.
- */
-function attachNegativeValues(
-  argv: readonly string[],
-  options: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>,
-): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    if (arg === '--') return [...out, ...argv.slice(i)];
-    if (
-      arg.startsWith('--') &&
-      options[arg.slice(2)]?.type === 'string' &&
-      next !== undefined &&
-      /^-\d/.test(next)
-    ) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
-/**
  * Reads `argv` (without node and the script) with `env` for the defaults the AWS and Kubernetes tools share
  * (`AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_EC2_ENDPOINT`, `KUBECONFIG`).
  */
@@ -166,17 +139,9 @@ export function readCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): CommandLine {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: attachNegativeValues(argv, OPTIONS),
-      strict: true,
-      allowPositionals: false,
-      options: OPTIONS,
-    }));
-  } catch (e) {
-    return { kind: 'invalid', problem: (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '' };
-  }
+  const read = readOptions(argv, OPTIONS);
+  if ('problem' in read) return { kind: 'invalid', problem: read.problem };
+  const values = read.values;
   if (values['help']) return { kind: 'help' };
   if (values['version']) return { kind: 'version' };
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
