@@ -24,7 +24,7 @@ export {
   type RunningController,
   startController,
 } from './controller/controller.js';
-export { jsonLogger, type Logger, type LogLevel } from './controller/logger.js';
+export { jsonLogger, LOG_LEVELS, type Logger, type LogLevel } from './controller/logger.js';
 export {
   BRANCH_OPERATIONS,
   ControllerMetrics,
