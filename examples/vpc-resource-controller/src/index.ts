@@ -58,17 +58,15 @@ export {
 } from './ec2/tags.js';
 export {
   type InClusterSource,
-  type KubeApis,
   KubeConfigError,
   type KubeConfigErrorCode,
-  kubeApis,
   SERVICE_ACCOUNT_DIR,
 } from './kube/apis.js';
 export { createKubeBranchPort, type KubeBranchPort } from './kube/branch-port.js';
 export { VPC_RESOURCES_GROUP } from './kube/caches.js';
 export { CUSTOM_NETWORKING_FEATURE, ENI_CONFIG_NODE_LABEL } from './kube/eni-config.js';
 export { EVENT_COMPONENT, EVENT_REASONS } from './kube/events.js';
-export { kubeconfigList, loadKubeconfigFiles } from './kube/kubeconfig.js';
+export { kubeconfigList } from './kube/kubeconfig.js';
 export { LEADER_ELECTION_ID, type LeaderElectionOptions, microTime } from './kube/leader.js';
 export {
   BRANCH_ENI_COOLDOWN_KEY,

@@ -57,7 +57,7 @@ describe('without the CRDs', () => {
       region: 'us-west-2',
       ec2Endpoint: 'http://127.0.0.1:1',
       ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
-      kube: kubeApis(kubeconfig),
+      kubeconfig,
       cooldownMs: 0,
       log: jsonLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
     });

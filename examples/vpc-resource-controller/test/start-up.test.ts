@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path';
 import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProgram } from '../src/index.js';
+import { jsonLogger, runProgram, startController } from '../src/index.js';
 import { KubeConfigError, kubeApis } from '../src/kube/apis.js';
 import { kubeconfigList } from '../src/kube/kubeconfig.js';
 
@@ -137,6 +137,29 @@ describe('vpc-resource-controller at start', () => {
       expect((await api.core.listNamespace()).items.length).toBeGreaterThan(0);
       // The other order: the dead server is the one kept.
       expect(kubeApis([later, good]).config.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+    });
+
+    it('startController takes the list too, and refuses a bad one before it starts anything', async () => {
+      const ctx = file('ctx-only-2.yaml', 'apiVersion: v1\nkind: Config\ncurrent-context: sim\n');
+      const full = file('sim-2.yaml', simConfig());
+      const options = {
+        clusterName: 'c',
+        region: 'us-west-2',
+        ec2Endpoint: 'http://127.0.0.1:1',
+        ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+        cooldownMs: 0,
+        log: jsonLogger(() => undefined),
+      };
+      const missing = join(dir.path, 'no-such-2.yaml');
+      await expect(startController({ ...options, kubeconfig: [full, missing] })).rejects.toThrow(
+        new KubeConfigError('KubeconfigUnreadable', `${missing}: ENOENT`),
+      );
+      const controller = await startController({ ...options, kubeconfig: [ctx, full] });
+      try {
+        expect(controller.active()).toBe(true);
+      } finally {
+        await controller.stop();
+      }
     });
 
     it('a missing file in the list is one line naming it, with the KUBECONFIG hint', async () => {

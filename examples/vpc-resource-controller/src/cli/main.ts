@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { VersionApi } from '@kubernetes/client-node';
 import { answerCommandLine } from '@vpc-cni-kit/command-line';
-import { type RunningController, startController } from '../controller/controller.js';
+import { type RunningController, runController } from '../controller/controller.js';
 import { jsonLogger } from '../controller/logger.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import { describeKubeError, type InClusterSource, KubeConfigError, kubeApis } from '../kube/apis.js';
@@ -122,11 +122,10 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   }
   let controller: RunningController;
   try {
-    controller = await startController({
+    controller = await runController(api, {
       clusterName: s.clusterName,
       region: s.region,
       ec2Endpoint: s.ec2Endpoint,
-      kube: api,
       cooldownMs: s.cooldownMs,
       concurrency: s.concurrency,
       leaderElection: s.leaderElection,

@@ -5,7 +5,7 @@ import {
   type Ec2Credentials,
 } from '@vpc-cni-kit/eni-manager';
 import type { BranchLedger } from '@vpc-cni-kit/sgp-branch';
-import type { KubeApis } from '../kube/apis.js';
+import { type InClusterSource, type KubeApis, kubeApis } from '../kube/apis.js';
 import { type LeaderElectionOptions, LeaderElector } from '../kube/leader.js';
 import type { Logger } from './logger.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -35,11 +35,12 @@ export interface ControllerOptions {
   /** Static EC2 credentials; default: the SDK's provider chain. */
   readonly ec2Credentials?: Ec2Credentials | undefined;
   /**
-   * The Kubernetes clients, loaded once by the caller (`kubeApis`: a kubeconfig list or in-cluster), so that
-   * a configuration that cannot be loaded is refused before anything starts and the program's own calls (its
-   * start-up probe, the webhook) share them.
+   * Kubeconfig files: one path, or a list merged as kubectl merges a `KUBECONFIG` list (the first file to name a
+   * cluster, user or context wins; `kubeconfigList` splits the variable). Default (or an empty list): in-cluster.
    */
-  readonly kube: KubeApis;
+  readonly kubeconfig?: string | readonly string[] | undefined;
+  /** Where the in-cluster configuration is read without a kubeconfig. @defaultValue this process's environment */
+  readonly inCluster?: InClusterSource | undefined;
   /**
    * How long a released branch waits before it is deleted while the `kube-system/amazon-vpc-cni` ConfigMap sets
    * no `branch-eni-cooldown` (which then wins, watched: a change applies without a restart). The reference's
@@ -88,9 +89,16 @@ export interface RunningController {
  * `tickMs` while cooldowns or retries wait. Failures on a pod become Events on it (once per cause).
  */
 export async function startController(options: ControllerOptions): Promise<RunningController> {
+  return runController(kubeApis(options.kubeconfig, options.inCluster), options);
+}
+
+/**
+ * {@link startController} on Kubernetes clients already loaded (`options.kubeconfig` and `options.inCluster` are
+ * not read): the program loads its configuration once, for its start-up probe, its webhook and the controller.
+ */
+export async function runController(kube: KubeApis, options: ControllerOptions): Promise<RunningController> {
   const now = options.now ?? (() => Date.now());
   const log = options.log;
-  const kube = options.kube;
   const ec2: Ec2Api = createEc2Api({
     region: options.region,
     ...(options.ec2Endpoint === undefined ? {} : { endpoint: options.ec2Endpoint }),

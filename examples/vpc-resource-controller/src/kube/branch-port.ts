@@ -81,9 +81,9 @@ export function kubeBranchPort(
 }
 
 /**
- * The Kubernetes half of `BranchControllerPort` for a cluster named by a kubeconfig file or a list merged as kubectl
- * does (or in-cluster without one, {@link kubeApis}): the UID-guarded annotation patch and the node-status capacity patch, on a client of its own. For a
- * controller of your own, beside `ec2BranchPort`.
+ * The Kubernetes half of `BranchControllerPort` for a cluster named by a kubeconfig file or a list merged as
+ * kubectl does (or in-cluster without one): the UID-guarded annotation patch and the node-status capacity patch,
+ * on a client of its own. For a controller of your own, beside `ec2BranchPort`.
  */
 export function createKubeBranchPort(
   options: { readonly kubeconfig?: string | readonly string[] | undefined } = {},

@@ -17,7 +17,6 @@ import { parseAllDocuments } from 'yaml';
 import {
   type ControllerMetrics,
   jsonLogger,
-  kubeApis,
   type Logger,
   type RunningController,
   startController,
@@ -155,7 +154,7 @@ export async function startWorld(
         region: ec2.region,
         ec2Endpoint: ec2.endpoint,
         ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
-        kube: kubeApis(options.kubeconfig ?? kubeconfigPath),
+        kubeconfig: options.kubeconfig ?? kubeconfigPath,
         cooldownMs: options.cooldownMs ?? 300,
         tickMs: options.tickMs ?? 100,
         nodeRetryMs: 100,
