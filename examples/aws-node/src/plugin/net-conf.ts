@@ -1,6 +1,6 @@
 import { CniError, CniErrorCode, type PluginConfig } from '@vpc-cni-kit/cni-spec';
 import { unixSocketPathProblem } from '../config/bind-address.js';
-import { type LogLevel, readLogLevel } from '../log/logger.js';
+import { LOG_LEVEL_NAMES, type LogLevel, readLogLevel } from '../log/logger.js';
 
 /** The `aws-cni` entry of the conflist, as the reference reads it (plus our `ipamdSocket`). */
 export interface AwsCniConf {
@@ -74,7 +74,7 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
   if (pluginLogLevel === undefined) {
     throw new CniError(
       CniErrorCode.InvalidNetworkConfig,
-      'invalid network config: pluginLogLevel: must be one of debug, info, warn, warning, error, fatal',
+      `invalid network config: pluginLogLevel: must be one of ${LOG_LEVEL_NAMES.join(', ')}`,
       levelName,
     );
   }
