@@ -256,23 +256,17 @@ describe('listenEarlyRpc', () => {
 });
 
 describe('checkConflistDir', () => {
-  it('creates a missing directory; one that cannot be made or written stops the start in one line', () => {
+  it('creates a missing directory; one that cannot be made or written stops the start in one line', async () => {
     const dir = scratch();
     checkConflistDir(join(dir, 'etc', 'cni', 'net.d'));
     expect(statSync(join(dir, 'etc', 'cni', 'net.d')).isDirectory()).toBe(true);
-    const e = (() => {
-      try {
-        checkConflistDir('/proc/vck-no-such-dir/net.d');
-      } catch (x) {
-        return x;
-      }
-    })();
+    const e = await failureOf(() => checkConflistDir('/proc/vck-no-such-dir/net.d'));
     expect(isStartError(e, 'CniConfDirUnusable')).toBe(true);
     expect(line(e)).toBe(
       'aws-node: failed to start: the CNI configuration directory cannot take the conflist: cannot create the directory /proc/vck-no-such-dir (ENOENT); nothing on the node was changed; set HOST_CNI_CONFDIR_PATH to a writable directory',
     );
     // A read-only directory (/proc/self is one, even for root): named with the errno.
-    expect(line(failureSync(() => checkConflistDir('/proc/self')))).toContain(
+    expect(line(await failureOf(() => checkConflistDir('/proc/self')))).toContain(
       'the CNI configuration directory cannot take the conflist: /proc/self cannot be written (',
     );
   });
@@ -285,13 +279,4 @@ function leaveStaleSocket(path: string): void {
     "require('node:net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))",
     path,
   ]);
-}
-
-function failureSync(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('did not fail');
 }
