@@ -7,8 +7,8 @@ import { defineConfig } from 'vitest/config';
  *   namespaces; when not root, each file skips with a stated reason (see `@vpc-cni-kit/testkit`).
  */
 const resolve = { conditions: ['@vpc-cni-kit/source'] };
-// benchmarks/test: the benchmark scripts' command lines (the benchmarks themselves run by hand, not here).
-const roots = ['packages/*', 'examples/*', 'tools/*', 'benchmarks'];
+// scripts/test: the repository scripts' command lines (the benchmarks themselves run by hand, not here).
+const roots = ['packages/*', 'examples/*', 'tools/*', 'scripts'];
 
 export default defineConfig({
   resolve,

@@ -4,7 +4,7 @@
 // check on tuning and held-out seeds; charts with --svg-dir) and the cluster-at-scale table. Build first
 // (`npm run build`). The other benchmarks are listed in benchmarks/README.md.
 import { spawnSync } from 'node:child_process';
-import { commandLine } from './lib/cli.mjs';
+import { commandLine } from '../scripts/lib/cli.mjs';
 import { REPORT_OPTIONS } from './warm-pool/report.mjs';
 
 const args = process.argv.slice(2);

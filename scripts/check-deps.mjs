@@ -5,6 +5,12 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
+import { commandLine } from './lib/cli.mjs';
+
+commandLine(import.meta.url, {
+  summary:
+    "Checks that every bare import in a workspace package is declared in its package.json (or the root's devDependencies, for tests and benchmarks).",
+});
 
 const root = new URL('..', import.meta.url).pathname;
 const builtins = new Set(builtinModules);

@@ -10,6 +10,13 @@
 // Run after changing dependencies: `npm install && node scripts/complete-lockfile.mjs`. `--check` exits 1 when
 // entries are missing (used by the test command).
 import { readFileSync, writeFileSync } from 'node:fs';
+import { commandLine } from './lib/cli.mjs';
+
+const { values } = commandLine(import.meta.url, {
+  summary:
+    "Adds package-lock.json entries for other platforms' optional packages, which this registry mirror does not serve.",
+  options: { check: { type: 'boolean', description: 'change nothing; exit 1 when entries are missing' } },
+});
 
 const file = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(file, 'utf8'));
@@ -81,7 +88,7 @@ for (const [path, entry] of Object.entries(packages)) {
   }
 }
 
-if (process.argv.includes('--check')) {
+if (values.check) {
   if (missing.length > 0) {
     console.error(
       `package-lock.json lacks ${missing.length} platform packages; run: node scripts/complete-lockfile.mjs`,

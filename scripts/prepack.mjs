@@ -6,6 +6,12 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { commandLine } from './lib/cli.mjs';
+
+commandLine(import.meta.url, {
+  summary:
+    "A published package's `prepack` (run by npm in the package's directory): builds it through turbo and copies LICENSE and NOTICE beside its package.json.",
+});
 
 const root = new URL('..', import.meta.url).pathname;
 const pkgDir = process.cwd();

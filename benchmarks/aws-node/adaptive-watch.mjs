@@ -9,7 +9,7 @@
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build --filter=@vpc-cni-kit/aws-node
 //   node benchmarks/aws-node/adaptive-watch.mjs      # --runs N (default 40), --warmup N (default 3)
 import { readFileSync } from 'node:fs';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   binDir,
   buildLibcniRunner,

@@ -10,7 +10,7 @@
 //   node benchmarks/aws-node/branch.mjs            # --runs N (default 30), --warmup N (default 3)
 import { readFileSync } from 'node:fs';
 import { formatPodEniAnnotation, POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   binDir,
   buildLibcniRunner,

@@ -22,7 +22,7 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd } from '@vpc-cni-kit/netlink';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   buildLibcniRunner,
   binDir as builtBinDir,

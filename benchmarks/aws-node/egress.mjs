@@ -13,7 +13,7 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { table, timeProcesses, cleanEnv as timingEnv } from '../lib/timing.mjs';
 import {
   binDir,

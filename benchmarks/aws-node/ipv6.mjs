@@ -8,7 +8,7 @@
 //   node benchmarks/aws-node/ipv6.mjs          # --runs N (default 30), --warmup N (default 3)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   binDir,
   buildLibcniRunner,

@@ -28,7 +28,7 @@ export function bundleScratch(label) {
 }
 
 /**
- * The command-line options (benchmarks/lib/cli.mjs) of the benchmarks that start aws-node on a harness node:
+ * The command-line options (scripts/lib/cli.mjs) of the benchmarks that start aws-node on a harness node:
  * the daemon's NODE_OPTIONS, and another build's dist/bin (the default is {@link binDir}).
  */
 export const DAEMON_OPTIONS = {

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { cleanEnv, table, timeProcesses } from '../lib/timing.mjs';
 import { binDir } from './lib.mjs';
 

@@ -22,7 +22,7 @@ import {
   setupPodNetwork,
   teardownPodNetwork,
 } from '@vpc-cni-kit/routing-table';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   binDir,
   buildLibcniRunner,

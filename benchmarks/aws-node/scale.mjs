@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { netnsAdd } from '@vpc-cni-kit/netlink';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   buildLibcniRunner,
   binDir as builtBinDir,

@@ -13,7 +13,7 @@
 // Build first:
 //   TURBO_TELEMETRY_DISABLED=1 npx turbo run build
 //   node benchmarks/aws-node/sgp-burst.mjs           # --rounds N (default 3), --burst N (default 50)
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   binDir,
   buildLibcniRunner,

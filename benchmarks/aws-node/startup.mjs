@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import {
   buildLibcniRunner,
   binDir as builtBinDir,

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { cleanEnv, summarize, table, timeProcesses } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

@@ -6,7 +6,7 @@
 // `--rounds N` (default 5) and `--requests N` (default 300 per variant and round).
 import { createServer } from 'node:http';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

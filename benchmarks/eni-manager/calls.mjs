@@ -11,7 +11,7 @@ import {
   ImdsClient,
   mutatingActions,
 } from '@vpc-cni-kit/eni-manager';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

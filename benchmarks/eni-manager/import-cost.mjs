@@ -3,7 +3,7 @@
 //   npx turbo run build --filter=@vpc-cni-kit/eni-manager
 //   node benchmarks/eni-manager/import-cost.mjs          # a first argument sets the runs (default 30)
 import { spawnSync } from 'node:child_process';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { cleanEnv, table, timeProcesses } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

@@ -14,7 +14,7 @@ import {
   renderNftTable,
   teardownSnat,
 } from '@vpc-cni-kit/iptables-snat';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { netnsAdd, netnsDel, open, openSync } from '@vpc-cni-kit/netlink';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

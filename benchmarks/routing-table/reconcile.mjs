@@ -12,7 +12,7 @@ import {
   reconcileRouting,
   teardownRouting,
 } from '@vpc-cni-kit/routing-table';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startVirtualVpc } from '@vpc-cni-kit/ec2-simulator';
 import { netnsAdd, netnsDel, netnsPath, openSync } from '@vpc-cni-kit/netlink';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 
 const { values: args } = commandLine(import.meta.url, {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
 import { selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { parseAllDocuments } from 'yaml';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { summarize } from '../lib/timing.mjs';
 import { createControllerCrds } from './crds.mjs';
 

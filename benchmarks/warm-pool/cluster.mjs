@@ -17,7 +17,7 @@ import {
   TokenBucket,
 } from '@vpc-cni-kit/eni-manager';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { formatTable, prng, Queue } from './lib.mjs';
 import { assignPod, policyDriver } from './node-sim.mjs';
 import { podWatchLead } from './pod-watch.mjs';

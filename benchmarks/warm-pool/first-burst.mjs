@@ -5,7 +5,7 @@
 // with the pod watch (the steady traces' columns are without it).
 //
 //   node benchmarks/warm-pool/first-burst.mjs [--markdown]
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { dominates, staticGrid } from './grid.mjs';
 import { formatTable } from './lib.mjs';
 import { ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';

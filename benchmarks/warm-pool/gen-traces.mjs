@@ -2,7 +2,7 @@
 // Writes the three synthetic traces in ./traces (deterministic: fixed seeds). Re-run to regenerate.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { exponential, formatTrace, prng } from './lib.mjs';
 import { poisson } from './shapes.mjs';
 

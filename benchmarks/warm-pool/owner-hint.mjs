@@ -7,7 +7,7 @@
 // at a time carry none. On a one-node trace every pod of a Job lands on this node: hence an upper bound.
 //
 //   node benchmarks/warm-pool/owner-hint.mjs [--markdown] [--dev]
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { staticGrid } from './grid.mjs';
 import { formatTable } from './lib.mjs';
 import { ADAPTIVE_POLICY, simulate } from './node-sim.mjs';

@@ -6,7 +6,7 @@
 //   node benchmarks/warm-pool/report.mjs [--loop daemon|reference] [--svg-dir DIR] [--markdown] [--no-front]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { dominates, dominatesWithWaits, paretoFront, RAW_GRID, staticGrid } from './grid.mjs';
 import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_PD_POLICY, ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DEFAULT_TARGETS } from '@vpc-cni-kit/warm-pool';
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_POLICY, INSTANCE, simulate } from './node-sim.mjs';
 

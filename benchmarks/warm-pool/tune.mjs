@@ -8,7 +8,7 @@
 // noise of one re-dealt latency draw; forty development seeds can (docs/guides/warm-pool.md).
 //
 //   node benchmarks/warm-pool/tune.mjs [--watch] [--dev-seeds 3-42] '{"minWarm":2}' '{"minWarm":1,"band":0.3}' ...
-import { commandLine } from '../lib/cli.mjs';
+import { commandLine } from '../../scripts/lib/cli.mjs';
 import { staticGrid } from './grid.mjs';
 import { ADAPTIVE_POLICY, simulate } from './node-sim.mjs';
 import { traces, verdict } from './report.mjs';

@@ -34,6 +34,26 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commandLine } from '../../scripts/lib/cli.mjs';
+
+const { values } = commandLine(import.meta.url, {
+  summary:
+    "Builds one of this repository's container images (root; after `npm run build`) with mmdebstrap, umoci and skopeo, and prints what it wrote as JSON.",
+  options: {
+    image: {
+      type: 'string',
+      choices: ['aws-node', 'vpc-resource-controller'],
+      default: 'aws-node',
+      description: 'which image',
+    },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      description: 'output and cache directory (default node_modules/.cache/vck-image)',
+    },
+    tag: { type: 'string', value: 'TAG', default: 'dev', description: "the image's tag" },
+  },
+});
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -74,19 +94,8 @@ function fail(message) {
   process.exit(1);
 }
 
-const USAGE =
-  'usage: node deploy/image/build.mjs [--image aws-node|vpc-resource-controller] [--out DIR] [--tag TAG]';
-const options = new Map();
-for (let i = 2; i < process.argv.length; i += 2) {
-  const [flag, value] = [process.argv[i], process.argv[i + 1]];
-  if (!['--image', '--out', '--tag'].includes(flag)) fail(`unknown argument '${flag}'\n${USAGE}`);
-  if (value === undefined || value.startsWith('--')) fail(`${flag} needs a value\n${USAGE}`);
-  options.set(flag, value);
-}
-const arg = (name, dflt) => options.get(name) ?? dflt;
-const out = arg('--out', join(repo, 'node_modules/.cache/vck-image'));
-const tag = arg('--tag', 'dev');
-const name = arg('--image', 'aws-node');
+const out = values.out ?? join(repo, 'node_modules/.cache/vck-image');
+const { tag, image: name } = values;
 
 /** Debian packages of the base layer, beyond the `essential` set. */
 const PACKAGES = ['iptables', 'nftables', 'iproute2', 'libstdc++6', 'ca-certificates'];

@@ -363,6 +363,28 @@ describe('KubeSide', () => {
     await k.stop();
   });
 
+  it('an Event whose note passes the API server limit (1024 bytes) is written cut with " ...", not refused', async () => {
+    const log = recordingLogger();
+    const k = side(log);
+    k.start();
+    // An ENIConfig's spec.subnet is free text the problem message quotes.
+    const message = `ENIConfig "zone-a" spec.subnet is not a subnet id: "${'é'.repeat(3000)}"`;
+    k.eniConfigProblem('EniConfigInvalid', message);
+    const written = await eventually('the Event', () =>
+      sim.objects
+        .list('events.k8s.io/v1', 'events', 'kube-system')
+        .find((e) => (e as { reason?: string }).reason === 'EniConfigInvalid'),
+    );
+    const note = (written as { note: string }).note;
+    expect(Buffer.byteLength(note)).toBeLessThanOrEqual(1024);
+    expect(Buffer.byteLength(note)).toBeGreaterThan(1000);
+    expect(note.startsWith('ENIConfig "zone-a" spec.subnet is not a subnet id: "é')).toBe(true);
+    expect(note.endsWith(' ...')).toBe(true);
+    expect(note).not.toContain('\uFFFD');
+    expect(log.lines.filter((l) => l.includes('not written'))).toEqual([]);
+    await k.stop();
+  });
+
   it('degrades while the API is unreachable, says so once, and catches up when it answers again', async () => {
     sim.objects.create('v1', 'pods', {
       metadata: { name: 'late', namespace: 'default' },
@@ -482,5 +504,20 @@ describe('ENIConfig lookup (custom networking) through the RBAC of manifests/rba
       choice: { name: 'by-annotation', source: 'annotation' },
       spec: { subnet: 'subnet-0b640000000000001', securityGroups: [] },
     });
+  });
+
+  it('an annotation naming no possible ENIConfig ("..", "a/b", "Zone A") is EniConfigInvalid, naming its source, not an API failure', async () => {
+    for (const name of ['..', 'a/b', 'Zone A']) {
+      sim.objects.patch('v1', 'nodes', NODE, {
+        metadata: { annotations: { 'k8s.amazonaws.com/eniConfig': name } },
+      });
+      const found = await lookupEniConfig(api, NODE, keys);
+      expect(found).toMatchObject({
+        ok: false,
+        code: 'EniConfigInvalid',
+        choice: { name, source: 'annotation' },
+      });
+      expect((found as { message: string }).message).toMatch(/is not an ENIConfig name/);
+    }
   });
 });

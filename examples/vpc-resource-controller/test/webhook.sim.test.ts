@@ -122,6 +122,7 @@ describe('reviewPod (the reference mpod.vpc.k8s.aws mutation)', () => {
       [review('not a pod'), 'Pod'],
       [review(pod({}), { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }), 'Pod'],
       [review({ metadata: {}, spec: { containers: [] } }), 'no containers'],
+      [review(pod({}), { namespace: undefined }), 'no namespace'],
     ] as const) {
       const a = await reviewPod(body, selects);
       expect(a.status).toBe(400);

@@ -13,16 +13,36 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFileCheckpointer, createGroupCommitFileCheckpointer, Datastore } from '@vpc-cni-kit/datastore';
+import { commandLine } from '../../../scripts/lib/cli.mjs';
 
-function arg(name, dflt) {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-}
-const RUNS = Number(arg('--runs', 300));
-const WORK_MS = Number(arg('--work-ms', 2.5));
-const BURST = Number(arg('--burst', 10));
-const base = mkdtempSync(join(arg('--dir', tmpdir()), 'vck-ds-latency-'));
+const { values, refuse } = commandLine(import.meta.url, {
+  summary:
+    'Per pod ADD, the time from assign to durable: the synchronous file checkpointer (baseline) against group commit.',
+  options: {
+    runs: { type: 'count', default: 300, min: 1, description: 'rounds (one ADD per variant each)' },
+    'work-ms': {
+      type: 'string',
+      value: 'MS',
+      default: '2.5',
+      description: 'synchronous work after each assign, ms',
+    },
+    burst: { type: 'count', default: 10, min: 1, description: 'concurrent ADDs in the burst measurement' },
+    dir: {
+      type: 'string',
+      value: 'DIR',
+      description: 'where the scratch directory goes (default: the OS temp dir)',
+    },
+  },
+});
+const RUNS = values.runs;
+const WORK_MS = Number(values['work-ms']);
+if (!(WORK_MS >= 0 && Number.isFinite(WORK_MS)))
+  refuse(`--work-ms must be a number ≥ 0, not '${values['work-ms']}'`);
+const BURST = values.burst;
+const { createFileCheckpointer, createGroupCommitFileCheckpointer, Datastore } = await import(
+  '@vpc-cni-kit/datastore'
+);
+const base = mkdtempSync(join(values.dir ?? tmpdir(), 'vck-ds-latency-'));
 
 function node(checkpointer) {
   let t = 1_700_000_000_000;

@@ -9,13 +9,23 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commandLine } from '../../../scripts/lib/cli.mjs';
 
-const [source, version = 'b8d4251'] = process.argv.slice(2);
-if (source === undefined) {
-  process.stderr.write('usage: gen-branch-limits.mjs <limits.go> [commit]\n');
-  process.exit(64);
+const { values, refuse } = commandLine(import.meta.url, {
+  summary: 'Writes src/branch-limits-table.ts from limits.go (only the numbers are carried over).',
+  positionals: [
+    { name: 'source', value: 'limits.go', description: 'the file to read' },
+    { name: 'version', default: 'b8d4251', description: 'the reference commit it came from' },
+  ],
+});
+const { source, version } = values;
+if (source === undefined) refuse('missing the path of limits.go');
+let text;
+try {
+  text = readFileSync(source, 'utf8');
+} catch (e) {
+  fail(`cannot read ${source} (${e.code ?? e.message})`);
 }
-const text = readFileSync(source, 'utf8');
 const blocks = text.split(/^\t"([^"]+)": \{$/m).slice(1);
 if (blocks.length < 2) fail('no instance types found');
 

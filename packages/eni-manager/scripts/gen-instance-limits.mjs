@@ -9,13 +9,24 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commandLine } from '../../../scripts/lib/cli.mjs';
 
-const [source, version = 'v1.23.1'] = process.argv.slice(2);
-if (source === undefined) {
-  process.stderr.write('usage: gen-instance-limits.mjs <vpc_ip_resource_limit.go> [version]\n');
-  process.exit(64);
+const { values, refuse } = commandLine(import.meta.url, {
+  summary:
+    'Writes src/instance-limits-table.ts from vpc_ip_resource_limit.go (only the numbers are carried over).',
+  positionals: [
+    { name: 'source', value: 'vpc_ip_resource_limit.go', description: 'the file to read' },
+    { name: 'version', default: 'v1.23.1', description: 'the reference version it came from' },
+  ],
+});
+const { source, version } = values;
+if (source === undefined) refuse('missing the path of vpc_ip_resource_limit.go');
+let text;
+try {
+  text = readFileSync(source, 'utf8');
+} catch (e) {
+  fail(`cannot read ${source} (${e.code ?? e.message})`);
 }
-const text = readFileSync(source, 'utf8');
 const blocks = text.split(/^\t"([^"]+)": \{$/m).slice(1);
 if (blocks.length < 2) fail('no instance types found');
 

@@ -141,6 +141,27 @@ function validateEvent(obj: KubeObject): StatusCause[] {
   return out;
 }
 
+/**
+ * The length limits the API server holds an `events.k8s.io/v1` write to (bytes, as Go's `len`): `note` 1024,
+ * `reason`, `action` and `reportingInstance` 128. An Event past one is refused, not cut.
+ */
+const EVENTS_V1_LIMITS: readonly (readonly [string, number])[] = [
+  ['note', 1024],
+  ['reason', 128],
+  ['action', 128],
+  ['reportingInstance', 128],
+];
+
+function eventsV1Lengths(obj: KubeObject): StatusCause[] {
+  const out: StatusCause[] = [];
+  for (const [field, limit] of EVENTS_V1_LIMITS) {
+    const v = obj[field];
+    if (typeof v === 'string' && Buffer.byteLength(v) > limit)
+      out.push(invalidValue(field, '', `can have at most ${limit} characters`));
+  }
+  return out;
+}
+
 function validateRoleRef(obj: KubeObject): StatusCause[] {
   const ref = record(obj.roleRef);
   if (!ref) return [requiredValue('roleRef')];
@@ -434,11 +455,13 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
       'type',
     ],
     converter: eventsV1Converter,
-    validate: (o) =>
-      validateEvent(eventsV1Converter.toStorage(o)).map((c) => ({
+    validate: (o) => [
+      ...validateEvent(eventsV1Converter.toStorage(o)).map((c) => ({
         ...c,
         field: c.field.replace(/^involvedObject/, 'regarding'),
       })),
+      ...eventsV1Lengths(o),
+    ],
   }),
   builtin({
     group: 'rbac.authorization.k8s.io',

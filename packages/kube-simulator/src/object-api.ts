@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { asRecord } from './builtin-types.js';
 import { crdProblems, establishedStatus } from './crd-registry.js';
+import { refuseTooDeep } from './depth.js';
 import { jsonPatch, mergePatch, type PatchType, strategicMergePatch } from './patch.js';
 import { groupVersion, type KubeObject, type ResourceType } from './resource-type.js';
 import { checkSchema } from './schema.js';
@@ -122,6 +123,15 @@ function decodeContinue(text: string): ContinueToken {
     // fall through
   }
   throw badRequest(`invalid continue token: ${text}`);
+}
+
+/** The `ObjectMeta` fields that are strings in Go: any other JSON type there is a 400, as the decoder answers. */
+const META_STRINGS = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'selfLink'] as const;
+
+/** The JSON type of a value, as Go's decoder names it in an unmarshal error. */
+function jsonTypeName(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  return typeof v === 'object' ? 'object' : typeof v;
 }
 
 /**
@@ -271,6 +281,8 @@ export class ObjectApi {
   #checkIdentity(t: ResourceType, body: unknown, namespace: string): KubeObject {
     const obj = asRecord(body);
     if (!obj) throw badRequest(`the object provided is unrecognized (must be of type ${t.kind})`);
+    // A patch (or a webhook's) can nest what no single body did: the result is held to the same depth.
+    refuseTooDeep(obj);
     if (obj.apiVersion !== undefined && obj.apiVersion !== groupVersion(t))
       throw badRequest(
         `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${groupVersion(t)})`,
@@ -281,6 +293,20 @@ export class ObjectApi {
       );
     const meta = obj.metadata === undefined ? {} : asRecord(obj.metadata);
     if (!meta) throw badRequest('metadata must be an object');
+    // What Go's decoder refuses before anything is stored (an object named 5 would be stored, then listed, as 5).
+    for (const f of META_STRINGS)
+      if (meta[f] !== undefined && meta[f] !== null && typeof meta[f] !== 'string')
+        throw badRequest(
+          `json: cannot unmarshal ${jsonTypeName(meta[f])} into Go struct field ObjectMeta.metadata.${f} of type string`,
+        );
+    if (
+      meta.ownerReferences !== undefined &&
+      meta.ownerReferences !== null &&
+      !Array.isArray(meta.ownerReferences)
+    )
+      throw badRequest(
+        `json: cannot unmarshal ${jsonTypeName(meta.ownerReferences)} into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference`,
+      );
     if (t.namespaced) {
       if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== namespace)
         throw badRequest(

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdmissionInput } from './admission.js';
 import { asRecord } from './builtin-types.js';
+import { refuseTooDeep } from './depth.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
 import type { FieldValidation, ObjectApi, WriteOptions } from './object-api.js';
 import { PATCH_CONTENT_TYPES } from './patch.js';
@@ -109,11 +110,15 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 function parseJson(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (e) {
     throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
+  refuseTooDeep(value);
+  return value;
 }
 
 function mediaType(req: IncomingMessage): string {
@@ -387,6 +392,11 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
         const limit = q.get('limit');
         if (limit !== null && !/^\d+$/.test(limit))
           throw badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
+        // The list is always served from the latest state; a resourceVersion that is no version at all is refused,
+        // as it is by a watch.
+        const rv = q.get('resourceVersion');
+        if (rv !== null && rv !== '' && !/^\d+$/.test(rv))
+          throw badRequest(`invalid resource version: ${rv}`);
         const cont = q.get('continue');
         return send(
           res,

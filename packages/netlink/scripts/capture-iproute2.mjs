@@ -4,6 +4,12 @@
 // Needs root, iproute2 and strace. Usage: node packages/netlink/scripts/capture-iproute2.mjs > fixture.json
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { commandLine } from '../../../scripts/lib/cli.mjs';
+
+commandLine(import.meta.url, {
+  summary:
+    'Prints, as JSON, the rtnetlink request bytes iproute2 sends for the golden-byte tests (root; needs strace; one scratch namespace, deleted after).',
+});
 
 const ns = `vckcap${randomBytes(3).toString('hex')}`;
 const ip = (...args) => execFileSync('ip', ['-n', ns, ...args], { encoding: 'utf8' });

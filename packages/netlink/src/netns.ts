@@ -9,7 +9,10 @@ export const NETNS_RUN_DIR = '/run/netns';
 
 /** Options for the named-namespace helpers. */
 export interface NetnsDirOptions {
-  /** Directory of named namespaces; {@link NETNS_RUN_DIR} by default. */
+  /**
+   * Directory of named namespaces; {@link NETNS_RUN_DIR} by default. {@link netnsAdd} creates it when missing,
+   * one level only, as iproute2 does: its parent must exist.
+   */
   dir?: string;
 }
 
@@ -50,16 +53,18 @@ function makeShared(dir: string): void {
 /**
  * Creates a named network namespace the way `ip netns add NAME` does: a fresh namespace bind-mounted on
  * `/run/netns/NAME` (the directory made a shared mount). The calling thread enters the new namespace only
- * for the mount and is switched back before this returns. Returns the path. `EEXIST` if the name is taken.
+ * for the mount and is switched back before this returns. Returns the path. `EEXIST` if the name is taken;
+ * `ENOENT` if the directory's parent does not exist (the directory itself is created, as iproute2 does).
  */
 export function netnsAdd(name: string, options: NetnsDirOptions = {}): string {
   const dir = options.dir ?? NETNS_RUN_DIR;
   const path = join(dir, checkName('netns.add', name));
   const L = libc();
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    // One level, not `recursive`: Node 20's recursive mkdir never returns for a path under /proc.
+    mkdirSync(dir, { mode: 0o755 });
   } catch (e) {
-    throw fsError('netns.add', e);
+    if ((e as { code?: unknown }).code !== 'EEXIST') throw fsError('netns.add', e);
   }
   makeShared(dir);
   try {

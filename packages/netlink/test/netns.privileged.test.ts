@@ -50,6 +50,19 @@ describePrivileged('named namespaces', () => {
     expect(() => openSync({ netns: path })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
   });
 
+  it('fails at once with ENOENT when the namespace directory cannot be made (no recursive mkdir)', () => {
+    // Node 20's recursive mkdir never returns for a path under /proc; this must be one typed ENOENT.
+    const dir = '/proc/vcknl-missing/netns';
+    let failure: unknown;
+    try {
+      netnsAdd(uniqueName('vcknl', 32), { dir });
+    } catch (e) {
+      failure = e;
+    }
+    expect(isNetlinkError(failure, 'ENOENT')).toBe(true);
+    expect(netnsList({ dir })).toEqual([]);
+  });
+
   it('reads and writes net sysctls inside a namespace only', () => {
     const name = uniqueName('vcknl', 32);
     const path = netnsAdd(name);

@@ -105,15 +105,29 @@ function subnet(
   const c = parseCidr(text);
   if (c?.family !== family) throw bad(`${field} is not an IPv${family} CIDR: ${JSON.stringify(text)}`);
   if (ip !== undefined && !cidrContains(c, parseIp(ip)!)) throw bad(`${ip} is not inside ${field} ${text}`);
-  return formatCidr(cidrNetwork(c));
+  const network = cidrNetwork(c);
+  if (family === 4) {
+    // A VPC subnet is /16../28; the pod's gateway is its base + 1, which a /0 or /32 would put anywhere.
+    if (c.length < 16 || c.length > 28) throw bad(`${field} ${text} is not a VPC subnet (/16 to /28)`);
+    // AWS keeps the first four addresses (network, router, DNS, future) and the last of every subnet: a branch
+    // with one of them would have the gateway's, or no, address.
+    const offset = ip === undefined ? undefined : parseIp(ip)!.value - network.value;
+    if (offset !== undefined && (offset < 4n || offset === (1n << BigInt(32 - c.length)) - 1n))
+      throw bad(
+        `privateIp ${ip} is an address AWS reserves in ${formatCidr(network)} (the first four, the last)`,
+      );
+  }
+  return formatCidr(network);
 }
 
 /**
  * Parses and validates the `vpc.amazonaws.com/pod-eni` annotation: a JSON array whose element 0 describes the
  * pod's branch ENI (`eniId`, `ifAddress`, `privateIp`, `ipv6Addr`, `vlanId`, `subnetCidr`, `subnetV6Cidr`,
  * `associationID`). Keys match case-insensitively, as Go's `encoding/json` matches them (the controller writes
- * `vlanId`, the reference daemon reads `vlanID`); unknown keys are ignored. Required: `eniId` (`eni-…`), a MAC,
- * a VLAN id in 1..4094, and the address and subnet of `options.family`, the address inside the subnet.
+ * `vlanId`, the reference daemon reads `vlanID`); unknown keys are ignored. Required: `eniId` (`eni-…`), a
+ * unicast MAC, a VLAN id in 1..4094, and the address and subnet of `options.family`, the address inside the
+ * subnet; an IPv4 subnet is a VPC subnet's size (/16 to /28) and the address none AWS reserves in it (the first
+ * four, the last).
  *
  * Throws {@link SgpError} `ANNOTATION_MISSING` for an absent or empty annotation, `ANNOTATION_INVALID` (detail
  * names the field) for anything else wrong.
@@ -158,6 +172,9 @@ export function parsePodEniAnnotation(text: string | undefined, options: ParsePo
   const macBytes = macText === undefined ? undefined : parseMac(macText);
   if (!macBytes || macText!.includes('-'))
     throw bad(`ifAddress is not a MAC: ${JSON.stringify(raw.ifAddress)}`);
+  // An ENI's MAC is unicast and not zero: anything else is not a branch ENI's, whoever wrote it.
+  if ((macBytes[0]! & 1) === 1 || macBytes.every((b) => b === 0))
+    throw bad(`ifAddress ${JSON.stringify(macText)} is not a unicast MAC`);
   const vlan = vlanIdOf(raw.vlanId);
   if (vlan === undefined) {
     throw bad(`vlanId must be an integer 1..${MAX_VLAN_ID}: ${JSON.stringify(raw.vlanId)}`);

@@ -28,7 +28,10 @@ export interface SecurityGroupPolicy {
   readonly podSelector?: LabelSelector | undefined;
   /** `spec.serviceAccountSelector`: labels of the pod's service account. */
   readonly serviceAccountSelector?: LabelSelector | undefined;
-  /** `spec.securityGroups.groupIds` (`sg-…`, 1..5). */
+  /**
+   * `spec.securityGroups.groupIds` (`sg-…`, 1..16: the CRD's bound, EC2's most per interface; EC2 refuses more
+   * than the account's quota, 5 unless raised, when the branch is created).
+   */
   readonly groupIds: readonly string[];
 }
 
@@ -44,24 +47,68 @@ export interface PodIdentity {
 
 const OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 
-/** Validates a selector (known operators, values present exactly when the operator needs them). Throws `INVALID_ARGUMENT`. */
-export function validateLabelSelector(selector: LabelSelector, op = 'validateLabelSelector'): LabelSelector {
-  if (typeof selector !== 'object' || selector === null)
-    throw invalidArgument(op, 'selector must be an object');
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
-    if (k === '' || typeof v !== 'string')
-      throw invalidArgument(op, `bad matchLabels entry ${JSON.stringify(k)}`);
+/** A DNS-1123 subdomain (the optional prefix of a label key). */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** The name part of a label key, and a non-empty label value. */
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Whether `key` is a Kubernetes label key: `[prefix/]name`, name ≤ 63 characters, prefix a DNS subdomain ≤ 253. */
+function isLabelKey(key: unknown): key is string {
+  if (typeof key !== 'string') return false;
+  const slash = key.indexOf('/');
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (slash >= 0) {
+    const prefix = key.slice(0, slash);
+    if (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)) return false;
   }
-  for (const r of selector.matchExpressions ?? []) {
-    if (typeof r?.key !== 'string' || r.key === '')
+  return name.length <= 63 && LABEL_NAME.test(name);
+}
+
+/** Whether `value` is a Kubernetes label value: empty, or ≤ 63 characters of the label alphabet. */
+function isLabelValue(value: unknown): value is string {
+  return typeof value === 'string' && (value === '' || (value.length <= 63 && LABEL_NAME.test(value)));
+}
+
+const show = (v: unknown) => JSON.stringify(v)?.slice(0, 80) ?? String(v);
+
+/**
+ * Validates a selector as the API server's `LabelSelectorAsSelector` does: `matchLabels` a map of label keys to
+ * label values, `matchExpressions` a list of requirements with a label key, a known operator, and values (label
+ * values) present exactly when the operator needs them. A selector that does not pass selects nothing, rather
+ * than (say) every pod lacking a key no pod can carry. Throws `INVALID_ARGUMENT`.
+ */
+export function validateLabelSelector(selector: LabelSelector, op = 'validateLabelSelector'): LabelSelector {
+  if (typeof selector !== 'object' || selector === null || Array.isArray(selector))
+    throw invalidArgument(op, 'selector must be an object');
+  const { matchLabels, matchExpressions } = selector as { matchLabels?: unknown; matchExpressions?: unknown };
+  if (matchLabels !== undefined && matchLabels !== null) {
+    if (typeof matchLabels !== 'object' || Array.isArray(matchLabels))
+      throw invalidArgument(op, `matchLabels must be a map of labels: ${show(matchLabels)}`);
+    for (const [k, v] of Object.entries(matchLabels)) {
+      if (!isLabelKey(k)) throw invalidArgument(op, `matchLabels key ${show(k)} is not a label key`);
+      if (!isLabelValue(v))
+        throw invalidArgument(op, `matchLabels value ${show(v)} of ${k} is not a label value`);
+    }
+  }
+  if (matchExpressions === undefined || matchExpressions === null) return selector;
+  if (!Array.isArray(matchExpressions))
+    throw invalidArgument(op, `matchExpressions must be a list: ${show(matchExpressions)}`);
+  for (const r of matchExpressions as unknown[]) {
+    const { key, operator, values } = (r ?? {}) as { key?: unknown; operator?: unknown; values?: unknown };
+    if (typeof r !== 'object' || r === null || key === undefined || key === '')
       throw invalidArgument(op, 'matchExpressions entry without key');
-    if (!OPERATORS.has(r.operator))
-      throw invalidArgument(op, `bad operator ${JSON.stringify(r.operator)} for ${r.key}`);
-    const n = r.values?.length ?? 0;
-    if ((r.operator === 'In' || r.operator === 'NotIn') && n === 0)
-      throw invalidArgument(op, `${r.operator} on ${r.key} needs values`);
-    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && n !== 0)
-      throw invalidArgument(op, `${r.operator} on ${r.key} takes no values`);
+    if (!isLabelKey(key)) throw invalidArgument(op, `matchExpressions key ${show(key)} is not a label key`);
+    if (typeof operator !== 'string' || !OPERATORS.has(operator))
+      throw invalidArgument(op, `bad operator ${show(operator)} for ${key}`);
+    if (values !== undefined && values !== null && !Array.isArray(values))
+      throw invalidArgument(op, `values of ${key} must be a list: ${show(values)}`);
+    const list = (values ?? []) as unknown[];
+    const bad = list.findIndex((v) => !isLabelValue(v));
+    if (bad >= 0) throw invalidArgument(op, `values of ${key}: ${show(list[bad])} is not a label value`);
+    if ((operator === 'In' || operator === 'NotIn') && list.length === 0)
+      throw invalidArgument(op, `${operator} on ${key} needs values`);
+    if ((operator === 'Exists' || operator === 'DoesNotExist') && list.length !== 0)
+      throw invalidArgument(op, `${operator} on ${key} takes no values`);
   }
   return selector;
 }
@@ -93,7 +140,7 @@ export function matchesLabelSelector(
   return true;
 }
 
-/** Validates a policy: a name, at least one selector, 1..5 `sg-` group ids. Throws `INVALID_ARGUMENT`. */
+/** Validates a policy: a name, at least one selector, 1..16 `sg-` group ids. Throws `INVALID_ARGUMENT`. */
 export function validateSecurityGroupPolicy(policy: SecurityGroupPolicy): SecurityGroupPolicy {
   const op = 'validateSecurityGroupPolicy';
   if (
@@ -105,14 +152,18 @@ export function validateSecurityGroupPolicy(policy: SecurityGroupPolicy): Securi
     throw invalidArgument(op, 'policy needs a namespace and a name');
   }
   const where = `${policy.namespace}/${policy.name}`;
-  if (policy.podSelector === undefined && policy.serviceAccountSelector === undefined) {
+  // `null` is absent, as Go decodes it (a nil selector).
+  if (
+    (policy.podSelector === undefined || policy.podSelector === null) &&
+    (policy.serviceAccountSelector === undefined || policy.serviceAccountSelector === null)
+  ) {
     throw invalidArgument(op, `${where}: needs podSelector or serviceAccountSelector`);
   }
   if (policy.podSelector) validateLabelSelector(policy.podSelector, `${op} ${where}.podSelector`);
   if (policy.serviceAccountSelector)
     validateLabelSelector(policy.serviceAccountSelector, `${op} ${where}.serviceAccountSelector`);
-  if (!Array.isArray(policy.groupIds) || policy.groupIds.length < 1 || policy.groupIds.length > 5) {
-    throw invalidArgument(op, `${where}: groupIds must hold 1..5 ids`);
+  if (!Array.isArray(policy.groupIds) || policy.groupIds.length < 1 || policy.groupIds.length > 16) {
+    throw invalidArgument(op, `${where}: groupIds must hold 1..16 ids`);
   }
   for (const g of policy.groupIds)
     if (!/^sg-[0-9a-f]{1,32}$/.test(g))

@@ -95,6 +95,14 @@ describe('parsePodEniAnnotation', () => {
     ['ip outside subnet', { ...base, subnetCidr: '10.1.0.0/19' }],
     ['number as ip', { ...base, privateIp: 10 }],
     ['bad ipv6Addr', { ...base, ipv6Addr: 'zz::1' }],
+    // Shapes no VPC gives a branch ENI: each would be plumbed, then route nowhere or be refused by the kernel.
+    ['multicast MAC', { ...base, ifAddress: '01:00:5e:00:00:01' }],
+    ['zero MAC', { ...base, ifAddress: '00:00:00:00:00:00' }],
+    ['subnet /0', { ...base, subnetCidr: '0.0.0.0/0' }],
+    ['subnet /32', { ...base, subnetCidr: `${base.privateIp}/32` }],
+    ['the subnet router address', { ...base, privateIp: '10.0.0.1', subnetCidr: '10.0.0.0/19' }],
+    ['the network address', { ...base, privateIp: '10.0.0.0', subnetCidr: '10.0.0.0/19' }],
+    ['the last address', { ...base, privateIp: '10.0.31.255', subnetCidr: '10.0.0.0/19' }],
   ];
   for (const [name, value] of broken) {
     it(`refuses ${name} with ANNOTATION_INVALID`, () => {

@@ -74,15 +74,40 @@ describe('SecurityGroupPolicy matching', () => {
 
   it('validates policies', () => {
     expect(validateSecurityGroupPolicy(db)).toBe(db);
+    const fine = {
+      ...db,
+      podSelector: {
+        matchLabels: { 'example.com/app': 'db-client', tier: '' },
+        matchExpressions: [{ key: 'k8s.io/x_y.z', operator: 'NotIn' as const, values: ['A-1', ''] }],
+      },
+    };
+    expect(validateSecurityGroupPolicy(fine)).toBe(fine);
+    // The CRD's bound and EC2's most per interface: 16 (EC2 holds the account to its quota when it creates the branch).
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `sg-${i + 1}`);
+    const sixteen = { ...db, groupIds: ids(16) };
+    expect(validateSecurityGroupPolicy(sixteen)).toBe(sixteen);
     const bad = [
       { ...db, podSelector: undefined },
       { ...db, groupIds: [] },
-      { ...db, groupIds: ['sg-1', 'sg-2', 'sg-3', 'sg-4', 'sg-5', 'sg-6'] },
+      { ...db, groupIds: ids(17) },
       { ...db, groupIds: ['group-1'] },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] } },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] } },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] } },
       { ...db, name: '' },
+      // Shapes only a CRD without a schema lets through: refused, never a TypeError.
+      { ...db, podSelector: { matchExpressions: { key: 'a', operator: 'Exists' } } },
+      { ...db, podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: 'db-client' }] } },
+      { ...db, podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: [1] }] } },
+      { ...db, podSelector: { matchLabels: ['app=db-client'] } },
+      { ...db, podSelector: null },
+      // Keys and values LabelSelectorAsSelector refuses (the reference then skips the policy).
+      { ...db, podSelector: { matchExpressions: [{ key: 'bad key', operator: 'DoesNotExist' }] } },
+      { ...db, podSelector: { matchExpressions: [{ key: 'a/b/c', operator: 'Exists' }] } },
+      { ...db, podSelector: { matchExpressions: [{ key: `${'k'.repeat(64)}`, operator: 'Exists' }] } },
+      { ...db, podSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['a b'] }] } },
+      { ...db, podSelector: { matchLabels: { 'Example.com/app': 'x' } } },
+      { ...db, podSelector: { matchLabels: { app: '-x' } } },
     ];
     for (const p of bad) {
       expect(() => validateSecurityGroupPolicy(p as SecurityGroupPolicy)).toThrow();

@@ -6,6 +6,7 @@ import {
   parseEniConfig,
   resolveEniConfigName,
 } from '@vpc-cni-kit/eni-manager';
+import { dnsSubdomainProblem } from '../config/kube-names.js';
 import { awsNodeWarningEvent } from './iam-event.js';
 import { type CustomResource, isKubeCallError, type KubeApi, type KubeObject } from './kube-api.js';
 
@@ -43,6 +44,15 @@ export async function lookupEniConfig(
     | { labels?: Record<string, string>; annotations?: Record<string, string> }
     | undefined;
   const choice = resolveEniConfigName({ labels: meta?.labels, annotations: meta?.annotations }, keys);
+  // An annotation value is free text: one no object can be named is the node's problem, not the API's.
+  const badName = typeof choice.name === 'string' ? dnsSubdomainProblem(choice.name) : 'it is not a string';
+  if (badName !== undefined)
+    return {
+      ok: false,
+      choice,
+      code: 'EniConfigInvalid',
+      message: `${JSON.stringify(String(choice.name).slice(0, 80))} (named by ${choice.source}) is not an ENIConfig name: ${badName}`,
+    };
   let obj: KubeObject;
   try {
     obj = await api.getClusterObject(ENICONFIG, choice.name);

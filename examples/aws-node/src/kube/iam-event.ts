@@ -11,6 +11,29 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** The API server's limit on an `events.k8s.io/v1` Event's `note`, in bytes: a longer one is refused. */
+const EVENT_NOTE_LIMIT = 1024;
+/** Its limit on `reason`, `action` and `reportingInstance`, in bytes. */
+const EVENT_FIELD_LIMIT = 128;
+
+/**
+ * `text` cut to at most `limit` UTF-8 bytes, on a character boundary, ending in `suffix` when it was cut (the
+ * scheduler cuts its notes the same way): an Event with a long message is written shorter rather than refused.
+ */
+function cutBytes(text: string, limit: number, suffix = ''): string {
+  if (Buffer.byteLength(text) <= limit) return text;
+  const room = limit - Buffer.byteLength(suffix);
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    const n = Buffer.byteLength(ch);
+    if (used + n > room) break;
+    out += ch;
+    used += n;
+  }
+  return out + suffix;
+}
+
 /**
  * An events.k8s.io/v1 Warning Event about the aws-node pod, reported by controller `aws-node` from this node.
  * `serial` keeps two Events written in the same nanosecond apart (the name is `<pod>.<time in ns + serial>`).
@@ -33,11 +56,11 @@ export function awsNodeWarningEvent(o: {
     },
     eventTime: microTime(o.nowMs),
     reportingController: 'aws-node',
-    reportingInstance: o.nodeName,
-    action: o.action,
-    reason: o.reason,
+    reportingInstance: cutBytes(o.nodeName, EVENT_FIELD_LIMIT),
+    action: cutBytes(o.action, EVENT_FIELD_LIMIT),
+    reason: cutBytes(o.reason, EVENT_FIELD_LIMIT),
     type: 'Warning',
-    note: o.note,
+    note: cutBytes(o.note, EVENT_NOTE_LIMIT, ' ...'),
     regarding: {
       apiVersion: 'v1',
       kind: 'Pod',

@@ -52,6 +52,8 @@ export class Runtime {
   /** Pods whose last create failed in EC2 or the API (`CLOUD`): not retried before `until`, doubling to a minute. */
   readonly #backoff = new Map<string, { until: number; delayMs: number }>();
   readonly #policyProblems = new Map<string, string>();
+  /** Nodes asking for a trunk whose providerID names no instance, with the providerID last warned about. */
+  readonly #noInstance = new Map<string, string>();
   /** The last `branch-eni-cooldown` reading acted on (a repeat of it logs nothing). */
   #cooldownSeen: string | undefined;
   #lastSweep = 0;
@@ -196,6 +198,7 @@ export class Runtime {
   }
 
   forgetNode(name: string): void {
+    this.#noInstance.delete(name);
     this.#facts.delete(name);
     this.#instanceOf.delete(name);
     this.#nodeRetryAt.delete(name);
@@ -247,9 +250,11 @@ export class Runtime {
     const nodes = this.#caches.nodes.list();
     for (const node of nodes) await this.#refreshNode(node, now);
     const policies: SecurityGroupPolicy[] = [];
+    const listedPolicies = new Set<string>();
     for (const obj of this.#caches.policies.list()) {
       const p = readPolicy(obj);
       const key = `${obj.metadata?.namespace}/${obj.metadata?.name}`;
+      listedPolicies.add(key);
       if ('problem' in p) {
         if (this.#policyProblems.get(key) !== p.problem)
           this.#o.log.log('warn', 'SecurityGroupPolicy refused: it selects no pod', {
@@ -262,6 +267,9 @@ export class Runtime {
         policies.push(p);
       }
     }
+    // A refused policy deleted, then made again just as wrong, is warned about again.
+    for (const key of this.#policyProblems.keys())
+      if (!listedPolicies.has(key)) this.#policyProblems.delete(key);
     // A pod backing off is left out of this pass — unless it owns a branch, which leaving out would release.
     const owned = this.controller.ledger().owned;
     const waiting = (uid: string | undefined) =>
@@ -314,7 +322,20 @@ export class Runtime {
     if (name === undefined) return;
     const instanceId = instanceIdFromProviderId(node.spec?.providerID);
     const cniNode = this.#caches.cniNodes.get(name);
-    if (instanceId === undefined || !wantsTrunk(cniNode)) return;
+    if (!wantsTrunk(cniNode)) return;
+    if (instanceId === undefined) {
+      // Asked for a trunk, but no EC2 instance to give it to: say so once per providerID, not once a pass.
+      const providerId = String(node.spec?.providerID ?? '').slice(0, 120);
+      if (this.#noInstance.get(name) !== providerId)
+        this.#o.log.log('warn', 'node asks for security groups for pods but names no EC2 instance; skipped', {
+          node: name,
+          providerID: providerId,
+          hint: 'spec.providerID must be aws:///<zone>/i-<8 or 17 hex> (set by the kubelet on EC2)',
+        });
+      this.#noInstance.set(name, providerId);
+      return;
+    }
+    this.#noInstance.delete(name);
     this.#instanceOf.set(name, instanceId);
     const choice = eniConfigChoice(node, cniNode);
     const eniConfig = choice.kind === 'named' ? choice.name : undefined;

@@ -4,6 +4,7 @@
  * (which aws-node writes after resolving its own `ENI_CONFIG_LABEL_DEF` / `ENI_CONFIG_ANNOTATION_DEF` keys).
  */
 import type { V1Node } from '@kubernetes/client-node';
+import { MAX_SECURITY_GROUPS_PER_ENI, shapes } from '@vpc-cni-kit/eni-manager';
 import type { KubeApis } from './apis.js';
 import type { CustomObject } from './caches.js';
 
@@ -59,8 +60,20 @@ export class EniConfigError extends Error {
   }
 }
 
-/** Reads the cluster-scoped `crd.k8s.amazonaws.com/v1alpha1` ENIConfig `name`. Rejects with {@link EniConfigError}. */
+/** An object name (DNS-1123 subdomain): what an ENIConfig can be called. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Reads the cluster-scoped `crd.k8s.amazonaws.com/v1alpha1` ENIConfig `name`. Rejects with {@link EniConfigError}:
+ * a name no object can have (a CNINode feature value is free text; `..` would read the API group's discovery
+ * document as if it were the ENIConfig) is `MALFORMED` before anything is asked.
+ */
 export async function readEniConfig(api: KubeApis, name: string): Promise<EniConfigSpec> {
+  if (name.length > 253 || !OBJECT_NAME.test(name))
+    throw new EniConfigError(
+      'MALFORMED',
+      `${JSON.stringify(name.slice(0, 80))} is not an ENIConfig name (a lowercase DNS-1123 subdomain)`,
+    );
   let obj: CustomObject;
   try {
     obj = (await api.custom.getClusterCustomObject({
@@ -78,12 +91,32 @@ export async function readEniConfig(api: KubeApis, name: string): Promise<EniCon
           `ENIConfig ${name} could not be read (HTTP ${String(status ?? 'no answer')})`,
         );
   }
-  const subnet = obj.spec?.['subnet'] ?? '';
-  const groups = obj.spec?.['securityGroups'] ?? [];
-  if (typeof subnet !== 'string' || !Array.isArray(groups) || !groups.every((g) => typeof g === 'string'))
-    throw new EniConfigError(
-      'MALFORMED',
-      `ENIConfig ${name}: spec.subnet must be a string, spec.securityGroups strings`,
+  if (obj?.kind !== 'ENIConfig' || obj.metadata?.name !== name)
+    throw new EniConfigError('MALFORMED', `ENIConfig ${name}: the API server answered with another object`);
+  return eniConfigSpec(name, obj.spec);
+}
+
+/**
+ * The ENIConfig's spec as the controller uses it: `subnet` empty (the node's subnet stays, as in the reference)
+ * or a subnet id, `securityGroups` up to 16 security group ids (EC2's most per ENI; it refuses more than the
+ * account's quota, 5 unless raised, when the ENI is created). Anything else is
+ * MALFORMED, naming the field, and the node waits as for a missing ENIConfig: nothing goes to EC2 made from it.
+ */
+function eniConfigSpec(name: string, spec: Record<string, unknown> | undefined): EniConfigSpec {
+  const bad = (why: string) => new EniConfigError('MALFORMED', `ENIConfig ${name}: ${why}`);
+  const subnet = spec?.['subnet'] ?? '';
+  const groups = spec?.['securityGroups'] ?? [];
+  if (typeof subnet !== 'string' || (subnet !== '' && shapes.awsId('subnet', subnet) === undefined))
+    throw bad(
+      `spec.subnet is not a subnet id (subnet-<8 or 17 hex>): ${JSON.stringify(subnet)?.slice(0, 80)}`,
+    );
+  if (!Array.isArray(groups) || !groups.every((g) => typeof g === 'string' && shapes.awsId('sg', g)))
+    throw bad(
+      `spec.securityGroups must list security group ids (sg-<8 or 17 hex>): ${JSON.stringify(groups)?.slice(0, 120)}`,
+    );
+  if (groups.length > MAX_SECURITY_GROUPS_PER_ENI)
+    throw bad(
+      `spec.securityGroups lists ${groups.length} groups, more than EC2 allows on an ENI (${MAX_SECURITY_GROUPS_PER_ENI})`,
     );
   return { subnet, securityGroups: groups as string[] };
 }

@@ -112,6 +112,9 @@ export async function reviewPod(body: unknown, lookup: PolicyLookup): Promise<Re
       : typeof request.namespace === 'string'
         ? request.namespace
         : '';
+  // Policies are namespaced: without a namespace there is nothing to look them up in (a real API server always
+  // sends one), and a lookup in "" would deny the pod with an unrelated 404.
+  if (namespace === '') return { status: 400, body: 'the AdmissionReview names no namespace for the Pod' };
   const sa = record(pod.spec)?.serviceAccountName;
   let groups: readonly string[];
   try {

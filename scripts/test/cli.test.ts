@@ -1,47 +1,63 @@
-// The benchmarks' command line (benchmarks/lib/cli.mjs): what it accepts and refuses, and that every benchmark
-// script answers --help and refuses an unknown option through it, at once and before doing anything.
+// The repository scripts' command line (scripts/lib/cli.mjs): what it accepts and refuses, and that every script
+// (benchmarks, package benches and generators, build and check scripts) answers --help and refuses an unknown
+// option through it, at once and before doing anything.
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { helpText, readCommandLine, scriptOf, usageLine } from '../lib/cli.mjs';
 
-const benchmarks = fileURLToPath(new URL('..', import.meta.url));
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Where the repository's own scripts live (a directory's subdirectories are searched too). */
+const SCRIPT_DIRS = ['benchmarks', 'scripts', 'deploy'];
+/** Per package: `<package>/<dir>` holds scripts (not searched below). */
+const PACKAGE_SCRIPT_DIRS = ['bench', 'scripts', 'test/fixtures'];
 
 /** Modules other scripts import, not run on their own. */
 const LIBRARIES = new Set([
-  'aws-node/lib.mjs',
-  'aws-node/plugin-plumbs.entry.mjs', // a CNI plugin bundled by plumbing.mjs: its interface is CNI's, not argv
-  'lib/cli.mjs',
-  'lib/timing.mjs',
-  'vpc-resource-controller/crds.mjs',
-  'warm-pool/grid.mjs',
-  'warm-pool/lib.mjs',
-  'warm-pool/node-sim.mjs',
-  'warm-pool/pod-watch.mjs',
-  'warm-pool/shapes.mjs',
-  'warm-pool/svg.mjs',
+  'benchmarks/aws-node/lib.mjs',
+  'benchmarks/aws-node/plugin-plumbs.entry.mjs', // a CNI plugin bundled by plumbing.mjs: its interface is CNI's, not argv
+  'benchmarks/lib/timing.mjs',
+  'benchmarks/vpc-resource-controller/crds.mjs',
+  'benchmarks/warm-pool/grid.mjs',
+  'benchmarks/warm-pool/lib.mjs',
+  'benchmarks/warm-pool/node-sim.mjs',
+  'benchmarks/warm-pool/pod-watch.mjs',
+  'benchmarks/warm-pool/shapes.mjs',
+  'benchmarks/warm-pool/svg.mjs',
+  'scripts/lib/cli.mjs',
 ]);
 
-function* scripts(dir: string): Generator<string> {
+function* scripts(dir: string, deep: boolean): Generator<string> {
+  if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && entry.name !== 'test') yield* scripts(path);
-    } else if (entry.name.endsWith('.mjs') && !LIBRARIES.has(relative(benchmarks, path))) {
-      yield relative(benchmarks, path);
+      if (deep && !['node_modules', 'test', 'dist'].includes(entry.name)) yield* scripts(path, deep);
+    } else if (entry.name.endsWith('.mjs') && !LIBRARIES.has(relative(repo, path))) {
+      yield relative(repo, path);
     }
   }
 }
 
-const ENTRIES = [...scripts(benchmarks)].sort();
+function* packageScripts(): Generator<string> {
+  for (const pkg of readdirSync(join(repo, 'packages'))) {
+    for (const dir of PACKAGE_SCRIPT_DIRS) yield* scripts(join(repo, 'packages', pkg, dir), false);
+  }
+}
+
+const ENTRIES = [
+  ...SCRIPT_DIRS.flatMap((d) => [...scripts(join(repo, d), true)]),
+  ...packageScripts(),
+].sort();
 
 function run(script: string, args: string[]) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      [join(benchmarks, script), ...args],
+      [join(repo, script), ...args],
       { encoding: 'utf8', timeout: 15_000, killSignal: 'SIGKILL' },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
@@ -51,18 +67,23 @@ function run(script: string, args: string[]) {
   });
 }
 
-describe('every benchmark script', () => {
+describe('every repository script', () => {
   it('says what it is on --version', async () => {
-    const version = await run('run.mjs', ['--version']);
+    const version = await run('benchmarks/run.mjs', ['--version']);
     expect(version.code).toBe(0);
-    expect(version.stdout).toMatch(/^benchmarks\/run\.mjs: a vpc-cni-kit benchmark.*, node v\d+/);
+    expect(version.stdout).toMatch(/^benchmarks\/run\.mjs: a vpc-cni-kit script.*, node v\d+/);
   });
 
   it('is found (a library module belongs in LIBRARIES)', () => {
-    expect(ENTRIES).toContain('run.mjs');
-    expect(ENTRIES).toContain('aws-node/cni.mjs');
-    expect(ENTRIES).toContain('warm-pool/tune.mjs');
-    expect(ENTRIES.length).toBeGreaterThanOrEqual(30);
+    expect(ENTRIES).toContain('benchmarks/run.mjs');
+    expect(ENTRIES).toContain('benchmarks/aws-node/cni.mjs');
+    expect(ENTRIES).toContain('benchmarks/warm-pool/tune.mjs');
+    expect(ENTRIES).toContain('deploy/image/build.mjs');
+    expect(ENTRIES).toContain('scripts/prepack.mjs');
+    expect(ENTRIES).toContain('packages/datastore/bench/throughput.mjs');
+    expect(ENTRIES).toContain('packages/eni-manager/scripts/gen-instance-limits.mjs');
+    expect(ENTRIES).toContain('packages/netlink/test/fixtures/capture-branch-links.mjs');
+    expect(ENTRIES.length).toBeGreaterThanOrEqual(40);
   });
 
   it.concurrent.each(ENTRIES)('%s answers --help and refuses an unknown option', async (script) => {
@@ -70,7 +91,7 @@ describe('every benchmark script', () => {
     const help = await run(script, ['--help']);
     expect(help.stderr).toBe('');
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(new RegExp(`^usage: node benchmarks/${script.replace('.', '\\.')}\\b`));
+    expect(help.stdout).toMatch(new RegExp(`^usage: node ${script.replace('.', '\\.')}\\b`));
     expect(help.stdout).toContain('-h, --help');
 
     const wrong = await run(script, ['--no-such-option']);
@@ -79,7 +100,7 @@ describe('every benchmark script', () => {
     const lines = wrong.stderr.trimEnd().split('\n');
     expect(lines).toEqual([
       `${name}: Unknown option '--no-such-option'`,
-      expect.stringMatching(new RegExp(`^usage: node benchmarks/${script.replace('.', '\\.')}\\b`)),
+      expect.stringMatching(new RegExp(`^usage: node ${script.replace('.', '\\.')}\\b`)),
     ]);
   });
 });
@@ -197,7 +218,7 @@ describe('readCommandLine', () => {
 });
 
 describe('usage and help', () => {
-  const script = scriptOf(new URL('../aws-node/cni.mjs', import.meta.url).href);
+  const script = scriptOf(new URL('../../benchmarks/aws-node/cni.mjs', import.meta.url).href);
 
   it('names the script by its path in the repository', () => {
     expect(script).toEqual({ name: 'cni.mjs', path: 'benchmarks/aws-node/cni.mjs' });

@@ -1,9 +1,10 @@
-// The benchmarks' command line: every script declares its options (and positional arguments) once and reads
-// them here, with node:util's parseArgs in strict mode. `--help`/`-h` prints the usage and exits 0;
-// `--version` says what is being run; an unknown option, a missing value, a bad whole number or a stray
-// argument is refused with one line `<script>: <problem>` and the usage line on stderr, exit 2 — before the
-// script builds, creates a namespace or starts a process, so call it before any of that (and before importing
-// anything slow: a static import is evaluated before the script's first line).
+// The command line of the repository's own scripts (benchmarks, generators, build and check scripts): every
+// script declares its options (and positional arguments) once and reads them here, with node:util's parseArgs
+// in strict mode. `--help`/`-h` prints the usage and exits 0; `--version` says what is being run; an unknown
+// option, a missing value, a bad whole number or a stray argument is refused with one line
+// `<script>: <problem>` and the usage line on stderr, exit 2 — before the script builds, creates a namespace or
+// starts a process, so call it before any of that (and before importing anything slow: a static import is
+// evaluated before the script's first line).
 //
 //   const { values } = commandLine(import.meta.url, {
 //     summary: 'What it measures, against which baseline.',
@@ -36,7 +37,7 @@ const HELP_AND_VERSION = {
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * Reads the command line of the benchmark at `scriptUrl` (its `import.meta.url`) from `argv` (default: this
+ * Reads the command line of the script at `scriptUrl` (its `import.meta.url`) from `argv` (default: this
  * process's arguments) against `spec`, and acts on anything that is not a run: help or version on stdout and
  * exit 0, a refusal on stderr and exit {@link EXIT_USAGE}. Returns `values` (each option and positional by its
  * name: counts as numbers, strings, booleans, arrays for `multiple` options and `rest` positionals; defaults
@@ -56,7 +57,7 @@ export function commandLine(scriptUrl, spec, argv = process.argv.slice(2)) {
       break;
     case 'version':
       process.stdout.write(
-        `${script.path}: a vpc-cni-kit benchmark, run from its checkout (not released), node ${process.version}\n`,
+        `${script.path}: a vpc-cni-kit script, run from its checkout (not released), node ${process.version}\n`,
       );
       process.exit(0);
       break;
@@ -184,7 +185,7 @@ export function scriptOf(scriptUrl) {
 
 /**
  * `Unknown option '--x'` for the first option `argv` has that `options` does not (parseArgs' own message goes on
- * about positional arguments starting with a dash, which no benchmark takes).
+ * about positional arguments starting with a dash, which no script takes).
  */
 function unknownOption(argv, options) {
   const { tokens } = parseArgs({ args: [...argv], strict: false, allowPositionals: true, tokens: true });
