@@ -79,6 +79,8 @@ export default defineConfig([
   // else, so a kubelet probe costs about a Node start.
   programBuild({
     entry: { 'grpc-health-probe': 'src/bin/grpc-health-probe.ts' },
+    // Our packages bundled in (the image carries only the daemon's three external dependencies).
+    noExternal: [/^@vpc-cni-kit\//],
     minify: true,
     esbuildPlugins: [notices.plugin],
     define: { __AWS_NODE_VERSION__: JSON.stringify(version) },

@@ -8,13 +8,17 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
   version: string;
 };
 
-/** Bundled from their ES modules into the program (tree-shaken): our packages, the AWS SDK, the Kubernetes client. */
+/**
+ * Bundled from their ES modules into the program (tree-shaken): our packages, the AWS SDK, the Kubernetes client
+ * and the YAML parser it shares with the kubeconfig check. The image carries the program and nothing else.
+ */
 const BUNDLED = [
   /^@vpc-cni-kit\//,
   /^@aws-sdk\//,
   /^@smithy\//,
   /^@aws\//,
   /^@kubernetes\/client-node/,
+  /^js-yaml$/,
   /^prom-client/,
 ];
 
