@@ -286,6 +286,25 @@ describe('the webhook end to end (kube-simulator → the program over HTTPS)', (
     );
     const stored = w.kube.objects.get('v1', 'pods', 'client-3', 'default') as StoredPod;
     expect(stored.spec?.containers?.[0]?.resources).toBeUndefined();
+
+    // The controller (running again) gives that pod no branch, as the reference: it does not request one. It says
+    // so on the pod.
+    await w.controller();
+    const event = await eventually('the Warning event', () =>
+      (
+        w.kube.objects.list('v1', 'events', 'default') as {
+          reason?: string;
+          message?: string;
+          type?: string;
+        }[]
+      ).find((e) => e.reason === 'BranchENINotRequested'),
+    );
+    expect(event).toMatchObject({ type: 'Warning' });
+    expect(event.message).toMatch(
+      /^a SecurityGroupPolicy selects this pod \(groups sg-\w+\) but it does not request vpc\.amazonaws\.com\/pod-eni/,
+    );
+    expect(w.annotation('client-3')).toBeUndefined();
+    expect(w.branches()).toEqual([]);
   });
 
   it('a certificate it cannot read stops the program at start with one line and a hint (exit 1)', async () => {
