@@ -19,7 +19,10 @@ export {
 } from './rpc/grpc-client.js';
 export {
   type CniBackend,
+  type EarlyRpcServer,
   HEALTH_SERVICES,
+  type ListenRpcOptions,
+  listenRpc,
   type RpcServer,
   type RpcServerOptions,
   RpcStatusError,

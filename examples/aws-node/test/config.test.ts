@@ -140,6 +140,15 @@ describe('loadConfig', () => {
       'INTROSPECTION_BIND_ADDRESS: unix: needs an absolute path',
     ],
     [{ AWS_NODE_IPAMD_SOCKET: 'ipamd.sock' }, 'AWS_NODE_IPAMD_SOCKET: must be an absolute path'],
+    // Node would bind a path cut to 107 bytes: another file than the one named.
+    [
+      { AWS_NODE_IPAMD_SOCKET: `/run/${'a'.repeat(103)}` },
+      "AWS_NODE_IPAMD_SOCKET: is 108 bytes long; a unix socket's path has at most 107",
+    ],
+    [
+      { INTROSPECTION_BIND_ADDRESS: `unix:/run/${'é'.repeat(60)}` },
+      "INTROSPECTION_BIND_ADDRESS: unix: path is 125 bytes long; a unix socket's path has at most 107",
+    ],
     [
       { AWS_VPC_K8S_CNI_BACKING_STORE: 'ipam.json' },
       'AWS_VPC_K8S_CNI_BACKING_STORE: must be an absolute path',

@@ -284,6 +284,26 @@ describe('egress-cni handlers', () => {
     expect(calls).toEqual([]);
   });
 
+  it('ADD with a pluginLogLevel the daemon would not accept: code 7 before anything is touched (as aws-cni)', async () => {
+    for (const pluginLogLevel of ['verbose', 'trace', 'in fo']) {
+      const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+      const e = await cniError(
+        Promise.resolve().then(() =>
+          handlers.add({ env, config: config({ pluginLogLevel }), log: () => {} }),
+        ),
+      );
+      expect({ code: e.code, msg: e.message }).toEqual({
+        code: 7,
+        msg: 'invalid network config: pluginLogLevel: must be one of debug, info, warn, warning, error, fatal',
+      });
+      expect(calls).toEqual([]);
+    }
+    // DEL stays lenient: the pod's allocation and chain are released whatever the level says.
+    const { calls, handlers } = fakes({ cniVersion: '1.0.0' });
+    await handlers.del({ env, config: config({ pluginLogLevel: 'verbose' }), log: () => {} });
+    expect(calls).toContain('ipam.del');
+  });
+
   it('CHECK reads nat once, even when the chain carries --random (an iptables without --random-fully)', async () => {
     const { calls, handlers, kernel } = fakes({ cniVersion: '1.0.0' });
     const netfilter = new FakeNetfilter();

@@ -9,9 +9,9 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import { parseGoDuration } from '@vpc-cni-kit/go-duration';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseGoDuration } from '../src/probe/go-duration.js';
 import { parseGoFlags } from '../src/probe/go-flags.js';
 import { ProbeExit, runHealthProbe, unixSocketPath } from '../src/probe/health-probe.js';
 import { type RpcServer, startRpcServer } from '../src/rpc/grpc-server.js';
@@ -57,20 +57,7 @@ async function healthServer(socketPath: string, status: number | 'none'): Promis
   return server;
 }
 
-describe('Go flag and duration syntax', () => {
-  it('parses Go durations', () => {
-    expect(parseGoDuration('5s')).toBe(5000);
-    expect(parseGoDuration('1.5s')).toBe(1500);
-    expect(parseGoDuration('300ms')).toBe(300);
-    expect(parseGoDuration('1m30s')).toBe(90_000);
-    expect(parseGoDuration('1h')).toBe(3_600_000);
-    expect(parseGoDuration('250us')).toBeCloseTo(0.25);
-    expect(parseGoDuration('0')).toBe(0);
-    expect(parseGoDuration('-1s')).toBe(-1000);
-    for (const bad of ['', '5', 's', '5x', '1s2', 'five seconds'])
-      expect(parseGoDuration(bad)).toBeUndefined();
-  });
-
+describe('Go flag syntax', () => {
   it('reads flags as Go does: -a=b, -a b, --a=b, bare booleans, stop at -- or a non-flag', () => {
     const specs = {
       addr: { kind: 'string', usage: '' },

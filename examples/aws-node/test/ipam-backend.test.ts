@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryGroupCommitCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
 import { hostVethName } from '@vpc-cni-kit/routing-table';
@@ -134,6 +136,8 @@ describe('ipam backend refuses a bad AddNetwork before taking an address', () =>
     ['a relative namespace path', { Netns: 'proc/self/ns/net' }, /absolute/],
     ['a missing namespace path', { Netns: '/nonexistent/netns/x' }, /ENOENT/],
     ['an empty namespace path', { Netns: '' }, /required/],
+    ['a plain file as namespace', { Netns: fileURLToPath(import.meta.url) }, /is not a namespace/],
+    ['a directory as namespace', { Netns: tmpdir() }, /is not a namespace/],
     ['an invalid veth prefix', { VethPrefix: 'toolong' }, /vethPrefix/],
     ['a reserved veth prefix', { VethPrefix: 'eth' }, /reserved/],
     ['an invalid interface name', { IfName: 'eth0/../x' }, /interface name/],

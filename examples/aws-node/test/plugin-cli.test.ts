@@ -4,7 +4,7 @@
  * CNI project's Go skeleton do); a log path the filesystem refuses costs only the log lines, never a hang. Each request fails before anything on the host is touched (no daemon behind the
  * socket; no IPAM plugin on CNI_PATH), so this runs unprivileged.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +99,85 @@ describe('a pluginLogFile under /proc (where a recursive mkdir never returns)', 
       expect(o.code).toBe(1);
       expect(JSON.parse(o.stdout)).toMatchObject({ msg: 'failed to find plugin "host-local" in path [/x]' });
     }
+  });
+});
+
+describe('a pluginLogFile that is no file', () => {
+  const conf = (pluginLogFile: string) =>
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'aws-cni',
+      type: 'aws-cni',
+      ipamdSocket: join(dir.path, 'no-daemon.sock'),
+      pluginLogFile,
+      pluginLogLevel: 'debug',
+    });
+
+  it('a path of standard output logs to stderr: stdout holds only the CNI answer', async () => {
+    for (const pluginLogFile of ['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']) {
+      const o = await runPlugin('aws-cni.cjs', { ...request, CNI_COMMAND: 'ADD' }, conf(pluginLogFile));
+      expect(o.code).toBe(1);
+      expect(JSON.parse(o.stdout), pluginLogFile).toMatchObject({ code: 11 });
+      expect(o.stderr).toContain('"msg":"Received CNI add request"');
+    }
+  });
+
+  it('a FIFO nobody reads costs the log lines, never a hang', async () => {
+    const fifo = join(dir.path, 'plugin.fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const bin of ['aws-cni.cjs', 'aws-cni']) {
+      const o = await runPlugin(bin, { ...request, CNI_COMMAND: 'ADD' }, conf(fifo));
+      expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
+      expect(JSON.parse(o.stdout)).toMatchObject({ code: 11 });
+    }
+  });
+});
+
+describe('CNI_ARGS', () => {
+  const conf = (dir: string) =>
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'aws-cni',
+      type: 'aws-cni',
+      ipamdSocket: join(dir, 'no-daemon.sock'),
+    });
+  /** Runs `bin` with `CNI_ARGS` and expects it refused with code 4 and `msg`. */
+  async function refused(bin: string, command: string, args: string, msg: string) {
+    const o = await runPlugin(bin, { ...request, CNI_COMMAND: command, CNI_ARGS: args }, conf(dir.path));
+    expect(o.code).toBe(1);
+    expect(JSON.parse(o.stdout)).toEqual({ code: 4, msg });
+  }
+
+  it('aws-cni refuses a key it does not know (code 4) unless IgnoreUnknown is set, as the reference', async () => {
+    for (const bin of ['aws-cni.cjs', 'aws-cni']) {
+      await refused(
+        bin,
+        'ADD',
+        'K8S_POD_NAME=p;K8S_POD_NAMSPACE=default',
+        'CNI_ARGS: unknown key "K8S_POD_NAMSPACE"',
+      );
+      // What containerd sends goes on to the daemon (absent here: code 11).
+      const sent = await runPlugin(
+        bin,
+        {
+          ...request,
+          CNI_COMMAND: 'ADD',
+          CNI_ARGS:
+            'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u;FOO=bar',
+        },
+        conf(dir.path),
+      );
+      expect(JSON.parse(sent.stdout)).toMatchObject({ code: 11 });
+    }
+  });
+
+  it('a key given twice with different values is code 4 (which pod was meant cannot be told)', async () => {
+    await refused(
+      'aws-cni.cjs',
+      'DEL',
+      'IgnoreUnknown=1;K8S_POD_NAME=a;K8S_POD_NAME=b',
+      'CNI_ARGS: "K8S_POD_NAME" given twice with different values',
+    );
   });
 });
 

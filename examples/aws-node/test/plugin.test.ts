@@ -14,11 +14,12 @@ import { scratchDir } from '@vpc-cni-kit/testkit';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bundlePluginProgram } from '../build/plugin-program.js';
+import { STARTING_MESSAGE } from '../src/daemon/early-rpc.js';
 import { daemonClient } from '../src/plugin/daemon-client.js';
 import { awsCniHandlers } from '../src/plugin/handlers.js';
 import { readAwsCniConf } from '../src/plugin/net-conf.js';
 import type { PrevResultPod } from '../src/plugin/result.js';
-import { type RpcServer, startRpcServer } from '../src/rpc/grpc-server.js';
+import { listenRpc, type RpcServer, startRpcServer } from '../src/rpc/grpc-server.js';
 import type {
   AddNetworkReply,
   AddNetworkRequest,
@@ -174,6 +175,19 @@ describe('aws-cni handlers against a gRPC daemon', () => {
     expect(out).toMatchObject({ code: 11, msg: expect.stringMatching(/not reachable/) });
   });
 
+  it('refuses an ipamdSocket longer than a unix socket path can be (code 7), not "try again later" for ever', async () => {
+    const ipamdSocket = `/run/${'s'.repeat(103)}`;
+    for (const command of ['ADD', 'DEL']) {
+      const { code, out } = await run(command, conf({ ipamdSocket }));
+      expect(code).toBe(1);
+      expect(out).toMatchObject({
+        code: 7,
+        msg: "invalid network config: ipamdSocket: is 108 bytes long; a unix socket's path has at most 107",
+      });
+    }
+    expect(calls.add).toHaveLength(0);
+  });
+
   it('rejects a veth prefix longer than 4 characters with the reference message', async () => {
     const { out } = await run('ADD', conf({ vethPrefix: 'abcde' }));
     expect(out).toMatchObject({ code: 7, msg: 'conf.VethPrefix can be at most 4 characters long' });
@@ -230,6 +244,39 @@ describe('aws-cni handlers against a gRPC daemon', () => {
     });
     expect(code).toBe(0);
     expect(torn).toEqual([{ address: '10.0.1.23', routeTableId: 2, hostVethName: 'eni1a2b3c4d5e6' }]);
+  });
+
+  it('a starting daemon (UNAVAILABLE until restored, ADR 0035): ADD is code 11 naming it, DEL tears down as when down', async () => {
+    const startingSocket = join(dir.path, 'starting.sock');
+    const starting = await listenRpc({ socketPath: startingSocket, starting: STARTING_MESSAGE });
+    try {
+      const add = await run('ADD', conf({ ipamdSocket: startingSocket }));
+      expect(add.code).toBe(1);
+      expect(add.out).toEqual({
+        cniVersion: '1.0.0',
+        code: CniErrorCode.TryAgainLater,
+        msg: `add: ${STARTING_MESSAGE}`,
+        details: `UNAVAILABLE from ${startingSocket}`,
+      });
+      torn.length = 0;
+      const del = await run('DEL', { ...conf({ ipamdSocket: startingSocket }), prevResult: expectedResult });
+      expect(del.code).toBe(0);
+      expect(torn).toEqual([{ address: '10.0.1.23', routeTableId: 2, hostVethName: 'eni1a2b3c4d5e6' }]);
+      const status = await run('STATUS', { ...conf({ ipamdSocket: startingSocket }), cniVersion: '1.1.0' });
+      expect(status.out).toMatchObject({ code: CniErrorCode.PluginNotAvailable, details: STARTING_MESSAGE });
+      const check = await run('CHECK', {
+        ...conf({ ipamdSocket: startingSocket }),
+        prevResult: expectedResult,
+      });
+      expect(check.out).toMatchObject({
+        code: CniErrorCode.TryAgainLater,
+        msg: `check: ${STARTING_MESSAGE}`,
+      });
+      expect(calls.add).toHaveLength(0);
+      expect(calls.del).toHaveLength(0);
+    } finally {
+      await starting.close(10);
+    }
   });
 
   it('STATUS reports the daemon health (50 when down)', async () => {

@@ -1,10 +1,11 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GrpcStatus, isGrpcCallError, unaryCall } from '../src/rpc/grpc-client.js';
-import { type RpcServer, RpcStatusError, startRpcServer } from '../src/rpc/grpc-server.js';
+import { listenRpc, type RpcServer, RpcStatusError, startRpcServer } from '../src/rpc/grpc-server.js';
 import { type AddNetworkRequest, decode, encode, Methods, schemas } from '../src/rpc/messages.js';
 import { decodeMessage, WireError } from '../src/rpc/wire.js';
 
@@ -262,16 +263,100 @@ describe('http2 client ↔ grpc-js server on a unix socket', () => {
     expect(e).toMatchObject({ code: 'DirectoryNotCreated', path: '/proc/vck-nope', errno: 'ENOENT' });
   });
 
-  it('replaces a stale socket', async () => {
+  it('replaces a stale socket (its server was killed) and refuses a live one, which keeps serving', async () => {
+    const path = join(dir.path, 'run/ipamd.sock.2');
+    leaveStaleSocket(path);
+    expect(statSync(path).isSocket()).toBe(true);
     const second = await startRpcServer({
-      socketPath: join(dir.path, 'run/ipamd.sock.2'),
-      backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
+      socketPath: path,
+      backend: { addNetwork: async () => ({ Success: true }), delNetwork: async () => ({}) as never },
     });
-    await second.close(10);
-    const third = await startRpcServer({
-      socketPath: join(dir.path, 'run/ipamd.sock.2'),
-      backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
-    });
-    await third.close(10);
+    try {
+      const e = await startRpcServer({
+        socketPath: path,
+        backend: { addNetwork: async () => ({}) as never, delNetwork: async () => ({}) as never },
+      }).catch((x: unknown) => x);
+      expect(e).toMatchObject({
+        code: 'EADDRINUSE',
+        message: expect.stringMatching(/a server listens on this socket/),
+      });
+      const reply = await unaryCall({
+        socketPath: path,
+        method: Methods.AddNetwork,
+        request: encode('AddNetworkRequest', {}),
+        timeoutMs: 2000,
+      });
+      expect(decode('AddNetworkReply', reply).Success).toBe(true);
+    } finally {
+      await second.close(10);
+    }
+  });
+});
+
+/** Leaves a socket at `path` that nobody listens on: its server (another process) was killed before it closed. */
+function leaveStaleSocket(path: string): void {
+  spawnSync(process.execPath, [
+    '-e',
+    "require('node:net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))",
+    path,
+  ]);
+}
+
+describe('listenRpc: the socket taken before the daemon can answer (ADR 0035)', () => {
+  const dir = scratchDir('vck-rpc-early-');
+  afterAll(() => dir.remove());
+  const call = async (socketPath: string, method: string, request: Uint8Array) =>
+    unaryCall({ socketPath, method, request, timeoutMs: 2000 }).then(
+      (bytes) => ({ ok: bytes }),
+      (e: unknown) => {
+        if (!isGrpcCallError(e)) throw e;
+        return { grpcStatus: e.grpcStatus, message: e.message, connected: e.connected };
+      },
+    );
+
+  it('answers every call UNAVAILABLE with its message until it serves, then serves', async () => {
+    const socketPath = join(dir.path, 'a/ipamd.sock');
+    const server = await listenRpc({ socketPath, starting: 'starting: wait' });
+    try {
+      expect(statSync(socketPath).mode & 0o777).toBe(0o660);
+      const calls = [
+        [Methods.AddNetwork, encode('AddNetworkRequest', { K8S_POD_NAME: 'p' })],
+        [Methods.DelNetwork, encode('DelNetworkRequest', { K8S_POD_NAME: 'p' })],
+        [Methods.Gc, encode('GcRequest', {})],
+        [Methods.Status, encode('StatusRequest', {})],
+        [Methods.HealthCheck, encode('HealthCheckRequest', { service: '' })],
+      ] as const;
+      for (const [method, request] of calls)
+        expect(await call(socketPath, method, request), method).toEqual({
+          grpcStatus: GrpcStatus.UNAVAILABLE,
+          message: 'starting: wait',
+          connected: true,
+        });
+      // An unknown health service is still NOT_FOUND: the name is wrong whatever the daemon is doing.
+      expect(
+        await call(socketPath, Methods.HealthCheck, encode('HealthCheckRequest', { service: 'nope' })),
+      ).toMatchObject({ grpcStatus: GrpcStatus.NOT_FOUND });
+      server.serve({
+        addNetwork: async (req) => ({ Success: req.K8S_POD_NAME === 'p' }),
+        delNetwork: async () => ({ Success: true }),
+      });
+      const add = await call(socketPath, Methods.AddNetwork, calls[0][1]);
+      expect('ok' in add && decode('AddNetworkReply', add.ok).Success).toBe(true);
+      const health = await call(socketPath, Methods.HealthCheck, calls[4][1]);
+      expect('ok' in health && decode('HealthCheckResponse', health.ok).status).toBe(1);
+      // A backend without GC still says so once serving.
+      expect(await call(socketPath, Methods.Gc, calls[2][1])).toMatchObject({
+        grpcStatus: GrpcStatus.UNIMPLEMENTED,
+      });
+    } finally {
+      await server.close(10);
+    }
+  });
+
+  it('a bind that fails is the errno error, and a directory at the path stays', async () => {
+    const socketPath = join(dir.path, 'd.sock');
+    mkdirSync(socketPath);
+    await expect(listenRpc({ socketPath })).rejects.toThrow(/exists and is not a socket/);
+    expect(statSync(socketPath).isDirectory()).toBe(true);
   });
 });

@@ -1,20 +1,26 @@
 /**
- * What the daemon checks before it changes the node (ADR 0034): the checkpoint (read once, handed to the
- * restore), the gRPC socket's path, and the HTTP ports, taken early and answering 503 until the daemon serves.
+ * What the daemon checks before it changes the node (ADR 0034, 0035): the checkpoint (read once, handed to the
+ * restore), the gRPC socket (taken early, answering UNAVAILABLE until the daemon serves), the HTTP ports (taken
+ * early, answering 503), and the CNI configuration directory.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createGroupCommitFileCheckpointer } from '@vpc-cni-kit/datastore';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStartFailure } from '../src/cli/start-failure.js';
 import { branchLedgerFile } from '../src/daemon/branch-pod-sources.js';
+import { checkConflistDir } from '../src/daemon/conflist.js';
+import { listenEarlyRpc, STARTING_MESSAGE } from '../src/daemon/early-rpc.js';
 import { listenEarly } from '../src/daemon/http-servers.js';
 import { readSavedState } from '../src/daemon/saved-state.js';
 import { checkSocketPath } from '../src/daemon/socket-path.js';
 import { isStartError } from '../src/daemon/start-error.js';
+import { daemonClient } from '../src/plugin/daemon-client.js';
+import { GrpcStatus, isGrpcCallError } from '../src/rpc/grpc-client.js';
 
 const dirs: { remove: () => void }[] = [];
 afterEach(() => {
@@ -113,15 +119,45 @@ describe('readSavedState', () => {
 });
 
 describe('checkSocketPath', () => {
-  it('accepts a free path, a missing directory and a stale socket', async () => {
+  it('accepts a free path, a missing directory and a stale socket (its server was killed)', async () => {
     const dir = scratch();
     await checkSocketPath(join(dir, 'ipamd.sock'));
     await checkSocketPath(join(dir, 'a', 'b', 'ipamd.sock'));
     const stale = join(dir, 'stale.sock');
-    const server = createNetServer();
-    await new Promise<void>((r) => server.listen(stale, r));
+    leaveStaleSocket(stale);
+    expect(statSync(stale).isSocket()).toBe(true);
     await checkSocketPath(stale);
-    await new Promise((r) => server.close(r));
+  });
+
+  it("refuses a socket a server listens on, and leaves that server's socket alone", async () => {
+    const dir = scratch();
+    const live = join(dir, 'ipamd.sock');
+    // The probes close their connection at once: what this server writes them may meet a reset.
+    const server = createNetServer((c) => c.on('error', () => undefined).end('still here\n'));
+    await new Promise<void>((r) => server.listen(live, r));
+    try {
+      const e = await failureOf(() => checkSocketPath(live));
+      expect(isStartError(e, 'ListenFailed')).toBe(true);
+      expect(line(e)).toBe(
+        `aws-node: failed to start: cannot serve on ${live}: a server is listening on it (another aws-node?); stop that one or set AWS_NODE_IPAMD_SOCKET to another path`,
+      );
+      // listenEarlyRpc refuses it too (the check and the bind are apart), with the same hint's setting.
+      expect(line(await failureOf(() => listenEarlyRpc(live)))).toBe(
+        `aws-node: failed to start: cannot serve on ${live}: EADDRINUSE, a server is listening on it; nothing on the node was changed; set AWS_NODE_IPAMD_SOCKET to another path`,
+      );
+      const reply = await new Promise<string>((resolve, reject) => {
+        const c = connect(live);
+        let got = '';
+        c.on('data', (b: Buffer) => {
+          got += b.toString();
+        });
+        c.on('end', () => resolve(got));
+        c.on('error', reject);
+      });
+      expect(reply).toBe('still here\n');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('refuses a regular file or a directory in the socket place, and a file in a directory place', async () => {
@@ -200,3 +236,47 @@ describe('listenEarly', () => {
     }
   });
 });
+
+describe('listenEarlyRpc', () => {
+  it('takes the socket at once and answers every call UNAVAILABLE with the starting message', async () => {
+    const path = join(scratch(), 'run', 'ipamd.sock');
+    const rpc = await listenEarlyRpc(path);
+    try {
+      const e = await daemonClient(path, 2000)
+        .addNetwork({ K8S_POD_NAME: 'p' })
+        .catch((x: unknown) => x);
+      expect(isGrpcCallError(e) && [e.grpcStatus, e.message]).toEqual([
+        GrpcStatus.UNAVAILABLE,
+        STARTING_MESSAGE,
+      ]);
+    } finally {
+      await rpc.close(10);
+    }
+  });
+});
+
+describe('checkConflistDir', () => {
+  it('creates a missing directory; one that cannot be made or written stops the start in one line', async () => {
+    const dir = scratch();
+    checkConflistDir(join(dir, 'etc', 'cni', 'net.d'));
+    expect(statSync(join(dir, 'etc', 'cni', 'net.d')).isDirectory()).toBe(true);
+    const e = await failureOf(() => checkConflistDir('/proc/vck-no-such-dir/net.d'));
+    expect(isStartError(e, 'CniConfDirUnusable')).toBe(true);
+    expect(line(e)).toBe(
+      'aws-node: failed to start: the CNI configuration directory cannot take the conflist: cannot create the directory /proc/vck-no-such-dir (ENOENT); nothing on the node was changed; set HOST_CNI_CONFDIR_PATH to a writable directory',
+    );
+    // A read-only directory (/proc/self is one, even for root): named with the errno.
+    expect(line(await failureOf(() => checkConflistDir('/proc/self')))).toContain(
+      'the CNI configuration directory cannot take the conflist: /proc/self cannot be written (',
+    );
+  });
+});
+
+/** Leaves a socket at `path` that nobody listens on: its server (another process) was killed before it closed. */
+function leaveStaleSocket(path: string): void {
+  spawnSync(process.execPath, [
+    '-e',
+    "require('node:net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))",
+    path,
+  ]);
+}

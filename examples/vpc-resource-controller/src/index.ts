@@ -24,7 +24,7 @@ export {
   type RunningController,
   startController,
 } from './controller/controller.js';
-export { jsonLogger, type Logger, type LogLevel } from './controller/logger.js';
+export { jsonLogger, LOG_LEVELS, type Logger, type LogLevel } from './controller/logger.js';
 export {
   BRANCH_OPERATIONS,
   ControllerMetrics,
@@ -66,6 +66,7 @@ export { createKubeBranchPort, type KubeBranchPort } from './kube/branch-port.js
 export { VPC_RESOURCES_GROUP } from './kube/caches.js';
 export { CUSTOM_NETWORKING_FEATURE, ENI_CONFIG_NODE_LABEL } from './kube/eni-config.js';
 export { EVENT_COMPONENT, EVENT_REASONS } from './kube/events.js';
+export { kubeconfigList } from './kube/kubeconfig.js';
 export { LEADER_ELECTION_ID, type LeaderElectionOptions, microTime } from './kube/leader.js';
 export {
   BRANCH_ENI_COOLDOWN_KEY,

@@ -141,8 +141,40 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
   });
 });
 
+describe('a SecurityGroupPolicy naming a group EC2 does not have', () => {
+  it("still selects its pods, which wait with EC2's refusal in an Event instead of starting with the node's groups", async () => {
+    world = await startWorld();
+    world.policy({
+      metadata: { name: 'typo', namespace: 'default' },
+      spec: { podSelector: { matchLabels: { app: 'typo' } }, securityGroups: { groupIds: ['sg-typo'] } },
+    });
+    world.policy(dbClientPolicy());
+    // The webhook's lookup gives the pod the resource: it is scheduled as a branch pod, not as an ordinary one.
+    const lookup = apiPolicyLookup(kubeApis(world.kubeconfigPath));
+    expect(
+      await lookup({ namespace: 'default', labels: { app: 'typo' }, serviceAccountName: 'default' }),
+    ).toEqual(['sg-typo']);
+    await world.controller();
+    world.pod('typo-1', 'node-1', { app: 'typo' });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
+    const events = () =>
+      (
+        world!.kube.objects.list('v1', 'events', 'default') as {
+          involvedObject?: { name?: string };
+          reason?: string;
+          message?: string;
+        }[]
+      ).filter((e) => e.involvedObject?.name === 'typo-1' && e.reason === 'BranchAllocationFailed');
+    const ev = await eventually('the refusal in an Event', () => events()[0]);
+    expect(ev.message).toContain('sg-typo');
+    expect(world.annotation('typo-1')).toBeUndefined();
+    expect(world.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
+  });
+});
+
 describe('ENIConfig objects the controller cannot build a trunk or branch from', () => {
-  it('a subnet or security group that is not an EC2 id, or more than 5 groups, is MALFORMED, naming the field', async () => {
+  it('a subnet or security group that is not an EC2 id, or more than 16 groups, is MALFORMED, naming the field', async () => {
     world = await startWorld();
     const api = kubeApis(world.kubeconfigPath);
     const eniConfig = (name: string, spec: Record<string, unknown>) =>
@@ -152,10 +184,10 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
       } as never);
     eniConfig('bad-subnet', { subnet: 'subnet-XYZ', securityGroups: [POD_NET_SG] });
     eniConfig('bad-group', { subnet: 'subnet-0c000000000000003', securityGroups: ['default'] });
-    eniConfig('six-groups', {
-      subnet: 'subnet-0c000000000000003',
-      securityGroups: ['1', '2', '3', '4', '5', '6'].map((d) => `sg-0000000${d}`),
-    });
+    const groups = (n: number) =>
+      Array.from({ length: n }, (_, i) => `sg-000000${i.toString(16).padStart(2, '0')}`);
+    eniConfig('sixteen-groups', { subnet: 'subnet-0c000000000000003', securityGroups: groups(16) });
+    eniConfig('seventeen-groups', { subnet: 'subnet-0c000000000000003', securityGroups: groups(17) });
     eniConfig('good', { subnet: 'subnet-0c000000000000003', securityGroups: [POD_NET_SG] });
     eniConfig('no-subnet', { subnet: '' });
 
@@ -168,7 +200,11 @@ describe('ENIConfig objects the controller cannot build a trunk or branch from',
       /^MALFORMED: ENIConfig bad-subnet: spec\.subnet .*subnet-XYZ/,
     );
     expect(await problem('bad-group')).toMatch(/^MALFORMED: ENIConfig bad-group: spec\.securityGroups/);
-    expect(await problem('six-groups')).toMatch(/^MALFORMED: ENIConfig six-groups: .*more than 5/);
+    // EC2 holds an account to its quota (5 unless raised, up to 16) when the ENI is created.
+    expect(await problem('sixteen-groups')).toBe('read');
+    expect(await problem('seventeen-groups')).toMatch(
+      /^MALFORMED: ENIConfig seventeen-groups: spec\.securityGroups lists 17 groups, more than EC2 allows on an ENI \(16\)$/,
+    );
     expect(await readEniConfig(api, 'good')).toEqual({
       subnet: 'subnet-0c000000000000003',
       securityGroups: [POD_NET_SG],

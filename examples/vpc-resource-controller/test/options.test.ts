@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration, readCommandLine } from '../src/index.js';
+import { jsonLogger, LOG_LEVELS, parseDuration, readCommandLine, USAGE } from '../src/index.js';
 
 const base = ['--cluster-name', 'c'];
 const env = { AWS_REGION: 'us-west-2' };
@@ -124,7 +124,10 @@ describe('the command line', () => {
     };
     expect(problem([...base, '--branch-eni-cooldown', 'soon'])).toMatch(/^bad --branch-eni-cooldown "soon"/);
     expect(problem([...base, '--branch-concurrency', '0'])).toMatch(/^bad --branch-concurrency "0"/);
-    expect(problem([...base, '--log-level', 'loud'])).toMatch(/^bad --log-level "loud"/);
+    expect(problem([...base, '--log-level', 'loud'])).toBe(
+      'bad --log-level "loud": debug, info, warn or error',
+    );
+    expect(problem([...base, '--log-level', 'INFO'])).toMatch(/^bad --log-level "INFO"/);
     expect(problem(base, {})).toBe('no region: pass --region or set AWS_REGION');
     expect(problem([...base, '--region', 'mars'])).toMatch(/^not an AWS region/);
     expect(problem([...base, '--ec2-endpoint', 'ftp://x'])).toMatch(
@@ -150,5 +153,22 @@ describe('the command line', () => {
     expect(problem([...base, '--branch-concurrency', '-2'])).toMatch(/^bad --branch-concurrency "-2"/);
     // Only a value that is a negative number is taken for one: a missing value is still refused as such.
     expect(problem([...base, '--region', '--leader-elect'])).toMatch(/ambiguous|argument missing/);
+  });
+
+  it('reads --log-level from the one list of levels, least severe first, and the logger keeps that order', () => {
+    expect(LOG_LEVELS).toEqual(['debug', 'info', 'warn', 'error']);
+    expect(USAGE).toContain('--log-level LEVEL              debug, info, warn or error (default info)\n');
+    for (const level of LOG_LEVELS) {
+      const line = readCommandLine([...base, '--log-level', level], env);
+      expect(line.kind === 'run' ? line.settings.logLevel : line).toBe(level);
+      const written: string[] = [];
+      const log = jsonLogger(
+        (l) => written.push(JSON.parse(l).level),
+        level,
+        () => 0,
+      );
+      for (const at of LOG_LEVELS) log.log(at, 'm');
+      expect(written).toEqual(LOG_LEVELS.slice(LOG_LEVELS.indexOf(level)));
+    }
   });
 });

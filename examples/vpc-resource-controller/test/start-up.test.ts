@@ -4,12 +4,13 @@
  * and the in-cluster configuration it loads when the pieces are there (against kube-simulator).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProgram } from '../src/index.js';
+import { jsonLogger, runProgram, startController } from '../src/index.js';
 import { KubeConfigError, kubeApis } from '../src/kube/apis.js';
+import { kubeconfigList } from '../src/kube/kubeconfig.js';
 
 const ARGS = ['--cluster-name', 'c', '--region', 'us-west-2', '--metrics-bind-address', '0'];
 const dir = scratchDir('vpc-rc-start-up');
@@ -93,5 +94,123 @@ describe('vpc-resource-controller at start', () => {
     expect(api.config.getCurrentCluster()?.server).toBe(`https://127.0.0.1:${sim.port}`);
     expect((await api.core.listNamespace()).items.map((n) => n.metadata?.name)).toContain('default');
     expect(() => kubeApis(undefined, { env: {} })).toThrow(KubeConfigError);
+  });
+
+  describe('a KUBECONFIG list (kubectl: split at the path delimiter, merged, the first file wins per key)', () => {
+    /** A file of the list: `yaml` under a unique name. */
+    const file = (name: string, yaml: string) => {
+      const path = join(dir.path, name);
+      writeFileSync(path, yaml);
+      return path;
+    };
+    /** The simulator's admin kubeconfig, its cluster, user and context all named `sim`. */
+    const simConfig = () => sim.kubeconfig({ name: 'sim' });
+
+    it('splits at the delimiter and drops empty entries', () => {
+      expect(kubeconfigList(['', 'a', '', 'b', ''].join(delimiter))).toEqual(['a', 'b']);
+      expect(kubeconfigList('a;b', ';')).toEqual(['a', 'b']);
+      expect(kubeconfigList(delimiter)).toEqual([]);
+      expect(kubeconfigList(undefined)).toEqual([]);
+    });
+
+    it('merges the files: a context from one, its cluster and user from another, and reaches the server', async () => {
+      // The first file names only the current context; the second holds it all. kubectl merges them.
+      const ctx = file('ctx-only.yaml', 'apiVersion: v1\nkind: Config\ncurrent-context: sim\n');
+      const full = file('sim.yaml', simConfig());
+      const api = kubeApis(kubeconfigList(['', ctx, '', full].join(delimiter)));
+      expect(api.config.getCurrentCluster()?.server).toBe(sim.url);
+      expect((await api.core.listNamespace()).items.map((n) => n.metadata?.name)).toContain('default');
+    });
+
+    it('keeps the first file that names a cluster, user or context, and the first current-context', async () => {
+      // A later file with the same names but a dead server and a wrong token changes nothing.
+      const wrong = simConfig()
+        .replace(sim.url, 'https://127.0.0.1:1')
+        .replace(sim.adminToken, 'not-the-token')
+        .replace('current-context: sim', 'current-context: other');
+      const good = file('first.yaml', simConfig());
+      const later = file('later.yaml', wrong);
+      const api = kubeApis([good, later]);
+      expect(api.config.currentContext).toBe('sim');
+      expect(api.config.getCurrentCluster()?.server).toBe(sim.url);
+      expect(api.config.getCurrentUser()?.token).toBe(sim.adminToken);
+      expect((await api.core.listNamespace()).items.length).toBeGreaterThan(0);
+      // The other order: the dead server is the one kept.
+      expect(kubeApis([later, good]).config.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+    });
+
+    it('startController takes the list too, and refuses a bad one before it starts anything', async () => {
+      const ctx = file('ctx-only-2.yaml', 'apiVersion: v1\nkind: Config\ncurrent-context: sim\n');
+      const full = file('sim-2.yaml', simConfig());
+      const options = {
+        clusterName: 'c',
+        region: 'us-west-2',
+        ec2Endpoint: 'http://127.0.0.1:1',
+        ec2Credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+        cooldownMs: 0,
+        log: jsonLogger(() => undefined),
+      };
+      const missing = join(dir.path, 'no-such-2.yaml');
+      await expect(startController({ ...options, kubeconfig: [full, missing] })).rejects.toThrow(
+        new KubeConfigError('KubeconfigUnreadable', `${missing}: ENOENT`),
+      );
+      const controller = await startController({ ...options, kubeconfig: [ctx, full] });
+      try {
+        expect(controller.active()).toBe(true);
+      } finally {
+        await controller.stop();
+      }
+    });
+
+    it('a missing file in the list is one line naming it, with the KUBECONFIG hint', async () => {
+      const good = file('good.yaml', simConfig());
+      const missing = join(dir.path, 'no-such.yaml');
+      expect(await start({ KUBECONFIG: [good, missing].join(delimiter) })).toEqual({
+        code: 1,
+        line: `vpc-resource-controller: cannot load the Kubernetes configuration from ${missing}: ENOENT (hint: check the file the KUBECONFIG environment variable names)`,
+      });
+    });
+
+    it('a malformed file in the list is one line naming it and what is wrong', async () => {
+      const good = file('good2.yaml', simConfig());
+      const broken = file('broken.yaml', 'clusters: [\n');
+      const scalar = file('scalar.yaml', 'just words\n');
+      const noName = file('no-name.yaml', 'clusters:\n- cluster: {server: "https://x:1"}\n');
+      const env = (bad: string) => ({ KUBECONFIG: [good, bad].join(delimiter) });
+      const broke = await start(env(broken));
+      expect(broke.code).toBe(1);
+      expect(broke.line).toMatch(
+        new RegExp(
+          `^vpc-resource-controller: cannot load the Kubernetes configuration from ${broken}: \\S.* \\(hint: check the file the KUBECONFIG environment variable names\\)$`,
+        ),
+      );
+      expect((await start(env(scalar))).line).toContain(
+        `from ${scalar}: not a kubeconfig (no YAML mapping with clusters, users and contexts) (hint: `,
+      );
+      expect((await start(env(noName))).line).toContain(
+        `from ${noName}: clusters[0].name is missing (hint: `,
+      );
+      expect(() => kubeApis([good, broken])).toThrow(KubeConfigError);
+    });
+
+    it('files that together name no cluster with a server are named as the list', async () => {
+      const a = file('empty-a.yaml', 'apiVersion: v1\nkind: Config\n');
+      const b = file('empty-b.yaml', 'apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n');
+      expect((await start({ KUBECONFIG: [a, b].join(delimiter) })).line).toBe(
+        `vpc-resource-controller: cannot load the Kubernetes configuration from ${a}${delimiter}${b}: its current context names no cluster with a server (hint: check the file the KUBECONFIG environment variable names)`,
+      );
+    });
+
+    it('a KUBECONFIG of only delimiters is no kubeconfig: in-cluster', async () => {
+      expect((await start({ KUBECONFIG: `${delimiter}${delimiter}` })).line).toMatch(/: not in a cluster /);
+    });
+
+    it('--kubeconfig is one path, not a list', async () => {
+      const good = file('good3.yaml', simConfig());
+      const both = `${good}${delimiter}${good}`;
+      expect((await start({}, ['--kubeconfig', both])).line).toBe(
+        `vpc-resource-controller: cannot load the Kubernetes configuration from ${both}: ENOENT (hint: check the --kubeconfig path)`,
+      );
+    });
   });
 });

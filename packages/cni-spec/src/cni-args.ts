@@ -40,7 +40,8 @@ export interface ParseCniArgsOptions {
 
 /**
  * Parses `K1=V1;K2=V2`. An empty or missing string yields no values. A pair without exactly one `=` or with
- * an empty key is rejected.
+ * an empty key is rejected, and so is a key given twice with different values (the Go library keeps the last;
+ * which pod was meant cannot be told).
  *
  * @throws {@link CniError} code 4 (invalid environment) naming the offending pair or key.
  */
@@ -53,7 +54,15 @@ export function parseCniArgs(input: string | undefined, options: ParseCniArgsOpt
       if (kv.length !== 2 || kv[0] === '') {
         throw new CniError(CniErrorCode.InvalidEnvironment, `CNI_ARGS: invalid pair ${JSON.stringify(pair)}`);
       }
-      values[kv[0] as string] = kv[1] as string;
+      const [key, value] = kv as [string, string];
+      // The same pair twice is harmless; two values for one key leave the pod ambiguous.
+      if (Object.hasOwn(values, key) && values[key] !== value) {
+        throw new CniError(
+          CniErrorCode.InvalidEnvironment,
+          `CNI_ARGS: ${JSON.stringify(key)} given twice with different values`,
+        );
+      }
+      values[key] = value;
     }
   }
   const ignore = values['IgnoreUnknown'];

@@ -51,6 +51,18 @@ export function interfaceNameProblem(name: string): string | undefined {
 }
 
 /**
+ * Validates a container id or a network name as libcni does: non-empty, letters, digits, `_`, `.` and `-`, starting
+ * with a letter or digit. libcni sets no length limit; a caller that stores the value may add one.
+ *
+ * @returns a description of the problem, or `undefined` when the identifier is valid.
+ */
+export function identifierProblem(id: string): string | undefined {
+  if (id === '') return 'is empty';
+  if (!identifierRe.test(id)) return 'must be letters, digits, _, . and -, starting with a letter or digit';
+  return undefined;
+}
+
+/**
  * Reads and validates the CNI environment for one invocation.
  *
  * @throws {@link CniError} code 4 naming missing or invalid variables (an unknown command included).

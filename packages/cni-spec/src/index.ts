@@ -13,7 +13,14 @@ export {
   parseCniArgs,
   WELL_KNOWN_CNI_ARGS,
 } from './cni-args.js';
-export { type CniEnv, interfaceNameProblem, isCniCommand, REQUIRED_ENV, readCniEnv } from './cni-env.js';
+export {
+  type CniEnv,
+  identifierProblem,
+  interfaceNameProblem,
+  isCniCommand,
+  REQUIRED_ENV,
+  readCniEnv,
+} from './cni-env.js';
 export { CniError, type ErrorResult, isCniError, toCniError } from './cni-error.js';
 export {
   type ConfListPlugin,

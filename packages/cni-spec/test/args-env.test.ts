@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CniErrorCode,
   formatCniArgs,
+  identifierProblem,
   interfaceNameProblem,
   isCniError,
   parseCniArgs,
@@ -36,6 +37,11 @@ describe('parseCniArgs', () => {
   });
   it.each(['a', 'a=b=c', '=v', 'IgnoreUnknown=maybe'])('rejects %j with code 4', (s) => {
     expect(codeOf(() => parseCniArgs(s))).toBe(CniErrorCode.InvalidEnvironment);
+  });
+  it('rejects a key given twice with different values (code 4), accepts the same pair twice', () => {
+    expect(codeOf(() => parseCniArgs('K8S_POD_NAME=a;K8S_POD_NAME=b'))).toBe(CniErrorCode.InvalidEnvironment);
+    expect(codeOf(() => parseCniArgs('IgnoreUnknown=1;FOO=x;FOO=y'))).toBe(CniErrorCode.InvalidEnvironment);
+    expect(parseCniArgs('K8S_POD_NAME=a;K8S_POD_NAME=a').podName).toBe('a');
   });
   it('rejects unknown keys only when the plugin says what it knows and IgnoreUnknown is off', () => {
     expect(codeOf(() => parseCniArgs('FOO=1', { known: [] }))).toBe(CniErrorCode.InvalidEnvironment);
@@ -94,5 +100,14 @@ describe('readCniEnv', () => {
     ['eth0', undefined],
   ])('interface name %j', (name, problem) => {
     expect(interfaceNameProblem(name)).toBe(problem);
+  });
+  it.each([
+    ['', 'is empty'],
+    ['-x', 'must be letters, digits, _, . and -, starting with a letter or digit'],
+    ['a;b', 'must be letters, digits, _, . and -, starting with a letter or digit'],
+    ['../etc', 'must be letters, digits, _, . and -, starting with a letter or digit'],
+    ['0123abc_d.e-f', undefined],
+  ])('identifier %j', (id, problem) => {
+    expect(identifierProblem(id)).toBe(problem);
   });
 });

@@ -54,6 +54,12 @@ describe('parsePluginConfig', () => {
 
   const bad: Array<[string, unknown, number, RegExp]> = [
     ['garbage', 'not json', CniErrorCode.DecodeFailure, /not valid JSON/],
+    [
+      'bytes that are not UTF-8 (not replaced by U+FFFD)',
+      Buffer.from([...Buffer.from('{"cniVersion":"1.0.0","name":"a'), 0xff, ...Buffer.from('","type":"t"}')]),
+      CniErrorCode.DecodeFailure,
+      /network config: not valid UTF-8/,
+    ],
     ['no version', { name: 'n', type: 't' }, CniErrorCode.IncompatibleVersion, /no cniVersion/],
     [
       'version 0.2.0',

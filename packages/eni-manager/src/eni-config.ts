@@ -69,12 +69,22 @@ export interface EniConfigSpec {
   readonly securityGroups: readonly string[];
 }
 
+/**
+ * The most security groups EC2 ever lets one network interface have: its quota is 5 by default and can be raised
+ * to 16. A list up to this long is passed on, and EC2 refuses one over the account's quota
+ * (`SecurityGroupsPerInterfaceLimitExceeded`); a longer one can never be right.
+ */
+export const MAX_SECURITY_GROUPS_PER_ENI = 16;
+
 /** An ENIConfig object checked: its spec, or the one problem found. */
 export type EniConfigParse =
   | { readonly ok: true; readonly spec: EniConfigSpec }
   | { readonly ok: false; readonly problem: string };
 
-/** Checks an ENIConfig object (`spec.subnet` a subnet id, `spec.securityGroups` group ids, at most 5). */
+/**
+ * Checks an ENIConfig object (`spec.subnet` a subnet id, `spec.securityGroups` group ids, at most
+ * {@link MAX_SECURITY_GROUPS_PER_ENI}).
+ */
 export function parseEniConfig(obj: unknown): EniConfigParse {
   const spec = (obj as { spec?: unknown } | null | undefined)?.spec;
   if (typeof spec !== 'object' || spec === null) return { ok: false, problem: 'has no spec' };
@@ -89,6 +99,10 @@ export function parseEniConfig(obj: unknown): EniConfigParse {
       problem: `spec.securityGroups must list security group ids: ${JSON.stringify(groups)}`,
     };
   }
-  if (groups.length > 5) return { ok: false, problem: 'spec.securityGroups lists more than 5 groups' };
+  if (groups.length > MAX_SECURITY_GROUPS_PER_ENI)
+    return {
+      ok: false,
+      problem: `spec.securityGroups lists ${groups.length} groups, more than EC2 allows on an ENI (${MAX_SECURITY_GROUPS_PER_ENI})`,
+    };
   return { ok: true, spec: { subnet, securityGroups: [...(groups as string[])] } };
 }

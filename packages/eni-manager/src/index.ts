@@ -33,6 +33,7 @@ export {
   type EniConfigParse,
   type EniConfigSpec,
   EXTERNAL_ENI_CONFIG_LABEL,
+  MAX_SECURITY_GROUPS_PER_ENI,
   parseEniConfig,
   resolveEniConfigName,
 } from './eni-config.js';

@@ -63,11 +63,17 @@ describe('ENIConfig objects', () => {
     expect(
       parseEniConfig({ spec: { subnet: 'subnet-0a640000000000001', securityGroups: 'sg-1' } }),
     ).toMatchObject({ ok: false, problem: expect.stringContaining('securityGroups') });
-    const six = Array.from({ length: 6 }, (_, i) => `sg-0a00000000000000${i}`);
+    // Up to 16 go to EC2, which holds each account to its own quota (5 unless raised); 17 never can be right.
+    const groups = (n: number) =>
+      Array.from({ length: n }, (_, i) => `sg-0a0000000000000${i.toString(16).padStart(2, '0')}`);
     expect(
-      parseEniConfig({ spec: { subnet: 'subnet-0a640000000000001', securityGroups: six } }),
-    ).toMatchObject({
+      parseEniConfig({ spec: { subnet: 'subnet-0a640000000000001', securityGroups: groups(16) } }),
+    ).toMatchObject({ ok: true });
+    expect(
+      parseEniConfig({ spec: { subnet: 'subnet-0a640000000000001', securityGroups: groups(17) } }),
+    ).toEqual({
       ok: false,
+      problem: 'spec.securityGroups lists 17 groups, more than EC2 allows on an ENI (16)',
     });
   });
 });

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { type OptionSpecs, readOptions } from '@vpc-cni-kit/command-line';
 import { startKubeSimulator } from './simulator.js';
 
 /** Usage text of `kube-sim`. */
@@ -18,23 +18,17 @@ Serves a Kubernetes API server subset until SIGTERM/SIGINT and writes an admin k
   --help             this text
   --version          the simulator's version`;
 
-/**
- * `argv` with `--port -1` written `--port=-1`: `parseArgs` takes a value starting with `-` for an option and calls
- * the flag ambiguous, where the user needs to hear what is wrong with the value. Stops at `--`.
- */
-function attachNegativeValues(argv: readonly string[], flags: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    if (arg === '--') return [...out, ...argv.slice(i)];
-    if (flags.includes(arg) && next !== undefined && /^-\d/.test(next)) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
+/** The options `kube-sim` reads. */
+const OPTIONS: OptionSpecs = {
+  kubeconfig: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  tls: { type: 'boolean' },
+  'plain-http': { type: 'boolean' },
+  'webhook-service': { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+};
 
 /** Streams and hooks the CLI uses (injected so tests can run it in-process). */
 export interface CliIo {
@@ -53,7 +47,13 @@ export interface CliIo {
  * exit code after a stop signal. Usage errors print one line and exit 2.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let values: {
+  const read = readOptions(argv, OPTIONS, { allowPositionals: true });
+  if ('problem' in read) {
+    io.err(`kube-sim: ${read.problem} (see kube-sim --help)`);
+    return 2;
+  }
+  const positionals = read.positionals;
+  const values = read.values as {
     kubeconfig?: string;
     host?: string;
     port?: string;
@@ -63,27 +63,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     version?: boolean;
     'webhook-service'?: string[];
   };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: attachNegativeValues(argv, ['--port']),
-      allowPositionals: true,
-      strict: true,
-      options: {
-        kubeconfig: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        tls: { type: 'boolean' },
-        'plain-http': { type: 'boolean' },
-        'webhook-service': { type: 'string', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
-    }));
-  } catch (e) {
-    io.err(`kube-sim: ${(e as Error).message} (see kube-sim --help)`);
-    return 2;
-  }
   if (values.help) {
     io.out(USAGE);
     return 0;

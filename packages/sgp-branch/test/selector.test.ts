@@ -82,11 +82,19 @@ describe('SecurityGroupPolicy matching', () => {
       },
     };
     expect(validateSecurityGroupPolicy(fine)).toBe(fine);
+    // The CRD's bound and EC2's most per interface: 16 (EC2 holds the account to its quota when it creates the branch).
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `sg-${i + 1}`);
+    const sixteen = { ...db, groupIds: ids(16) };
+    expect(validateSecurityGroupPolicy(sixteen)).toBe(sixteen);
+    // A group id's form is EC2's to check: the policy still selects, and EC2 refuses the branch (fail closed).
+    const malformed = { ...db, groupIds: ['group-1'] };
+    expect(validateSecurityGroupPolicy(malformed)).toBe(malformed);
     const bad = [
       { ...db, podSelector: undefined },
       { ...db, groupIds: [] },
-      { ...db, groupIds: ['sg-1', 'sg-2', 'sg-3', 'sg-4', 'sg-5', 'sg-6'] },
-      { ...db, groupIds: ['group-1'] },
+      { ...db, groupIds: ids(17) },
+      { ...db, groupIds: [''] },
+      { ...db, groupIds: [7] },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] } },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] } },
       { ...db, podSelector: { matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] } },

@@ -5,14 +5,15 @@
  * log) with a hint, exit 1. SIGTERM/SIGINT stop it gracefully.
  */
 
-import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
+import { answerCommandLine } from '@vpc-cni-kit/command-line';
+import { readCommandLine } from '../cli/command-line.js';
 import { describeStartFailure } from '../cli/start-failure.js';
 import { runStatus } from '../cli/status.js';
 import { type AwsNodeConfig, loadConfig } from '../config/config.js';
 import { ConfigError } from '../config/env-reader.js';
 import { startDaemon } from '../daemon/daemon.js';
 import { createLogger, type Logger, parseLogLevel } from '../daemon/logger.js';
-import { VERSION } from '../version.js';
+import { programVersion } from '../version.js';
 
 const USAGE = `Usage: aws-node [--help] [--version]
        aws-node status [--json] [--address host:port|unix:<path>]
@@ -40,7 +41,7 @@ const stdio = {
 
 async function main(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'status') return runStatus(argv.slice(1), process.env, stdio);
-  const version = process.env['VPC_CNI_VERSION'] || VERSION;
+  const version = programVersion(process.env);
   const answered = answerCommandLine(readCommandLine(argv), { program: 'aws-node', usage: USAGE, version }, stdio);
   if (answered !== undefined) return answered;
 

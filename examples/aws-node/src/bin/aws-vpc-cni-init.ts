@@ -12,12 +12,13 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
 import { open, sysctlWrite } from '@vpc-cni-kit/netlink';
-import { answerCommandLine, readCommandLine } from '../cli/command-line.js';
+import { answerCommandLine } from '@vpc-cni-kit/command-line';
+import { readCommandLine } from '../cli/command-line.js';
 import { CORE_PLUGINS, executable, findCorePlugins } from '../cli/core-plugins.js';
 import { checkSysctls, initSysctls, readInitConfig, type SysctlWrite } from '../cli/init-plan.js';
 import { describeStartFailure } from '../cli/start-failure.js';
 import { makeDirectories } from '../fs/make-directories.js';
-import { VERSION } from '../version.js';
+import { programVersion } from '../version.js';
 
 const USAGE = `Usage: aws-vpc-cni-init [--help] [--version]
 
@@ -123,7 +124,7 @@ function configureNode(primary: string, sysctls: readonly SysctlWrite[]): void {
 
 const answered = answerCommandLine(
   readCommandLine(process.argv.slice(2)),
-  { program: 'aws-vpc-cni-init', usage: USAGE, version: process.env['VPC_CNI_VERSION'] || VERSION },
+  { program: 'aws-vpc-cni-init', usage: USAGE, version: programVersion(process.env) },
   { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) },
 );
 if (answered !== undefined) process.exitCode = answered;

@@ -3,10 +3,10 @@
  * introspection endpoint (`/v1/enis`, `/v1/ipamd-env-settings`, `/v1/failures`) instead of raw `curl` JSON.
  */
 import { request } from 'node:http';
+import { EXIT_USAGE, readOptions } from '@vpc-cni-kit/command-line';
 import { familyBits, ipFamily } from '@vpc-cni-kit/ip-address';
 import { type BindAddress, parseBindAddress } from '../config/bind-address.js';
-import { VERSION } from '../version.js';
-import { EXIT_USAGE, readOptions } from './command-line.js';
+import { programVersion } from '../version.js';
 import { formatTable } from './table.js';
 
 /** One address in `/v1/enis`. */
@@ -252,7 +252,7 @@ export async function runStatus(
     return 0;
   }
   if (values.version) {
-    out.stdout(`aws-node ${env['VPC_CNI_VERSION'] || VERSION}\n`);
+    out.stdout(`aws-node ${programVersion(env)}\n`);
     return 0;
   }
   const address = values.address ?? (env['INTROSPECTION_BIND_ADDRESS'] || '127.0.0.1:61679');

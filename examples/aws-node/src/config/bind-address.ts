@@ -7,6 +7,22 @@ export type BindAddress =
   | { readonly kind: 'unix'; readonly path: string };
 
 /**
+ * The longest path a unix socket can have: the kernel's `sun_path` holds 108 bytes with the terminating NUL. Node
+ * (libuv) does not refuse a longer one: it cuts it short, so a server would listen on another file than the one
+ * named, and a client would never reach it.
+ */
+export const MAX_UNIX_SOCKET_PATH_BYTES = 107;
+
+/** Why `path` cannot name a unix socket (not absolute, or longer than {@link MAX_UNIX_SOCKET_PATH_BYTES}), or `undefined`. */
+export function unixSocketPathProblem(path: string): string | undefined {
+  if (!isAbsolute(path)) return 'must be an absolute path';
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_UNIX_SOCKET_PATH_BYTES)
+    return `is ${bytes} bytes long; a unix socket's path has at most ${MAX_UNIX_SOCKET_PATH_BYTES}`;
+  return undefined;
+}
+
+/**
  * Parses `host:port`, `:port`, `[ipv6]:port` or `unix:<absolute path>` (the forms `INTROSPECTION_BIND_ADDRESS`
  * and `AWS_NODE_METRICS_BIND_ADDRESS` take). The host must be a real IPv4 or IPv6 address or `localhost`, the
  * port 0–65535 (0: any free port). Returns the address, or why the text is not one.
@@ -14,7 +30,9 @@ export type BindAddress =
 export function parseBindAddress(text: string): BindAddress | { readonly problem: string } {
   if (text.startsWith('unix:')) {
     const path = text.slice(5);
-    return isAbsolute(path) ? { kind: 'unix', path } : { problem: 'unix: needs an absolute path' };
+    if (!isAbsolute(path)) return { problem: 'unix: needs an absolute path' };
+    const problem = unixSocketPathProblem(path);
+    return problem === undefined ? { kind: 'unix', path } : { problem: `unix: path ${problem}` };
   }
   const colon = text.lastIndexOf(':');
   if (colon < 0) return { problem: 'must be host:port, :port, [ipv6]:port or unix:<path>' };

@@ -3,7 +3,7 @@ import { DEFAULT_ENI_CONFIG_KEY } from '@vpc-cni-kit/eni-manager';
 import type { BranchLinkKind, EnforcingMode } from '@vpc-cni-kit/sgp-branch';
 import type { PoolTargets } from '@vpc-cni-kit/warm-pool';
 import { LOG_LEVEL_NAMES, readLogLevel } from '../log/logger.js';
-import { parseBindAddress } from './bind-address.js';
+import { parseBindAddress, unixSocketPathProblem } from './bind-address.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 import { qualifiedKeyProblem } from './kube-names.js';
 import { type KubeSettings, readKubeSettings } from './kube-settings.js';
@@ -372,8 +372,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     const parsed = parseBindAddress(address);
     if ('problem' in parsed) r.problem(name, parsed.problem);
   }
+  const socketProblem = unixSocketPathProblem(config.socketPath);
+  if (socketProblem !== undefined) r.problem('AWS_NODE_IPAMD_SOCKET', socketProblem);
   for (const [name, path] of [
-    ['AWS_NODE_IPAMD_SOCKET', config.socketPath],
     ['AWS_VPC_K8S_CNI_BACKING_STORE', config.backingStorePath],
     ['HOST_CNI_BIN_PATH', config.hostCniBinPath],
     ['HOST_CNI_CONFDIR_PATH', config.hostCniConfDirPath],

@@ -1,7 +1,9 @@
+import { accessSync, constants } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AwsNodeConfig } from '../config/config.js';
-import { makeDirectories } from '../fs/make-directories.js';
+import { isMakeDirectoryError, makeDirectories } from '../fs/make-directories.js';
+import { StartError } from './start-error.js';
 
 /** The reference's conflist file name. */
 export const CONFLIST_NAME = '10-aws.conflist';
@@ -110,4 +112,28 @@ export async function writeConflist(dir: string, content: string): Promise<strin
   await writeFile(tmp, content, { mode: 0o644 });
   await rename(tmp, path);
   return path;
+}
+
+/**
+ * Creates the directory the conflist goes to and checks that it can be written, before the daemon changes the
+ * node (ADR 0035); the conflist itself is written last, once the daemon serves (its presence tells kubelet the
+ * node's network is ready).
+ *
+ * @param dir - `HOST_CNI_CONFDIR_PATH`
+ * @throws StartError `CniConfDirUnusable` naming the directory, why, and the setting
+ */
+export function checkConflistDir(dir: string): void {
+  try {
+    makeDirectories(dir);
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    const why = isMakeDirectoryError(e)
+      ? e.message
+      : `${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+    throw new StartError(
+      'CniConfDirUnusable',
+      `the CNI configuration directory cannot take the conflist: ${why}; nothing on the node was changed; set HOST_CNI_CONFDIR_PATH to a writable directory`,
+      { cause: e },
+    );
+  }
 }

@@ -27,13 +27,14 @@ import { createKubeSide, createPodWatch, readPodView, reportPodsTo } from '../ku
 import type { KubeSide } from '../kube/kube-side.js';
 import type { PodWatch } from '../kube/pod-watch.js';
 import { BRANCH_FAILURES } from '../rpc/branch-failures.js';
-import { type RpcServer, startRpcServer } from '../rpc/grpc-server.js';
+import type { RpcServer } from '../rpc/grpc-server.js';
 import { BoundPods, noteAdds } from './bound-pods.js';
 import { branchLedgerFile, heldBranchesOf } from './branch-pod-sources.js';
 import { BranchPods } from './branch-pods.js';
 import { checkingClientVersion } from './client-version.js';
-import { egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
+import { checkConflistDir, egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
 import { customNetworking } from './custom-networking.js';
+import { listenEarlyRpc } from './early-rpc.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
 import { FailureRing } from './failures.js';
 import { collectStaleAttachments, gcInputOf, podReadiness } from './gc.js';
@@ -102,9 +103,10 @@ export interface StartOptions {
 
 /**
  * Starts aws-node: what could stop the start is checked before the node is changed (the checkpoint read and
- * checked once, the gRPC socket's path, the HTTP ports bound early; ADR 0034) → IMDS discovery → limits → host
+ * checked once, the gRPC socket and the HTTP ports bound early and answering UNAVAILABLE or 503 until the restore
+ * is done, the CNI configuration directory; ADR 0034, 0035) → IMDS discovery → limits → host
  * network (primary ENI MTU, SNAT and connmark, fwmark rule) → existing ENIs set up → checkpoint restored and
- * validated against host veths → serve gRPC, metrics and introspection → pool loop → conflist written once
+ * validated against host veths → gRPC, metrics and introspection answer → pool loop → conflist written once
  * healthy. In IPv6 mode (`config.ipv6`): no SNAT or connmark (the IPv4 FORWARD block of the egress range
  * instead), one /80 on the primary ENI (assigned when missing), an IPv6 fwmark rule, and no pool loop,
  * reconcile, CIDR refresh or leaked-ENI cleanup, as the reference.
@@ -169,10 +171,12 @@ async function start(
         now: () => Date.now(),
       })
     : undefined;
-  // 0. Before anything on the node changes (ADR 0034): what the previous daemon left (the checkpoint, checked for
-  // restore, and the branch-pod ledger beside it), the gRPC socket's path, and the HTTP ports, taken now. A
-  // corrupt checkpoint, a file where the socket goes or a port in use then stops the start with the node as it was.
-  // The gRPC server itself binds only after the restore: an open socket means AddNetwork is answered.
+  // 0. Before anything on the node changes (ADR 0034, 0035): what the previous daemon left (the checkpoint, checked
+  // for restore, and the branch-pod ledger beside it), the gRPC socket and the HTTP ports, taken now, and the CNI
+  // configuration directory. A corrupt checkpoint, a file or a live server where the socket goes, a socket that
+  // cannot be created, a port in use or a configuration directory that cannot be written then stops the start with
+  // the node as it was. Until the restore is done, every gRPC call is answered UNAVAILABLE and the HTTP endpoints
+  // answer 503.
   //
   // Group commit: one checkpoint write is shared by the concurrent ADDs/DELs it covers, each of which replies
   // only once its change is durable (see ipam-backend.ts). The write runs on the thread pool on a disk, and in
@@ -182,6 +186,9 @@ async function start(
   const ledger = config.podEni.enabled ? branchLedgerFile(config.backingStorePath) : undefined;
   const saved = readSavedState(checkpointer, config.backingStorePath, ledger);
   await checkSocketPath(config.socketPath);
+  const rpc = await listenEarlyRpc(config.socketPath);
+  onFailure(() => rpc.close(0));
+  checkConflistDir(config.hostCniConfDirPath);
   const introspection = config.introspection.enabled
     ? await listenEarly(config.introspection.bindAddress, 'INTROSPECTION_BIND_ADDRESS')
     : undefined;
@@ -619,9 +626,8 @@ async function start(
     log,
     branchPods,
   };
-  const rpc = await startRpcServer({
-    socketPath: config.socketPath,
-    backend: checkingClientVersion(options.version, {
+  rpc.serve(
+    checkingClientVersion(options.version, {
       gc: async (req) => {
         const outcome = await collectStaleAttachments(gcDeps, gcInputOf(req));
         if (outcome.released.length > 0) pool.wake();
@@ -678,8 +684,7 @@ async function start(
         ),
       ),
     }),
-  });
-  onFailure(() => rpc.close(0));
+  );
   // The HTTP endpoints have listened since start (answering 503); from now on they answer.
   introspection?.serve(
     introspectionServer(datastore, config, log, {

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import { parseBindAddress } from '../config/bind-address.js';
 import type { AwsNodeConfig } from '../config/config.js';
@@ -55,10 +55,38 @@ export async function listen(
       : typeof a === 'object' && a !== null
         ? `${at.host ?? '0.0.0.0'}:${a.port}`
         : bind;
-  return {
-    address,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { address, close: () => closeServer(server) };
+}
+
+/** How long {@link closeServer} lets requests in flight finish before it drops their connections. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Stops listening and ends every connection: idle ones at once, the rest after `graceMs`. `server.close()` alone
+ * waits for each connection to end, and once it has stopped the server's timers a client that sent half a request
+ * (or holds one open) would keep it waiting for ever, and the daemon's shutdown with it.
+ */
+function closeServer(server: Server, graceMs = CLOSE_GRACE_MS): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/**
+ * Answers `405` (with `Allow: GET, HEAD`) to any method but GET and HEAD: the endpoints only serve documents, so
+ * another method is a client's mistake. Returns whether it answered.
+ */
+function refuseMethod(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  res
+    .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json' })
+    .end(JSON.stringify({ error: 'method not allowed' }));
+  return true;
 }
 
 /** An HTTP endpoint listening before the daemon can answer on it (see {@link listenEarly}). */
@@ -200,12 +228,12 @@ export function introspectionServer(
   log: Logger,
   sources: IntrospectionSources = {},
 ): Server {
-  const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
+  const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
   return createServer((req, res) => {
     log.debug('introspection request', { path: req.url });
-    if (req.method !== 'GET') return json(res, 405, { error: 'method not allowed' });
+    if (refuseMethod(req, res)) return;
     switch ((req.url ?? '/').split('?')[0]) {
       case '/v1/enis':
         return json(res, 200, enisDocument(ds));
@@ -262,6 +290,7 @@ export function introspectionServer(
 /** The Prometheus endpoint (`/metrics`). */
 export function metricsServer(metrics: DaemonMetrics, ds: Datastore): Server {
   return createServer((req, res) => {
+    if (refuseMethod(req, res)) return;
     if ((req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404).end('not found\n');
       return;

@@ -26,6 +26,7 @@ import { type BranchPods, isBranchCause, type ResolvedBranch } from './branch-po
 import { checkClientVersion } from './client-version.js';
 import type { Logger } from './logger.js';
 import type { NetnsCheck } from './netns-guard.js';
+import { addFieldsProblem, clipped, delFieldsProblem } from './request-fields.js';
 
 /** Daemon-side pod plumbing (routing-table's setup/teardown in production, a recorder in tests). */
 export interface PodPlumber {
@@ -127,8 +128,6 @@ const POD_MTU_RANGE = [576, 9001] as const;
  * A request refused here changes nothing: no address, no checkpoint write, no link.
  */
 function addRequestProblem(req: AddNetworkRequest, deps: IpamBackendDeps): string | undefined {
-  if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '')
-    return 'ContainerID, IfName and NetworkName are required';
   // With security groups for pods a branch pod's multi-NIC request is ignored (the reference): decided once the
   // pod is known.
   if (req.RequiresMultiNICAttachment && deps.branchPods === undefined) return MULTI_NIC_UNSUPPORTED;
@@ -190,13 +189,16 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
     let branch = false;
     // Security groups for pods: how long reading the pod (and the trunk) took, for the log (ADR 0016).
     let resolveMs: number | undefined;
+    // Checked first: until they are, the pod's names may be anything (a megabyte), so a failure keeps them clipped.
+    const fieldsProblem = addFieldsProblem(req);
     const fail = (code: AddFailure, message: string): Partial<AddNetworkReply> => {
       deps.observer.addNetwork(deps.now() - started, code, branch);
-      const pod = `${req.K8S_POD_NAMESPACE}/${req.K8S_POD_NAME}`;
+      const pod = `${clipped(req.K8S_POD_NAMESPACE)}/${clipped(req.K8S_POD_NAME)}`;
       deps.onAddFailure?.({ code, message, pod });
-      log.warn('AddNetwork failed', { failure: code, message, containerID: req.ContainerID, pod });
+      log.warn('AddNetwork failed', { failure: code, message, containerID: clipped(req.ContainerID), pod });
       return { Success: false, FailureCode: code, FailureMessage: message };
     };
+    if (fieldsProblem !== undefined) return fail(AddFailureCode.InvalidRequest, fieldsProblem);
     const podRef = { namespace: req.K8S_POD_NAMESPACE, name: req.K8S_POD_NAME };
     checkVersion(deps, req.ClientVersion, podRef);
     const problem = addRequestProblem(req, deps);
@@ -403,13 +405,9 @@ export function ipamBackend(deps: IpamBackendDeps): CniBackend {
   }
 
   async function delNetwork(req: DelNetworkRequest): Promise<Partial<DelNetworkReply>> {
+    const problem = delFieldsProblem(req);
+    if (problem !== undefined) throw new RpcStatusError(GrpcStatus.INVALID_ARGUMENT, problem);
     checkVersion(deps, req.ClientVersion);
-    if (req.ContainerID === '' || req.IfName === '' || req.NetworkName === '') {
-      throw new RpcStatusError(
-        GrpcStatus.INVALID_ARGUMENT,
-        'ContainerID, IfName and NetworkName are required',
-      );
-    }
     const key = { networkName: req.NetworkName, containerID: req.ContainerID, ifName: req.IfName };
     if (deps.branchPods !== undefined) {
       // A branch pod this daemon plumbed: its address is the branch ENI's (the controller's), not the pool's.

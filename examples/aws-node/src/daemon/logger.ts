@@ -1,4 +1,4 @@
-import { createWriteStream, openSync } from 'node:fs';
+import { constants, createWriteStream, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMakeDirectoryError, makeDirectories } from '../fs/make-directories.js';
 import { formatLogLine, type Logger, type LogLevel, levelRank } from '../log/logger.js';
@@ -70,7 +70,12 @@ function fileWriter(path: string): (line: string) => void {
   }
   let fd: number;
   try {
-    fd = openSync(path, 'a', 0o644);
+    // Non-blocking: a FIFO nobody reads would hold the open (and the start) for ever; so it fails at once (ENXIO).
+    fd = openSync(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+      0o644,
+    );
   } catch (cause) {
     throw new LogFileError('file', path, errno(cause), { cause });
   }

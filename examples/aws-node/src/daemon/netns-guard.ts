@@ -14,7 +14,9 @@ function identity(path: string): { dev: number; ino: number } {
 }
 
 /**
- * A {@link NetnsCheck} that refuses a path that is not absolute, does not exist, or resolves to the daemon's
+ * A {@link NetnsCheck} that refuses a path that is not absolute, does not exist, is no namespace file at all (not
+ * on nsfs: a plain file or directory, which the plumbing could only fail on after an address was taken), or
+ * resolves to the daemon's
  * own network namespace (the node's): plumbing a "pod" there would rewire the node (its default route via
  * 169.254.1.1 on a veth). Namespaces are compared as the kernel identifies them, by the device and inode of
  * the nsfs file, so `/proc/1/ns/net`, `/proc/<daemon pid>/ns/net`, a symbolic link or a bind mount of the
@@ -35,7 +37,10 @@ export function netnsGuard(ownNetnsPath = '/proc/self/ns/net'): NetnsCheck {
       return `Netns ${JSON.stringify(netnsPath)} cannot be opened (${code})`;
     }
     const own = identity(ownNetnsPath);
-    if (target.dev === own.dev && target.ino === own.ino) {
+    // Every namespace file lives on the kernel's one nsfs: another device is a file or directory, no namespace.
+    if (target.dev !== own.dev)
+      return `Netns ${JSON.stringify(netnsPath)} is not a namespace (a plain file or directory)`;
+    if (target.ino === own.ino) {
       return `Netns ${JSON.stringify(netnsPath)} is the node's own network namespace; a pod never runs there`;
     }
     return undefined;

@@ -2,8 +2,11 @@
  * Why the daemon refused to start (each a stable code; the message is for the operator):
  * - `RestoreUnconfirmed`: a checkpointed pod that still exists holds an address neither IMDS nor EC2 lets the
  *   daemon place yet; starting would hand that address to another pod.
- * - `ListenFailed`: a socket or HTTP endpoint could not be opened (or the gRPC socket's path is taken by
- *   something that is not a socket).
+ * - `ListenFailed`: the gRPC socket or an HTTP endpoint could not be opened (its path is taken by something that
+ *   is not a socket or by a live server, the socket cannot be created there, or the port is in use); found
+ *   before the node is changed.
+ * - `CniConfDirUnusable`: the CNI configuration directory (`HOST_CNI_CONFDIR_PATH`) cannot be created or
+ *   written; found before the node is changed.
  * - `CheckpointInvalid`: the IPAM checkpoint (`AWS_VPC_K8S_CNI_BACKING_STORE`) cannot be read or restored;
  *   found before the node is changed.
  * - `KubeRequired`: custom networking or security groups for pods is on but there is no Kubernetes API to read
@@ -19,6 +22,7 @@ export type StartErrorCode =
   | 'RestoreUnconfirmed'
   | 'ListenFailed'
   | 'CheckpointInvalid'
+  | 'CniConfDirUnusable'
   | 'KubeRequired'
   | 'PrefixDelegationUnsupported'
   | 'UnknownInstanceType'

@@ -1,6 +1,7 @@
 import { CniError, CniErrorCode, type IpamConfig, type PluginConfig } from '@vpc-cni-kit/cni-spec';
 import { formatIp, parseIp } from '@vpc-cni-kit/ip-address';
 import type { RandomizeSnat } from '@vpc-cni-kit/iptables-snat';
+import { readLogLevel } from '../log/logger.js';
 
 /** The pod-side interface of IPv4 egress (IPv6 pods reaching IPv4), the reference's name. */
 export const EGRESS_V4_IFNAME = 'v4if0';
@@ -76,7 +77,8 @@ export function egressEnabled(config: PluginConfig): boolean {
  * Reads and validates the keys ADD and CHECK use once {@link egressEnabled} said yes. Stricter than the
  * reference where it would fail later or guess: `mtu` must be a decimal string (the reference fails the ADD
  * on `strconv.Atoi` too), `randomizeSNAT` one of the three modes, `nodeIP` an address, `ipam.type` set, and an
- * IPv6 `nodeIP` global unicast (the reference checks that only after taking an address from IPAM). Nothing
+ * IPv6 `nodeIP` global unicast (the reference checks that only after taking an address from IPAM), and
+ * `pluginLogLevel` a level the daemon accepts (aws-cni's rule; an unknown name is not read as Debug). Nothing
  * has been touched when this throws.
  *
  * @throws {@link CniError} code 7 naming the key.
@@ -108,6 +110,10 @@ export function readEgressConf(config: PluginConfig): EgressConf {
       nodeText,
     );
   }
+  const levelName = str('pluginLogLevel', 'Debug');
+  // aws-cni's rule (readAwsCniConf): a name the daemon would not accept is refused, never read as Debug.
+  if (readLogLevel(levelName) === undefined)
+    throw invalid('pluginLogLevel', 'must be one of debug, info, warn, warning, error, fatal', levelName);
   return {
     network: config.name,
     mtu,
@@ -117,7 +123,7 @@ export function readEgressConf(config: PluginConfig): EgressConf {
     ifname: egressIfname(family),
     ipam: config.ipam,
     pluginLogFile: str('pluginLogFile', ''),
-    pluginLogLevel: str('pluginLogLevel', 'Debug'),
+    pluginLogLevel: levelName,
   };
 }
 

@@ -58,6 +58,14 @@ function statusError(status: number, text: string): KubeCallError {
   return new KubeCallError(classifyStatus(status, reason), status, message);
 }
 
+/**
+ * The `Unreachable` error of a request `where` whose answer broke after its headers came (the connection reset or
+ * closed mid-body): no usable answer, the same words for a call and for a watch that could not open.
+ */
+function answerBroke(where: string, error: Error): KubeCallError {
+  return new KubeCallError('Unreachable', 0, `${where}: ${error.message}`);
+}
+
 /** Requests to one API server over kept-alive TLS connections. */
 class Transport {
   readonly #url: URL;
@@ -165,7 +173,7 @@ class Transport {
             );
           chunks.push(c);
         });
-        res.on('error', (e) => fail(new KubeCallError('Unreachable', 0, `${where}: ${e.message}`)));
+        res.on('error', (e) => fail(answerBroke(where, e)));
         res.on('end', () => {
           if (settled) return;
           const status = res.statusCode ?? 0;
@@ -231,7 +239,7 @@ class Transport {
             if (size <= MAX_RESPONSE_BYTES) chunks.push(c);
           });
           res.on('end', () => finish(statusError(status, Buffer.concat(chunks).toString('utf8'))));
-          res.on('error', (e) => finish(new KubeCallError('Unreachable', 0, `${where}: ${e.message}`)));
+          res.on('error', (e) => finish(answerBroke(where, e)));
           return;
         }
         opened = true;

@@ -9,20 +9,29 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** Severity order: a logger at level L writes the lines whose rank is at least L's. */
 export const levelRank: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/**
+ * The reference's level names (matched in any letter case) and the level each is: `warning` is `warn`, and
+ * `fatal` is the most severe level there is here, `error` (such a log keeps only its errors, never more).
+ */
+const LEVEL_OF_NAME: Readonly<Record<string, LogLevel>> = {
+  debug: 'debug',
+  info: 'info',
+  warn: 'warn',
+  warning: 'warn',
+  error: 'error',
+  fatal: 'error',
+};
+
 /** The level names `AWS_VPC_K8S_CNI_LOGLEVEL` and `AWS_VPC_K8S_PLUGIN_LOG_LEVEL` accept (any letter case). */
-export const LOG_LEVEL_NAMES: readonly string[] = ['debug', 'info', 'warn', 'warning', 'error', 'fatal'];
+export const LOG_LEVEL_NAMES: readonly string[] = Object.keys(LEVEL_OF_NAME);
 
 /**
- * Reads one of the reference's level names (DEBUG, Info, warn, warning, error, fatal; any letter case), or
- * `undefined` for anything else. `fatal` is the most severe level there is here, `error`: such a log keeps only
- * its errors, never more.
+ * Reads one of the reference's level names ({@link LOG_LEVEL_NAMES}: DEBUG, Info, warn, warning, error, fatal;
+ * any letter case), or `undefined` for anything else.
  */
 export function readLogLevel(s: string): LogLevel | undefined {
   const l = s.trim().toLowerCase();
-  if (l === 'debug' || l === 'info' || l === 'warn' || l === 'error') return l;
-  if (l === 'warning') return 'warn';
-  if (l === 'fatal') return 'error';
-  return undefined;
+  return Object.hasOwn(LEVEL_OF_NAME, l) ? LEVEL_OF_NAME[l] : undefined;
 }
 
 /**

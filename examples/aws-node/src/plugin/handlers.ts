@@ -58,9 +58,15 @@ function podArgs(ctx: CommandContext) {
   };
 }
 
-/** Maps a failed call to the daemon onto a CNI error: unreachable or slow daemons are "try again later". */
+/**
+ * Maps a failed call to the daemon onto a CNI error: unreachable, starting or slow daemons are "try again later"
+ * (a starting daemon answers UNAVAILABLE and says so, ADR 0035).
+ */
 function daemonCallError(e: unknown, what: string, socket: string): CniError {
   if (isGrpcCallError(e)) {
+    if (e.grpcStatus === GrpcStatus.UNAVAILABLE && e.connected) {
+      return new CniError(CniErrorCode.TryAgainLater, `${what}: ${e.message}`, `UNAVAILABLE from ${socket}`);
+    }
     if (e.grpcStatus === GrpcStatus.UNAVAILABLE) {
       return new CniError(
         CniErrorCode.TryAgainLater,

@@ -28,6 +28,11 @@ void pluginMain(
     version,
     openLog: (file, level) => openPluginLog(file, level),
   }),
-  // Printed with the CNI versions when run by hand (no CNI_COMMAND, or --help/--version), as egress-cni's.
-  { about: `aws-cni: AWS VPC CNI plugin (vpc-cni-kit) ${version}`.trim() },
+  {
+    // Printed with the CNI versions when run by hand (no CNI_COMMAND, or --help/--version), as egress-cni's.
+    about: `aws-cni: AWS VPC CNI plugin (vpc-cni-kit) ${version}`.trim(),
+    // The reference's K8sArgs: a key beyond the well-known ones (IP, K8S_POD_*) is code 4 unless the runtime
+    // sets IgnoreUnknown (containerd and CRI-O always do), as the Go library's LoadArgs has it.
+    knownArgs: [],
+  },
 );

@@ -1,5 +1,6 @@
 import { CniError, CniErrorCode, type PluginConfig } from '@vpc-cni-kit/cni-spec';
-import { type LogLevel, readLogLevel } from '../log/logger.js';
+import { unixSocketPathProblem } from '../config/bind-address.js';
+import { LOG_LEVEL_NAMES, type LogLevel, readLogLevel } from '../log/logger.js';
 
 /** The `aws-cni` entry of the conflist, as the reference reads it (plus our `ipamdSocket`). */
 export interface AwsCniConf {
@@ -60,10 +61,11 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
     );
   }
   const ipamdSocket = str('ipamdSocket', DEFAULT_IPAMD_SOCKET);
-  if (!ipamdSocket.startsWith('/')) {
+  const socketProblem = unixSocketPathProblem(ipamdSocket);
+  if (socketProblem !== undefined) {
     throw new CniError(
       CniErrorCode.InvalidNetworkConfig,
-      'invalid network config: ipamdSocket: must be an absolute path',
+      `invalid network config: ipamdSocket: ${socketProblem}`,
       ipamdSocket,
     );
   }
@@ -72,7 +74,7 @@ export function readAwsCniConf(config: PluginConfig): AwsCniConf {
   if (pluginLogLevel === undefined) {
     throw new CniError(
       CniErrorCode.InvalidNetworkConfig,
-      'invalid network config: pluginLogLevel: must be one of debug, info, warn, warning, error, fatal',
+      `invalid network config: pluginLogLevel: must be one of ${LOG_LEVEL_NAMES.join(', ')}`,
       levelName,
     );
   }

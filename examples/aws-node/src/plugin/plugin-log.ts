@@ -11,7 +11,16 @@
  * 100 MiB by a few dozen kilobytes at most. Logging never fails a CNI operation: a file that cannot be opened
  * or written only loses the lines.
  */
-import { closeSync, fstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { makeDirectories } from '../fs/make-directories.js';
 import {
@@ -40,14 +49,15 @@ export interface PluginLogOptions {
 /**
  * Opens the plugin log. Nothing is opened until the first line at or above `level` is written.
  *
- * @param destination - `pluginLogFile` from the conflist: a path, or `''`/`stderr` (`stdout` too) for stderr.
+ * @param destination - `pluginLogFile` from the conflist: a path, or `''`/`stderr` (`stdout`, `/dev/stdout` and the
+ * other paths of the standard streams too) for stderr.
  * @param level - `pluginLogLevel` from the conflist (Debug, Info, Warn, Error in any case; anything else is
  * Debug here: aws-cni refuses other names when it reads its configuration, see `readAwsCniConf`).
  */
 export function openPluginLog(destination: string, level: string, options: PluginLogOptions = {}): Logger {
   const threshold = levelRank[parseLogLevel(level)];
   const now = options.now ?? Date.now;
-  const toStderr = destination === '' || destination === 'stderr' || destination === 'stdout';
+  const toStderr = destination === '' || STANDARD_STREAMS.has(destination);
   let fd: number | undefined;
   let broken = false;
 
@@ -82,6 +92,23 @@ export function openPluginLog(destination: string, level: string, options: Plugi
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 
+/**
+ * The names of the standard streams, as words and as the paths that reopen them. Standard output carries the CNI
+ * result, so each means standard error: a log line on standard output would make the runtime's JSON unreadable.
+ */
+const STANDARD_STREAMS: ReadonlySet<string> = new Set(
+  ['stdout', 'stderr'].concat(
+    ...[1, 2].map((fd) => [`/dev/fd/${fd}`, `/proc/self/fd/${fd}`, `/proc/thread-self/fd/${fd}`]),
+    ['/dev/stdout', '/dev/stderr'],
+  ),
+);
+
+/**
+ * `a` without blocking: a FIFO nobody reads would hold `open()` (and the plugin) for ever; non-blocking, it
+ * fails at once (`ENXIO`) and only the lines are lost. No effect on a regular file.
+ */
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK;
+
 /** Opens `path` for appending (creating its directory), rotating it first when it is full. */
 function openRotated(path: string, maxBytes: number, backups: number, now: () => number): number | undefined {
   const fd = openAppend(path);
@@ -102,13 +129,13 @@ function openRotated(path: string, maxBytes: number, backups: number, now: () =>
 
 function openAppend(path: string): number | undefined {
   try {
-    return openSync(path, 'a', 0o644);
+    return openSync(path, APPEND, 0o644);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
   }
   try {
     makeDirectories(dirname(path));
-    return openSync(path, 'a', 0o644);
+    return openSync(path, APPEND, 0o644);
   } catch {
     return undefined;
   }

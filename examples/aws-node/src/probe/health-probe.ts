@@ -9,9 +9,10 @@
  * DEADLINE_EXCEEDED included), 4 answered but not SERVING. Messages go to stderr, as the Go tool's `log`
  * package writes them, ending with `status: SERVING` on success.
  */
+
+import { formatGoDuration, parseGoDuration } from '@vpc-cni-kit/go-duration';
 import { GrpcStatus, isGrpcCallError, unaryCall } from '../rpc/grpc-client.js';
 import { decode, encode, Methods, ServingStatus } from '../rpc/messages.js';
-import { formatGoDuration, parseGoDuration } from './go-duration.js';
 import { type FlagSpec, goFlagsUsage, parseGoFlags } from './go-flags.js';
 
 /** grpc-health-probe's exit codes. */

@@ -3,6 +3,7 @@
  * a unix socket, on @grpc/grpc-js with the hand-written codec (no protobufjs, no generated code).
  */
 import { chmod, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { makeDirectories } from '../fs/make-directories.js';
@@ -21,6 +22,7 @@ import {
   type StatusReply,
   type StatusRequest,
 } from './messages.js';
+import { isListening } from './unix-socket.js';
 
 /** What the daemon implements behind `rpc.CNIBackend`. Omitted reply fields take their proto3 defaults. */
 export interface CniBackend {
@@ -86,7 +88,8 @@ const healthService = {
 
 function unary<Req, Res>(fn: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    fn(call.request).then(
+    // A handler that throws before its first await answers like one that rejects.
+    new Promise<Res>((resolve) => resolve(fn(call.request))).then(
       (reply) => callback(null, reply),
       (e: unknown) => {
         const status = e instanceof RpcStatusError ? e.grpcStatus : grpc.status.INTERNAL;
@@ -96,33 +99,74 @@ function unary<Req, Res>(fn: (req: Req) => Promise<Res>): grpc.handleUnaryCall<R
   };
 }
 
+/** Options for {@link listenRpc}. */
+export interface ListenRpcOptions {
+  socketPath: string;
+  /** File mode of the socket (default 0o660, as the reference). */
+  mode?: number;
+  /**
+   * What every call is answered with (gRPC `UNAVAILABLE`) until {@link EarlyRpcServer.serve} hands the server
+   * its backend. Default: `the server is starting`.
+   */
+  starting?: string;
+}
+
+/** A server listening before it can answer (see {@link listenRpc}). */
+export interface EarlyRpcServer extends RpcServer {
+  /** From now on calls go to `backend`. */
+  serve(backend: CniBackend): void;
+}
+
 /**
- * Starts the server on a unix socket: creates the parent directory (0755), removes a stale socket, binds,
- * and sets the socket's mode (0660).
+ * Starts the server on a unix socket and answers every call `UNAVAILABLE` with `options.starting` until
+ * {@link EarlyRpcServer.serve} gives it a backend, so the socket is taken before the daemon does anything that
+ * would have to be undone if it could not be (ADR 0035). Creates the parent directory (0755), replaces a stale
+ * socket (one nobody listens on), binds, and sets the socket's mode (0660).
  *
- * Rejects with a `MakeDirectoryError` (code `DirectoryNotCreated`) when the socket's directory cannot be
- * created, within one `mkdir` per missing level (never the endless retry of a recursive `mkdir` under `/proc`).
+ * Rejects, leaving what is at the path as it was, when the path holds something other than a socket, or a socket
+ * a server listens on (`EADDRINUSE`); with a `MakeDirectoryError` (code `DirectoryNotCreated`) when the socket's
+ * directory cannot be created, within one `mkdir` per missing level (never the endless retry of a recursive
+ * `mkdir` under `/proc`); and with the bind's errno error (`code` `EROFS`, `EACCES`, `ENOSPC`, …) when the socket
+ * cannot be created there.
  */
-export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
-  const { socketPath, backend } = options;
+export async function listenRpc(options: ListenRpcOptions): Promise<EarlyRpcServer> {
+  const { socketPath } = options;
+  const starting = options.starting ?? 'the server is starting';
   makeDirectories(dirname(socketPath));
   const existing = await stat(socketPath).catch(() => undefined);
   if (existing !== undefined) {
     if (!existing.isSocket())
       throw new Error(`${socketPath} exists and is not a socket; refusing to replace it`);
+    if (await isListening(socketPath))
+      throw Object.assign(
+        new Error(`${socketPath}: a server listens on this socket; refusing to replace it`),
+        {
+          code: 'EADDRINUSE',
+        },
+      );
     await rm(socketPath, { force: true });
   }
+  // grpc-js reports a failed bind as text only; a bind of our own first gives the errno (the socket it creates
+  // is removed again when it closes).
+  await trialBind(socketPath);
+  let backend: CniBackend | undefined;
+  const serving = (): CniBackend => {
+    if (backend === undefined) throw new RpcStatusError(grpc.status.UNAVAILABLE, starting);
+    return backend;
+  };
   const server = new grpc.Server();
   server.addService(cniBackendService, {
-    AddNetwork: unary((req: AddNetworkRequest) => backend.addNetwork(req)),
-    DelNetwork: unary((req: DelNetworkRequest) => backend.delNetwork(req)),
+    AddNetwork: unary((req: AddNetworkRequest) => serving().addNetwork(req)),
+    DelNetwork: unary((req: DelNetworkRequest) => serving().delNetwork(req)),
     Gc: unary(async (req: GcRequest) => {
-      if (backend.gc === undefined) throw new RpcStatusError(grpc.status.UNIMPLEMENTED, 'no GC');
-      return backend.gc(req);
+      const b = serving();
+      if (b.gc === undefined) throw new RpcStatusError(grpc.status.UNIMPLEMENTED, 'no GC');
+      return b.gc(req);
     }),
     Status: unary(async (req: StatusRequest) => {
-      if (backend.status === undefined) throw new RpcStatusError(grpc.status.UNIMPLEMENTED, 'no STATUS');
-      return backend.status(req);
+      const b = serving();
+      if (b.status === undefined) throw new RpcStatusError(grpc.status.UNIMPLEMENTED, 'no STATUS');
+      return b.status(req);
     }),
   });
   server.addService(healthService, {
@@ -130,6 +174,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       if (!(HEALTH_SERVICES as readonly string[]).includes(req.service)) {
         throw new RpcStatusError(grpc.status.NOT_FOUND, `unknown service ${JSON.stringify(req.service)}`);
       }
+      serving();
       return { status: ServingStatus.SERVING };
     }),
   });
@@ -141,6 +186,9 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   await chmod(socketPath, options.mode ?? 0o660);
   return {
     socketPath,
+    serve: (b) => {
+      backend = b;
+    },
     close: async (graceMs = 5000) => {
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {
@@ -155,4 +203,23 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       await rm(socketPath, { force: true });
     },
   };
+}
+
+/**
+ * Starts the server on a unix socket with its backend: {@link listenRpc} then {@link EarlyRpcServer.serve}, for a
+ * server that has nothing to wait for.
+ */
+export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const server = await listenRpc(options);
+  server.serve(options.backend);
+  return server;
+}
+
+/** Binds a unix socket at `path` and closes it again (which removes it); rejects with the bind's errno error. */
+function trialBind(path: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(path, () => probe.close(() => resolve()));
+  });
 }

@@ -277,3 +277,28 @@ function connectWithNet(path: string, events: UnixSocketEvents): UnixSocket {
     },
   };
 }
+
+/**
+ * Whether a server listens on the unix socket at `path`: a connection is made (and closed at once), or the
+ * socket's backlog is full (`EAGAIN`). A socket file nobody listens on (`ECONNREFUSED`: its server died without
+ * removing it) or no file at all (`ENOENT`) is `false`; a server that neither accepts nor refuses within
+ * `timeoutMs` counts as listening (it holds the path). Other failures (e.g. `EACCES`) reject with the errno error.
+ */
+export function isListening(path: string, timeoutMs = 1000): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const done = (outcome: boolean | NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      socket.close();
+      if (typeof outcome === 'boolean') resolve(outcome);
+      else reject(outcome);
+    };
+    const timer = setTimeout(() => done(true), timeoutMs);
+    const socket = connectUnix(path, {
+      connect: () => done(true),
+      data: () => undefined,
+      end: () => done(true),
+      error: (e) =>
+        done(e.code === 'EAGAIN' ? true : e.code === 'ECONNREFUSED' || e.code === 'ENOENT' ? false : e),
+    });
+  });
+}

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { VersionApi } from '@kubernetes/client-node';
-import { type RunningController, startController } from '../controller/controller.js';
+import { answerCommandLine } from '@vpc-cni-kit/command-line';
+import { type RunningController, runController } from '../controller/controller.js';
 import { jsonLogger } from '../controller/logger.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import { describeKubeError, type InClusterSource, KubeConfigError, kubeApis } from '../kube/apis.js';
@@ -39,18 +40,12 @@ const API_PROBE_MS = 10_000;
  */
 export async function runProgram(io: ProgramIo): Promise<number> {
   const line = readCommandLine(io.argv, io.env);
-  if (line.kind === 'help') {
-    io.stdout(USAGE);
-    return 0;
-  }
-  if (line.kind === 'version') {
-    io.stdout(`vpc-resource-controller ${VERSION}\n`);
-    return 0;
-  }
-  if (line.kind === 'invalid') {
-    io.stderr(`vpc-resource-controller: ${line.problem}\n\n${USAGE}`);
-    return 2;
-  }
+  if (line.kind !== 'run')
+    return answerCommandLine(
+      line,
+      { program: 'vpc-resource-controller', usage: USAGE, version: VERSION },
+      io,
+    );
   const s = line.settings;
   const fail = (what: string, hint: string) => {
     io.stderr(`vpc-resource-controller: ${what} (hint: ${hint})\n`);
@@ -128,12 +123,10 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   }
   let controller: RunningController;
   try {
-    controller = await startController({
+    controller = await runController(api, {
       clusterName: s.clusterName,
       region: s.region,
       ec2Endpoint: s.ec2Endpoint,
-      kubeconfig: s.kubeconfig,
-      inCluster,
       cooldownMs: s.cooldownMs,
       concurrency: s.concurrency,
       leaderElection: s.leaderElection,

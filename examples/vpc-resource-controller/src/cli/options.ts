@@ -1,12 +1,13 @@
 /**
- * The command line of `vpc-resource-controller`: `node:util`'s `parseArgs` in strict mode (an unknown option or a
- * stray argument is refused before anything starts), flags named as the reference controller's where it has them.
+ * The command line of `vpc-resource-controller`: read strictly (`@vpc-cni-kit/command-line`: an unknown option or
+ * a stray argument is refused before anything starts), flags named as the reference controller's where it has them.
  */
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
-import type { LogLevel } from '../controller/logger.js';
+import { readOptions } from '@vpc-cni-kit/command-line';
+import { isLogLevel, LOG_LEVEL_CHOICES, type LogLevel } from '../controller/logger.js';
+import { kubeconfigList } from '../kube/kubeconfig.js';
 import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
 import { ANNOTATION_VALIDATION_PATH, DEFAULT_ANNOTATION_WRITERS } from '../webhook/annotation-validation.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
@@ -28,7 +29,8 @@ options:
   --cluster-name NAME            cluster name: the kubernetes.io/cluster/NAME tag of every ENI (required)
   --region REGION                AWS region (default: AWS_REGION, AWS_DEFAULT_REGION)
   --ec2-endpoint URL             EC2 endpoint (default: AWS_EC2_ENDPOINT, else the region's)
-  --kubeconfig PATH              kubeconfig file (default: KUBECONFIG, else in-cluster)
+  --kubeconfig PATH              kubeconfig file (default: the KUBECONFIG list, merged as kubectl does;
+                                 else in-cluster)
   --branch-eni-cooldown DURATION time a released branch ENI waits before deletion when the amazon-vpc-cni
                                  ConfigMap sets no branch-eni-cooldown (default 60s)
   --branch-concurrency N         pods whose branch ENIs are made at once (default 8)
@@ -53,7 +55,7 @@ options:
                                  <service>.<namespace>.svc (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.crt,
                                  where the manifests mount the Secret vpc-resource-controller-webhook-cert)
   --webhook-key-file PATH        its PEM private key (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.key)
-  --log-level LEVEL              debug, info, warn or error (default info)
+  --log-level LEVEL              ${LOG_LEVEL_CHOICES} (default info)
   -h, --help                     this text
   -v, --version                  the version
 
@@ -75,8 +77,11 @@ export interface Settings {
   readonly region: string;
   /** EC2 endpoint override. */
   readonly ec2Endpoint: string | undefined;
-  /** Kubeconfig file (undefined: in-cluster). */
-  readonly kubeconfig: string | undefined;
+  /**
+   * Kubeconfig files, merged first-wins (`--kubeconfig`: one; `KUBECONFIG`: its list without empty entries);
+   * undefined: in-cluster.
+   */
+  readonly kubeconfig: readonly string[] | undefined;
   /** Where {@link Settings.kubeconfig} came from (for the hint when it cannot be read). */
   readonly kubeconfigFrom: '--kubeconfig' | 'KUBECONFIG' | undefined;
   /** Branch cooldown (ms). */
@@ -139,35 +144,6 @@ const OPTIONS = {
   'annotation-writers': { type: 'string' },
 } as const;
 
-const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
-
-/**
- * `argv` with `--flag -5s` written `--flag=-5s` for each string-valued `--flag` followed by a negative number:
- * `parseArgs` takes a value starting with `-` for an option and calls the flag ambiguous, where the operator needs
- * to hear what is wrong with the value. Stops at `--`.
- */
-function attachNegativeValues(
-  argv: readonly string[],
-  options: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>,
-): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    if (arg === '--') return [...out, ...argv.slice(i)];
-    if (
-      arg.startsWith('--') &&
-      options[arg.slice(2)]?.type === 'string' &&
-      next !== undefined &&
-      /^-\d/.test(next)
-    ) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
 /**
  * Reads `argv` (without node and the script) with `env` for the defaults the AWS and Kubernetes tools share
  * (`AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_EC2_ENDPOINT`, `KUBECONFIG`).
@@ -176,17 +152,9 @@ export function readCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): CommandLine {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: attachNegativeValues(argv, OPTIONS),
-      strict: true,
-      allowPositionals: false,
-      options: OPTIONS,
-    }));
-  } catch (e) {
-    return { kind: 'invalid', problem: (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '' };
-  }
+  const read = readOptions(argv, OPTIONS);
+  if ('problem' in read) return { kind: 'invalid', problem: read.problem };
+  const values = read.values;
   if (values['help']) return { kind: 'help' };
   if (values['version']) return { kind: 'version' };
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
@@ -205,9 +173,12 @@ export function readCommandLine(
   const ec2Endpoint = str('ec2-endpoint') ?? env['AWS_EC2_ENDPOINT'];
   if (ec2Endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(ec2Endpoint))
     return invalid(`--ec2-endpoint is not an http(s) URL: ${JSON.stringify(ec2Endpoint)}`);
-  const kubeconfig = str('kubeconfig') ?? (env['KUBECONFIG'] || undefined);
+  const flagKubeconfig = str('kubeconfig');
+  const envKubeconfig = kubeconfigList(env['KUBECONFIG']);
+  const kubeconfig =
+    flagKubeconfig !== undefined ? [flagKubeconfig] : envKubeconfig.length > 0 ? envKubeconfig : undefined;
   const kubeconfigFrom =
-    str('kubeconfig') !== undefined ? '--kubeconfig' : kubeconfig !== undefined ? 'KUBECONFIG' : undefined;
+    flagKubeconfig !== undefined ? '--kubeconfig' : kubeconfig !== undefined ? 'KUBECONFIG' : undefined;
 
   const durations: Record<string, number> = {};
   for (const [flag, fallback] of [
@@ -228,8 +199,8 @@ export function readCommandLine(
   if (concurrency < 1 || concurrency > 64)
     return invalid(`bad --branch-concurrency ${JSON.stringify(concurrencyText)}: an integer from 1 to 64`);
   const logLevel = str('log-level') ?? 'info';
-  if (!LEVELS.has(logLevel))
-    return invalid(`bad --log-level ${JSON.stringify(logLevel)}: debug, info, warn or error`);
+  if (!isLogLevel(logLevel))
+    return invalid(`bad --log-level ${JSON.stringify(logLevel)}: ${LOG_LEVEL_CHOICES}`);
 
   /** A `HOST:PORT` or `:PORT` flag: undefined when absent, a string when malformed. */
   const bindAddress = (flag: string): { host: string; port: number } | string | undefined => {
@@ -318,7 +289,7 @@ export function readCommandLine(
       cooldownMs: durations['branch-eni-cooldown']!,
       concurrency,
       leaderElection,
-      logLevel: logLevel as LogLevel,
+      logLevel,
       healthProbes,
       metrics,
       webhook: webhook === undefined ? undefined : { ...webhook, annotationWriters },

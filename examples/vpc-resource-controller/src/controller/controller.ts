@@ -5,7 +5,7 @@ import {
   type Ec2Credentials,
 } from '@vpc-cni-kit/eni-manager';
 import type { BranchLedger } from '@vpc-cni-kit/sgp-branch';
-import { type InClusterSource, kubeApis } from '../kube/apis.js';
+import { type InClusterSource, type KubeApis, kubeApis } from '../kube/apis.js';
 import { type LeaderElectionOptions, LeaderElector } from '../kube/leader.js';
 import type { Logger } from './logger.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -34,8 +34,11 @@ export interface ControllerOptions {
   readonly ec2Endpoint?: string | undefined;
   /** Static EC2 credentials; default: the SDK's provider chain. */
   readonly ec2Credentials?: Ec2Credentials | undefined;
-  /** A kubeconfig file; default: in-cluster. */
-  readonly kubeconfig?: string | undefined;
+  /**
+   * Kubeconfig files: one path, or a list merged as kubectl merges a `KUBECONFIG` list (the first file to name a
+   * cluster, user or context wins; `kubeconfigList` splits the variable). Default (or an empty list): in-cluster.
+   */
+  readonly kubeconfig?: string | readonly string[] | undefined;
   /** Where the in-cluster configuration is read without a kubeconfig. @defaultValue this process's environment */
   readonly inCluster?: InClusterSource | undefined;
   /**
@@ -86,9 +89,16 @@ export interface RunningController {
  * `tickMs` while cooldowns or retries wait. Failures on a pod become Events on it (once per cause).
  */
 export async function startController(options: ControllerOptions): Promise<RunningController> {
+  return runController(kubeApis(options.kubeconfig, options.inCluster), options);
+}
+
+/**
+ * {@link startController} on Kubernetes clients already loaded (`options.kubeconfig` and `options.inCluster` are
+ * not read): the program loads its configuration once, for its start-up probe, its webhook and the controller.
+ */
+export async function runController(kube: KubeApis, options: ControllerOptions): Promise<RunningController> {
   const now = options.now ?? (() => Date.now());
   const log = options.log;
-  const kube = kubeApis(options.kubeconfig, options.inCluster);
   const ec2: Ec2Api = createEc2Api({
     region: options.region,
     ...(options.ec2Endpoint === undefined ? {} : { endpoint: options.ec2Endpoint }),

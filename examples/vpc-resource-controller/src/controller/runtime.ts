@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
 import { type Ec2Api, type InstanceLimitsSource, isEniManagerError } from '@vpc-cni-kit/eni-manager';
+import { formatGoDuration } from '@vpc-cni-kit/go-duration';
 import {
   BranchController,
   type BranchPodOutcome,
@@ -22,7 +23,6 @@ import { ENI_CONFIG_NODE_LABEL, eniConfigChoice, readEniConfig } from '../kube/e
 import { createNodeEvent, createPodEvent, EVENT_REASONS, type PodEvent } from '../kube/events.js';
 import {
   BRANCH_ENI_COOLDOWN_KEY,
-  goDuration,
   readBranchEniCooldown,
   VPC_CNI_CONFIG_NAME,
   VPC_CNI_CONFIG_NAMESPACE,
@@ -191,7 +191,7 @@ export class Runtime {
         source: setting.kind === 'set' ? source : 'flag (the ConfigMap sets none)',
       });
     if (initial) return;
-    const message = `Branch ENI cool down period has been updated to ${goDuration(ms)}`;
+    const message = `Branch ENI cool down period has been updated to ${formatGoDuration(ms)}`;
     for (const n of this.#caches.nodes.list()) {
       const name = n.metadata?.name;
       if (name === undefined) continue;

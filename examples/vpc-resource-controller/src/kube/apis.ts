@@ -9,6 +9,10 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { KubeConfigError } from './config-error.js';
+import { loadKubeconfigFiles } from './kubeconfig.js';
+
+export { KubeConfigError, type KubeConfigErrorCode } from './config-error.js';
 
 /** The Kubernetes API clients the controller uses (`@kubernetes/client-node` 1.4, bundled: ADR 0014). */
 export interface KubeApis {
@@ -25,30 +29,6 @@ export interface KubeApis {
 /** Where a pod's ServiceAccount token, cluster CA and namespace are mounted. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/**
- * Why no Kubernetes configuration could be loaded: `NotInCluster` (no kubeconfig, and no
- * `KUBERNETES_SERVICE_HOST`/`_PORT`), `ServiceAccountMissing` (in a pod, but no token or `ca.crt` mounted),
- * `KubeconfigUnreadable` (the kubeconfig file cannot be read, parsed, or names no cluster).
- */
-export type KubeConfigErrorCode = 'NotInCluster' | 'ServiceAccountMissing' | 'KubeconfigUnreadable';
-
-/** The Kubernetes configuration could not be loaded; nothing was contacted. */
-export class KubeConfigError extends Error {
-  /** Discriminator. */
-  readonly kind = 'KubeConfigError' as const;
-  /**
-   * @param code - what is missing
-   * @param message - one line naming it
-   */
-  constructor(
-    readonly code: KubeConfigErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'KubeConfigError';
-  }
-}
-
 /** Where the in-cluster configuration is read: the pod's environment and its ServiceAccount mount. */
 export interface InClusterSource {
   /** `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` are read from it. */
@@ -58,30 +38,22 @@ export interface InClusterSource {
 }
 
 /**
- * Connects to the API server named by a kubeconfig file, or, without one, in-cluster (`KUBERNETES_SERVICE_HOST`
+ * Connects to the API server named by kubeconfig files, or, without any, in-cluster (`KUBERNETES_SERVICE_HOST`
  * and `_PORT` from `inCluster.env`, the ServiceAccount token and cluster CA from its directory; the token is
- * re-read as it rotates). Throws a {@link KubeConfigError} when the configuration is missing or unreadable; it
- * contacts nothing.
+ * re-read as it rotates). `kubeconfig` is one file (`--kubeconfig`) or a list merged as kubectl merges a
+ * `KUBECONFIG` list ({@link loadKubeconfigFiles}); an empty list is none. Throws a {@link KubeConfigError} when
+ * the configuration is missing or unreadable, naming the file; it contacts nothing.
  */
 export function kubeApis(
-  kubeconfigPath: string | undefined,
+  kubeconfig: string | readonly string[] | undefined,
   inCluster: InClusterSource = { env: process.env },
 ): KubeApis {
-  const config = new KubeConfig();
-  if (kubeconfigPath === undefined) loadInCluster(config, inCluster);
-  else {
-    try {
-      config.loadFromFile(kubeconfigPath);
-    } catch (e) {
-      const why = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
-      throw new KubeConfigError('KubeconfigUnreadable', `${kubeconfigPath}: ${why.split('\n')[0]}`);
-    }
-    if (!config.getCurrentCluster()?.server)
-      throw new KubeConfigError(
-        'KubeconfigUnreadable',
-        `${kubeconfigPath}: its current context names no cluster with a server`,
-      );
-  }
+  const files = typeof kubeconfig === 'string' ? [kubeconfig] : (kubeconfig ?? []);
+  let config: KubeConfig;
+  if (files.length === 0) {
+    config = new KubeConfig();
+    loadInCluster(config, inCluster);
+  } else config = loadKubeconfigFiles(files);
   return {
     config,
     core: config.makeApiClient(CoreV1Api),

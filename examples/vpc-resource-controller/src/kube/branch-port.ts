@@ -81,12 +81,12 @@ export function kubeBranchPort(
 }
 
 /**
- * The Kubernetes half of `BranchControllerPort` for a cluster named by a kubeconfig file (or in-cluster without
- * one): the UID-guarded annotation patch and the node-status capacity patch, on a client of its own. For a
- * controller of your own, beside `ec2BranchPort`.
+ * The Kubernetes half of `BranchControllerPort` for a cluster named by a kubeconfig file or a list merged as
+ * kubectl does (or in-cluster without one): the UID-guarded annotation patch and the node-status capacity patch,
+ * on a client of its own. For a controller of your own, beside `ec2BranchPort`.
  */
 export function createKubeBranchPort(
-  options: { readonly kubeconfig?: string | undefined } = {},
+  options: { readonly kubeconfig?: string | readonly string[] | undefined } = {},
 ): KubeBranchPort {
   return kubeBranchPort(kubeApis(options.kubeconfig));
 }

@@ -4,7 +4,7 @@
  * (which aws-node writes after resolving its own `ENI_CONFIG_LABEL_DEF` / `ENI_CONFIG_ANNOTATION_DEF` keys).
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { shapes } from '@vpc-cni-kit/eni-manager';
+import { MAX_SECURITY_GROUPS_PER_ENI, shapes } from '@vpc-cni-kit/eni-manager';
 import type { KubeApis } from './apis.js';
 import type { CustomObject } from './caches.js';
 
@@ -98,7 +98,8 @@ export async function readEniConfig(api: KubeApis, name: string): Promise<EniCon
 
 /**
  * The ENIConfig's spec as the controller uses it: `subnet` empty (the node's subnet stays, as in the reference)
- * or a subnet id, `securityGroups` up to 5 security group ids (EC2's default limit per ENI). Anything else is
+ * or a subnet id, `securityGroups` up to 16 security group ids (EC2's most per ENI; it refuses more than the
+ * account's quota, 5 unless raised, when the ENI is created). Anything else is
  * MALFORMED, naming the field, and the node waits as for a missing ENIConfig: nothing goes to EC2 made from it.
  */
 function eniConfigSpec(name: string, spec: Record<string, unknown> | undefined): EniConfigSpec {
@@ -113,6 +114,9 @@ function eniConfigSpec(name: string, spec: Record<string, unknown> | undefined):
     throw bad(
       `spec.securityGroups must list security group ids (sg-<8 or 17 hex>): ${JSON.stringify(groups)?.slice(0, 120)}`,
     );
-  if (groups.length > 5) throw bad(`spec.securityGroups lists ${groups.length} groups, more than 5`);
+  if (groups.length > MAX_SECURITY_GROUPS_PER_ENI)
+    throw bad(
+      `spec.securityGroups lists ${groups.length} groups, more than EC2 allows on an ENI (${MAX_SECURITY_GROUPS_PER_ENI})`,
+    );
   return { subnet, securityGroups: groups as string[] };
 }

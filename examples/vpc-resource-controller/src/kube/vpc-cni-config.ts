@@ -55,15 +55,3 @@ export function readBranchEniCooldown(
   if (ms < MIN_BRANCH_ENI_COOLDOWN_MS) return { kind: 'set', ms: MIN_BRANCH_ENI_COOLDOWN_MS, raisedFrom: ms };
   return { kind: 'set', ms };
 }
-
-/** A duration as Go's `time.Duration` prints it (`30s`, `1m30s`, `1h0m0s`, `500ms`): the reference's Event text. */
-export function goDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const total = ms / 1000;
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = Number((total % 60).toFixed(3));
-  if (h > 0) return `${h}h${m}m${s}s`;
-  if (m > 0) return `${m}m${s}s`;
-  return `${s}s`;
-}

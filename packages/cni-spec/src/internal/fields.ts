@@ -97,9 +97,21 @@ function preview(v: unknown): string {
 /** Names, container ids and similar identifiers: `^[A-Za-z0-9][A-Za-z0-9_.-]*$`. */
 export const identifierRe = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-/** Parses JSON bytes or text into an object, failing with code 6 (decode failure). */
+/**
+ * Parses JSON bytes or text into an object, failing with `code` (6, decode failure). Bytes must be UTF-8, as JSON
+ * requires and every runtime writes it: a malformed sequence is refused, not replaced by U+FFFD (which would let a
+ * corrupted name or path pass as another one).
+ */
 export function decodeJsonObject(input: string | Uint8Array, what: string, code: number): JsonObject {
-  const text = typeof input === 'string' ? input : new TextDecoder('utf-8', { fatal: false }).decode(input);
+  let text: string;
+  if (typeof input === 'string') text = input;
+  else {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(input);
+    } catch {
+      throw new CniError(code, `${what}: not valid UTF-8`);
+    }
+  }
   let v: unknown;
   try {
     v = JSON.parse(text);

@@ -1,0 +1,131 @@
+/**
+ * The daemon's HTTP endpoints (introspection and metrics) against hostile clients, over real sockets on
+ * loopback: a method other than GET or HEAD is refused with 405 and changes nothing; a client that sends half a
+ * request and then nothing neither blocks other clients nor holds the daemon's shutdown.
+ */
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { Datastore } from '@vpc-cni-kit/datastore';
+import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import {
+  type EarlyHttpEndpoint,
+  introspectionServer,
+  listenEarly,
+  metricsServer,
+} from '../src/daemon/http-servers.js';
+import { silentLogger } from '../src/daemon/logger.js';
+import { DaemonMetrics } from '../src/daemon/metrics.js';
+
+function datastore(): Datastore {
+  const ds = new Datastore({
+    clock: new ManualClock(),
+    checkpointer: new InMemoryCheckpointer(),
+    cooldownMs: 0,
+  });
+  ds.addEni({ id: 'eni-0a', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
+  ds.addCidr('eni-0a', '10.0.1.10/32');
+  return ds;
+}
+
+const open: EarlyHttpEndpoint[] = [];
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await Promise.all(open.splice(0).map((e) => e.close()));
+});
+
+async function endpoint(kind: 'introspection' | 'metrics'): Promise<{ ep: EarlyHttpEndpoint; port: number }> {
+  const ep = await listenEarly('127.0.0.1:0');
+  open.push(ep);
+  const ds = datastore();
+  ep.serve(
+    kind === 'introspection'
+      ? introspectionServer(ds, loadConfig({}), silentLogger)
+      : metricsServer(new DaemonMetrics(), ds),
+  );
+  return { ep, port: Number(ep.address.split(':').at(-1)) };
+}
+
+function call(
+  port: number,
+  method: string,
+  path: string,
+): Promise<{ status: number; allow: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, allow: res.headers['allow'] as string | undefined, body }),
+      );
+    });
+    req.on('error', reject);
+    req.end(method === 'GET' || method === 'HEAD' ? undefined : '{}');
+  });
+}
+
+/** A client that opened a connection, sent the start of a request's headers, and went quiet. */
+async function stalledClient(port: number): Promise<Socket> {
+  const s = connect(port, '127.0.0.1');
+  sockets.push(s);
+  s.on('error', () => {});
+  await new Promise((r) => s.once('connect', r));
+  s.write('GET /v1/enis HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+  return s;
+}
+
+describe('introspection and metrics endpoints: methods', () => {
+  it('refuse POST, PUT, DELETE and PATCH with 405 and Allow: GET, HEAD; GET and HEAD (with a query) answer', async () => {
+    for (const [kind, path] of [
+      ['introspection', '/v1/enis'],
+      ['metrics', '/metrics'],
+    ] as const) {
+      const { port } = await endpoint(kind);
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+        const r = await call(port, method, path);
+        expect(r.status, `${kind} ${method}`).toBe(405);
+        expect(r.allow).toBe('GET, HEAD');
+      }
+      expect((await call(port, 'GET', `${path}?x=1&y`)).status).toBe(200);
+      const head = await call(port, 'HEAD', path);
+      expect(head.status).toBe(200);
+      expect(head.body).toBe('');
+    }
+  });
+});
+
+describe('introspection and metrics endpoints: a client that stalls mid-request', () => {
+  it('does not keep other clients waiting', async () => {
+    const { port } = await endpoint('introspection');
+    await stalledClient(port);
+    await stalledClient(port);
+    const r = await call(port, 'GET', '/v1/enis');
+    expect(r.status).toBe(200);
+  });
+
+  it('does not hold close() (the daemon shutdown) beyond a second', async () => {
+    for (const kind of ['introspection', 'metrics'] as const) {
+      const { ep, port } = await endpoint(kind);
+      const stalled = await stalledClient(port);
+      // And a kept-alive idle one, which close() may end at once.
+      const idle = connect(port, '127.0.0.1');
+      sockets.push(idle);
+      idle.on('error', () => {});
+      await new Promise((r) => idle.once('connect', r));
+      const started = performance.now();
+      await ep.close();
+      open.splice(open.indexOf(ep), 1);
+      expect(performance.now() - started, `${kind}: close() waited`).toBeLessThan(3000);
+      // The stalled connection was ended by the server.
+      await new Promise<void>((resolve) => {
+        if (stalled.destroyed || stalled.readableEnded) resolve();
+        else stalled.once('close', () => resolve());
+      });
+    }
+  }, 15_000);
+});

@@ -1,0 +1,97 @@
+/**
+ * Kubeconfig files the way kubectl reads them: `KUBECONFIG` is a list separated by the platform's path delimiter
+ * (`:`; `;` on Windows) with empty entries ignored, and the files are merged so that the first file to name a
+ * cluster, user or context wins, as does the first non-empty `current-context`. Unlike kubectl, a listed file
+ * that does not exist is refused rather than skipped (ADR 0036): a controller that acts on a whole cluster must
+ * not quietly run with the credentials of whichever file happened to be there.
+ *
+ * Each file is read by `@kubernetes/client-node`'s `KubeConfig` loader (its relative paths made absolute against
+ * the file's directory, as `loadFromFile` does); only the merge is done here, because the client's
+ * `loadFromDefault` reads `process.env` itself, lets a later file's `current-context` win and throws on a name
+ * two files share, where kubectl keeps the first.
+ */
+import { readFileSync } from 'node:fs';
+import { delimiter, dirname } from 'node:path';
+import { type Cluster, type Context, KubeConfig, type User } from '@kubernetes/client-node';
+import { load as loadYaml } from 'js-yaml';
+import { KubeConfigError } from './config-error.js';
+
+/**
+ * The files a `KUBECONFIG` value lists, in order: split at `separator` (default: the platform's path delimiter),
+ * empty entries dropped. An empty list means none (the caller then falls back, as kubectl does).
+ */
+export function kubeconfigList(value: string | undefined, separator: string = delimiter): string[] {
+  return (value ?? '').split(separator).filter((file) => file !== '');
+}
+
+/**
+ * Loads and merges kubeconfig `files` (at least one) as kubectl does: per name, the first file's cluster, user
+ * and context win; the first non-empty `current-context` wins. Throws a {@link KubeConfigError}
+ * (`KubeconfigUnreadable`) naming the first file that cannot be read or parsed, or, when the merged current
+ * context names no cluster with a server, naming the list. Contacts nothing.
+ */
+export function loadKubeconfigFiles(files: readonly string[]): KubeConfig {
+  if (files.length === 0) throw new RangeError('loadKubeconfigFiles: no file given');
+  const clusters = new Map<string, Cluster>();
+  const users = new Map<string, User>();
+  const contexts = new Map<string, Context>();
+  let currentContext = '';
+  for (const file of files) {
+    const one = loadOne(file);
+    for (const c of one.clusters) if (!clusters.has(c.name)) clusters.set(c.name, c);
+    for (const u of one.users) if (!users.has(u.name)) users.set(u.name, u);
+    for (const c of one.contexts) if (!contexts.has(c.name)) contexts.set(c.name, c);
+    if (currentContext === '' && one.currentContext) currentContext = one.currentContext;
+  }
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [...clusters.values()],
+    users: [...users.values()],
+    contexts: [...contexts.values()],
+    currentContext,
+  });
+  if (!config.getCurrentCluster()?.server)
+    throw new KubeConfigError(
+      'KubeconfigUnreadable',
+      `${files.join(delimiter)}: its current context names no cluster with a server`,
+    );
+  return config;
+}
+
+/**
+ * One file: read, checked to be a YAML mapping (an empty file is an empty kubeconfig, as kubectl reads it), then
+ * through the client's loader, its relative paths made absolute against the file's directory. Any failure is a
+ * {@link KubeConfigError} naming the file.
+ */
+function loadOne(file: string): KubeConfig {
+  const unreadable = (why: string) => new KubeConfigError('KubeconfigUnreadable', `${file}: ${why}`);
+  let text: string;
+  let doc: unknown;
+  try {
+    text = readFileSync(file, 'utf8');
+    // The parser the client uses, so that both read the file alike.
+    doc = loadYaml(text);
+  } catch (e) {
+    throw unreadable(whyUnreadable(e));
+  }
+  const config = new KubeConfig();
+  if (doc === undefined || doc === null) return config;
+  // The client would read a scalar or a list as a kubeconfig with nothing in it: a file in a list that only
+  // seemed to hold credentials would then be passed over without a word.
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw unreadable('not a kubeconfig (no YAML mapping with clusters, users and contexts)');
+  try {
+    config.loadFromString(text);
+  } catch (e) {
+    throw unreadable(whyUnreadable(e));
+  }
+  config.makePathsAbsolute(dirname(file));
+  return config;
+}
+
+/** Why a file did not load, in a few words: its errno code (`ENOENT`, `EACCES`, `EISDIR`), else the first line. */
+function whyUnreadable(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  if (typeof code === 'string') return code;
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+}
