@@ -50,7 +50,8 @@ describe('podVerdict', () => {
     expect(why(pod('f', { phase: 'Running' }))).toBe('not-pending');
     expect(why(pod('g', { phase: 'Succeeded' }))).toBe('not-pending');
     expect(why(pod('h', { limits: { [POD_ENI_RESOURCE]: '1' } }))).toBe('branch-eni');
-    expect(why(pod('i', { annotations: { [POD_ENI_ANNOTATION]: '[]' } }))).toBe('branch-eni');
+    // The annotation alone does not make a branch pod (ADR 0039): the daemon gives it a pool address.
+    expect(why(pod('i', { annotations: { [POD_ENI_ANNOTATION]: '[]' } }))).toBe('awaits');
     expect(why(pod('j', { limits: { cpu: '1' } }))).toBe('awaits');
     // No status yet: the API has not given it a phase, it is Pending.
     const { status: _, ...fresh } = pod('k');

@@ -20,6 +20,7 @@ import type { PodPlumber } from '../src/daemon/ipam-backend.js';
 import { BRANCH_FAILURES, type BranchCause } from '../src/rpc/branch-failures.js';
 import { RpcStatusError } from '../src/rpc/grpc-server.js';
 import { addRequest, delRequest, testBackend } from './support/backend.js';
+import { recordingLogger } from './support/logger.js';
 
 const TRUNK: TrunkEni = { eniId: 'eni-trunk', mac: '0a:00:00:00:00:aa' };
 const BRANCH = {
@@ -67,6 +68,7 @@ function setup(
   datastore.addEni({ id: 'eni-0', deviceNumber: 0, routeTableId: 254, subnetId: 's', isPrimary: true });
   datastore.addCidr('eni-0', '10.0.1.10/32');
   const plumber = new RecordingBranchPlumber();
+  const log = recordingLogger();
   const pods = options.pods ?? {};
   const branchPods = new BranchPods({
     mode: options.mode ?? 'strict',
@@ -85,6 +87,7 @@ function setup(
       ],
     plumber,
     now: () => 0,
+    log,
   });
   const events: { cause: BranchCause; pod: string }[] = [];
   const podEniErrors: string[] = [];
@@ -100,7 +103,7 @@ function setup(
       podEniError: (fn) => podEniErrors.push(fn),
     },
   });
-  return { datastore, backend, plumber, branchPods, events, podEniErrors, outcomes };
+  return { datastore, backend, plumber, branchPods, events, podEniErrors, outcomes, log };
 }
 
 const branchPod = (annotation?: string): PodView => ({
@@ -177,6 +180,39 @@ describe('security groups for pods in the backend', () => {
     expect(reply.PodVlanId ?? 0).toBe(0);
     expect(reply.IPAllocationMetadata?.[0]?.IPv4Addr).toBe('10.0.1.10');
     expect(t.outcomes).toEqual([['success', false]]);
+  });
+
+  it('gives a pool address to a pod whose annotation names a branch but whose first container does not ask for one', async () => {
+    const annotation = formatPodEniAnnotation(BRANCH);
+    const t = setup({
+      pods: {
+        // The annotation alone (anyone who can create a pod can write it).
+        'default/p1': { annotations: { [POD_ENI_ANNOTATION]: annotation }, containerLimits: [{ cpu: '1' }] },
+        // The resource in the second container only: the reference looks at the first.
+        'default/p2': {
+          annotations: { [POD_ENI_ANNOTATION]: annotation },
+          containerLimits: [undefined, { [POD_ENI_RESOURCE]: '1' }],
+        },
+      },
+    });
+    t.datastore.addCidr('eni-0', '10.0.1.11/32');
+    for (const n of [1, 2, 1]) {
+      const reply = await t.backend.addNetwork({ ...addRequest(n), PodPlumbing: false });
+      expect(reply.Success).toBe(true);
+      expect(reply.PodVlanId ?? 0).toBe(0);
+      expect(reply.IPAllocationMetadata?.[0]?.IPv4Addr).not.toBe(BRANCH.ipv4);
+    }
+    expect(t.branchPods.list()).toEqual([]);
+    expect(t.plumber.setups).toEqual([]);
+    expect(t.datastore.stats().assignedIPs).toBe(2);
+    expect(t.outcomes.map(([, branch]) => branch)).toEqual([false, false, false]);
+    // Logged once per pod, at warn level, naming the pod and why.
+    const warned = t.log.lines.filter((l) => l.startsWith('warn ') && l.includes('annotation ignored'));
+    expect(warned.map((l) => JSON.parse(l.slice(l.indexOf(' {') + 1)).pod)).toEqual([
+      'default/p1',
+      'default/p2',
+    ]);
+    expect(warned[0]).toContain(`first container's limits do not ask for ${POD_ENI_RESOURCE}`);
   });
 
   const causes: [string, Parameters<typeof setup>[0], BranchCause][] = [

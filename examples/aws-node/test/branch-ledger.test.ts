@@ -17,6 +17,7 @@ import {
   parseBranchLedger,
 } from '../src/daemon/branch-pod-ledger.js';
 import { type BranchPlumber, BranchPods } from '../src/daemon/branch-pods.js';
+import { recordingLogger } from './support/logger.js';
 
 const TRUNK = { eniId: 'eni-trunk', mac: '0a:00:00:00:00:aa' };
 const branch = (vlanId: number) => ({
@@ -56,14 +57,20 @@ class Plumber implements BranchPlumber {
 }
 
 /** A daemon's BranchPods over `ledger`, on a host with `links` (plus the trunk's). */
-function daemon(ledger: MemoryLedger, links: { name: string; mac: string }[] = [], now = 1000) {
+function daemon(
+  ledger: MemoryLedger,
+  links: { name: string; mac: string }[] = [],
+  now = 1000,
+  limits: Record<string, string> = { [POD_ENI_RESOURCE]: '1' },
+) {
   const plumber = new Plumber();
+  const log = recordingLogger();
   const pods = new BranchPods({
     mode: 'strict',
     linkKind: 'macvlan',
     readPod: async (_ns, name) => ({
       annotations: { [POD_ENI_ANNOTATION]: formatPodEniAnnotation(branch(Number(name.slice(1)))) },
-      containerLimits: [{ [POD_ENI_RESOURCE]: '1' }],
+      containerLimits: [limits],
     }),
     trunk: async () => TRUNK,
     hostLinks: async () => [
@@ -73,8 +80,9 @@ function daemon(ledger: MemoryLedger, links: { name: string; mac: string }[] = [
     plumber,
     ledger,
     now: () => now,
+    log,
   });
-  return { pods, plumber };
+  return { pods, plumber, log };
 }
 
 const key = (id: string) => ({ networkName: 'aws-cni', containerID: id, ifName: 'eth0' });
@@ -174,6 +182,28 @@ describe('the branch pod ledger', () => {
     await expect(add(d, 'c5', 5)).rejects.toThrow('ENOSPC');
     expect(d.plumber.setups).toEqual([]);
     expect(d.pods.list()).toEqual([]);
+  });
+
+  it("a pod carrying another pod's annotation without asking for a branch gets none: the recorded pod keeps its VLAN", async () => {
+    const ledger = new MemoryLedger();
+    const d = daemon(ledger);
+    await add(d, 'c5', 5);
+    // Pod p5 again by name, its limits now without the resource (as a pod that copied p5's annotation): the
+    // annotation is ignored, once logged, and p5's record, link and VLAN stay untouched.
+    const forger = daemon(ledger, [{ name: 'vlan.eth.5', mac: branch(5).mac }], 2000, { cpu: '1' });
+    await forger.pods.restore();
+    expect(await forger.pods.resolve('shop', 'p5')).toBeUndefined();
+    expect(await forger.pods.resolve('shop', 'p5')).toBeUndefined();
+    expect(forger.plumber.setups).toEqual([]);
+    expect(forger.pods.list().map((r) => [r.containerID, r.vlanId])).toEqual([['c5', 5]]);
+    const warned = forger.log.lines.filter((l) => l.startsWith('warn '));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain('annotation ignored');
+    expect(warned[0]).toContain('"pod":"shop/p5"');
+    // A pod recorded as a branch pod (before an upgrade, say) is still torn down as one by its DEL.
+    expect((await forger.pods.release(key('c5')))?.vlanId).toBe(5);
+    expect(forger.plumber.teardowns).toMatchObject([{ link: { name: 'vlan.eth.5' }, table: 105 }]);
+    expect(parseBranchLedger(ledger.text!).records).toEqual([]);
   });
 
   it('an ADD onto a VLAN another record names takes it over (that pod was deleted without a DEL)', async () => {

@@ -6,6 +6,7 @@
 import { isSgpError, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { describe, expect, it } from 'vitest';
 import { BranchPods } from '../src/daemon/branch-pods.js';
+import { silentLogger } from '../src/log/logger.js';
 
 const TRUNK = { eniId: 'eni-trunk', mac: '0a:00:00:00:00:07' };
 
@@ -34,6 +35,7 @@ function pods(links: string[], branchLimit: number | undefined, heldBranches?: H
     },
     branchLimit,
     now: () => 0,
+    log: silentLogger,
   });
 }
 

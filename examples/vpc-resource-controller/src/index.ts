@@ -79,6 +79,12 @@ export {
 } from './kube/vpc-cni-config.js';
 export { VERSION } from './version.js';
 export {
+  ANNOTATION_VALIDATION_PATH,
+  ANNOTATION_VALIDATION_WEBHOOK_NAME,
+  DEFAULT_ANNOTATION_WRITERS,
+  reviewPodAnnotation,
+} from './webhook/annotation-validation.js';
+export {
   type CertificatePair,
   CertificateReloader,
   type CertificateReloaderOptions,

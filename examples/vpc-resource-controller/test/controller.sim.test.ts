@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
+import { POD_ENI_RESOURCE, parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DB_CLIENT_SG, SUBNET, startWorld, type World } from './support/world.js';
@@ -73,6 +73,33 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     );
   });
 
+  it('a pod a policy selects that does not request vpc.amazonaws.com/pod-eni gets no branch ENI, no annotation and one Warning event', async () => {
+    world = await startWorld();
+    world.policy();
+    await world.controller();
+    // Admitted while the pod webhook was down (failurePolicy Ignore): selected, but without the resource.
+    world.pod('late-1', 'node-1', { app: 'db-client' }, { requestsPodEni: false });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('annotation', () => world!.annotation('client-1'));
+    const ev = await eventually('event', () =>
+      podEvents(world!, 'late-1').find((e) => e.reason === 'BranchENINotRequested'),
+    );
+    expect(ev.type).toBe('Warning');
+    expect(ev.message).toContain(`does not request ${POD_ENI_RESOURCE}`);
+    expect(ev.message).toContain(DB_CLIENT_SG);
+    // Passes go on (a tick, another pod): still nothing for it, and the Event is not repeated.
+    world.pod('client-2', 'node-2', { app: 'db-client' });
+    await eventually('annotation', () => world!.annotation('client-2'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(world.annotation('late-1')).toBeUndefined();
+    expect(world.branches()).toHaveLength(2);
+    expect(world.branches().map((b) => b.podUid)).not.toContain(
+      (world.kube.objects.get('v1', 'pods', 'late-1', 'default') as { metadata: { uid: string } }).metadata
+        .uid,
+    );
+    expect(podEvents(world, 'late-1').filter((e) => e.reason === 'BranchENINotRequested')).toHaveLength(1);
+  });
+
   it('deleting the pod deletes its branch ENI after the cooldown, not before', async () => {
     world = await startWorld();
     world.policy();
@@ -135,7 +162,16 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world.kube.faults.setUnavailable(true);
     world.kube.objects.create('v1', 'pods', {
       metadata: { name: 'client-3', namespace: 'default', labels: { app: 'db-client' } },
-      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'busybox' }] },
+      spec: {
+        nodeName: 'node-1',
+        containers: [
+          {
+            name: 'c',
+            image: 'busybox',
+            resources: { limits: { [POD_ENI_RESOURCE]: '1' }, requests: { [POD_ENI_RESOURCE]: '1' } },
+          },
+        ],
+      },
     } as never);
     await new Promise((r) => setTimeout(r, 1500));
     world.kube.faults.setUnavailable(false);

@@ -290,7 +290,15 @@ describe('a malformed reply stops the branch controller before it annotates the 
     const controller = new BranchController({ ...portOver(api), ...kube }, { cooldownMs: 0 });
     const view: BranchClusterView = {
       nodes: [{ name: NODE, subnetId: SUBNET, trunkEniId: await trunk(), branchLimit: 9 }],
-      pods: [{ ...pod, nodeName: NODE, labels: { app: 'db-client' }, serviceAccountLabels: {} }],
+      pods: [
+        {
+          ...pod,
+          nodeName: NODE,
+          labels: { app: 'db-client' },
+          serviceAccountLabels: {},
+          requestsBranch: true,
+        },
+      ],
       policies: [
         {
           namespace: 'default',

@@ -9,7 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { debianKubectl, eventually, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { DEFAULT_WEBHOOK_CERT_DIR, POD_MUTATION_PATH, POD_MUTATION_WEBHOOK_NAME } from '../src/index.js';
+import {
+  ANNOTATION_VALIDATION_PATH,
+  ANNOTATION_VALIDATION_WEBHOOK_NAME,
+  DEFAULT_ANNOTATION_WRITERS,
+  DEFAULT_WEBHOOK_CERT_DIR,
+  POD_MUTATION_PATH,
+  POD_MUTATION_WEBHOOK_NAME,
+} from '../src/index.js';
 import { POD_SUBNET, startWorld, type World } from './support/world.js';
 
 const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
@@ -49,6 +56,7 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
       'RoleBinding/vpc-resource-controller-leader-election',
       'Service/vpc-resource-controller-webhook',
       'ServiceAccount/vpc-resource-controller',
+      'ValidatingWebhookConfiguration/vpc-resource-controller',
     ]);
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     const pod = (deployment.spec as { template: { spec: Record<string, unknown> } }).template.spec as {
@@ -98,6 +106,35 @@ describe('vpc-resource-controller manifests, rendered by Debian kubectl 1.20', (
         'Ignore',
         { name: service.metadata.name, namespace: 'kube-system', path: POD_MUTATION_PATH, port: 443 },
       ],
+    ]);
+    // The annotation validation: CREATE and UPDATE of pods, the program's path, writable only by the
+    // ServiceAccount the Deployment runs as (the program's default --annotation-writers).
+    const vwc = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration')! as unknown as {
+      webhooks: {
+        name: string;
+        failurePolicy: string;
+        clientConfig: { service: Record<string, unknown> };
+        rules: { operations: string[]; resources: string[] }[];
+      }[];
+    };
+    expect(
+      vwc.webhooks.map((w) => [w.name, w.failurePolicy, w.clientConfig.service, w.rules[0]?.operations]),
+    ).toEqual([
+      [
+        ANNOTATION_VALIDATION_WEBHOOK_NAME,
+        'Ignore',
+        {
+          name: service.metadata.name,
+          namespace: 'kube-system',
+          path: ANNOTATION_VALIDATION_PATH,
+          port: 443,
+        },
+        ['CREATE', 'UPDATE'],
+      ],
+    ]);
+    const sa = objects.find((o) => o.kind === 'ServiceAccount')!;
+    expect(DEFAULT_ANNOTATION_WRITERS).toEqual([
+      `system:serviceaccount:${sa.metadata.namespace}:${pod.serviceAccountName}`,
     ]);
     expect(probes.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'healthz' });
     expect(probes.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'healthz' });

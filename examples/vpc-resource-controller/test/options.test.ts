@@ -61,7 +61,28 @@ describe('the command line', () => {
     });
     expect(run(['--webhook-cert-file', '/c'])).toEqual({
       kind: 'invalid',
-      problem: '--webhook-cert-file and --webhook-key-file need --webhook-bind-address',
+      problem: '--webhook-cert-file, --webhook-key-file and --annotation-writers need --webhook-bind-address',
+    });
+  });
+
+  it('lets only the controller write the pod-eni annotation: its ServiceAccount by default, or the users given', () => {
+    const run = (args: string[]) =>
+      readCommandLine([...base, '--webhook-bind-address', ':9443', ...args], env);
+    expect(run([])).toMatchObject({
+      settings: {
+        webhook: { annotationWriters: ['system:serviceaccount:kube-system:vpc-resource-controller'] },
+      },
+    });
+    expect(
+      run(['--annotation-writers', 'system:serviceaccount:ops:rc, eks:vpc-resource-controller']),
+    ).toMatchObject({
+      settings: {
+        webhook: { annotationWriters: ['system:serviceaccount:ops:rc', 'eks:vpc-resource-controller'] },
+      },
+    });
+    expect(run(['--annotation-writers', 'a,,b'])).toEqual({
+      kind: 'invalid',
+      problem: 'bad --annotation-writers "a,,b": comma-separated user names, none empty',
     });
   });
 

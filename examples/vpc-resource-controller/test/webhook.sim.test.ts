@@ -11,7 +11,13 @@ import { selfSignedCertificate, type TlsMaterial } from '@vpc-cni-kit/kube-simul
 import { debianKubectl, eventually, runKubectl } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { type PolicyLookup, reviewPod } from '../src/index.js';
+import {
+  ANNOTATION_VALIDATION_WEBHOOK_NAME,
+  DEFAULT_ANNOTATION_WRITERS,
+  type PolicyLookup,
+  reviewPod,
+  reviewPodAnnotation,
+} from '../src/index.js';
 import { DB_CLIENT_SG, startWorld, type World } from './support/world.js';
 
 const WEBHOOK_HOST = 'vpc-resource-controller-webhook.kube-system.svc';
@@ -143,11 +149,30 @@ function webhookConfiguration(ca: string, failurePolicy: 'Ignore' | 'Fail'): Rec
   return mwc;
 }
 
-function podYaml(name: string, labels: Record<string, string>, node = 'node-1'): string {
+function podYaml(
+  name: string,
+  labels: Record<string, string>,
+  node = 'node-1',
+  annotations: Record<string, string> = {},
+): string {
   const l = Object.entries(labels)
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
-  return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: default\n  labels: {${l}}\nspec:\n  nodeName: ${node}\n  containers:\n  - {name: c, image: busybox}\n`;
+  const a = Object.entries(annotations)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(', ');
+  return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: default\n  labels: {${l}}\n  annotations: {${a}}\nspec:\n  nodeName: ${node}\n  containers:\n  - {name: c, image: busybox}\n`;
+}
+
+/** The ValidatingWebhookConfiguration of manifests/webhook.yaml, with `ca` as its caBundle. */
+function validatingConfiguration(ca: string): Record<string, unknown> {
+  const docs = parseAllDocuments(readFileSync(join(manifests, 'webhook.yaml'), 'utf8')).map(
+    (d) => d.toJS() as Record<string, unknown>,
+  );
+  const vwc = docs.find((d) => d['kind'] === 'ValidatingWebhookConfiguration')!;
+  for (const h of vwc['webhooks'] as Record<string, unknown>[])
+    (h['clientConfig'] as Record<string, unknown>)['caBundle'] = Buffer.from(ca).toString('base64');
+  return vwc;
 }
 
 type StoredPod = {
@@ -157,7 +182,7 @@ type StoredPod = {
   };
 };
 
-async function startWebhookWorld(): Promise<{
+async function startWebhookWorld(options: { asServiceAccount?: boolean } = {}): Promise<{
   world: World;
   tls: TlsMaterial;
   kubectl: (args: readonly string[], stdin?: string) => ReturnType<typeof runKubectl>;
@@ -180,16 +205,34 @@ async function startWebhookWorld(): Promise<{
   const keyFile = join(w.scratchPath, 'tls.key');
   writeFileSync(certFile, tls.cert);
   writeFileSync(keyFile, tls.key, { mode: 0o600 });
-  const run = w.spawnBin([
-    '--webhook-bind-address',
-    '127.0.0.1:0',
-    '--webhook-cert-file',
-    certFile,
-    '--webhook-key-file',
-    keyFile,
-    '--branch-eni-cooldown',
-    '1s',
-  ]);
+  let kubeconfig: string | undefined;
+  if (options.asServiceAccount) {
+    // As deployed: the manifests' ServiceAccount and RBAC, the program authenticating with its token.
+    const rbac = await runKubectl(debianKubectl(), w.kubeconfigPath, `${w.kubeconfigPath}.cache`, [
+      'apply',
+      '-f',
+      join(manifests, 'rbac.yaml'),
+    ]);
+    if (rbac.code !== 0) throw new Error(rbac.stderr);
+    kubeconfig = join(w.scratchPath, 'controller.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      w.kube.kubeconfig({ token: w.kube.mintServiceAccountToken('kube-system', 'vpc-resource-controller') }),
+    );
+  }
+  const run = w.spawnBin(
+    [
+      '--webhook-bind-address',
+      '127.0.0.1:0',
+      '--webhook-cert-file',
+      certFile,
+      '--webhook-key-file',
+      keyFile,
+      '--branch-eni-cooldown',
+      '1s',
+    ],
+    kubeconfig === undefined ? {} : { kubeconfig },
+  );
   const line = await eventually(
     'the webhook serves',
     () => run.log.find((l) => l.includes('"serving the pod mutating webhook"')),
@@ -200,6 +243,79 @@ async function startWebhookWorld(): Promise<{
     runKubectl(debianKubectl(), w.kubeconfigPath, `${w.kubeconfigPath}.cache`, args, stdin);
   return { world: w, tls, kubectl, run, port: () => port };
 }
+
+describe('reviewPodAnnotation (the reference vpod.vpc.k8s.aws validation)', () => {
+  const CONTROLLER = DEFAULT_ANNOTATION_WRITERS[0]!;
+  const withEni = (value?: string) => ({
+    metadata: {
+      name: 'p',
+      annotations: { other: 'x', ...(value === undefined ? {} : { 'vpc.amazonaws.com/pod-eni': value }) },
+    },
+    spec: { containers: [{ name: 'c', image: 'busybox' }] },
+  });
+  const ask = (operation: string, object: unknown, oldObject: unknown, username: string) =>
+    reviewPodAnnotation(
+      review(object, { operation, oldObject, userInfo: { username, groups: ['system:authenticated'] } }),
+      DEFAULT_ANNOTATION_WRITERS,
+    );
+  const verdict = (a: ReturnType<typeof reviewPodAnnotation>) => {
+    if (a.status !== 200) throw new Error(`not a 200: ${a.body}`);
+    const r = a.body['response'] as {
+      uid: string;
+      allowed: boolean;
+      status?: { code: number; message: string };
+    };
+    expect(r.uid).toBe('u-1');
+    return r.allowed ? 'allowed' : `${r.status?.code} ${r.status?.message}`;
+  };
+
+  it('no one creates a pod with the annotation, the controller included; without it anyone may', () => {
+    for (const user of ['alice', CONTROLLER])
+      expect(verdict(ask('CREATE', withEni('[]'), null, user))).toBe(
+        '403 pod cannot be created with vpc.amazonaws.com/pod-eni annotation',
+      );
+    expect(verdict(ask('CREATE', withEni(), null, 'alice'))).toBe('allowed');
+  });
+
+  it('only the controller adds, changes or removes it; other updates pass', () => {
+    const cases: [string | undefined, string | undefined][] = [
+      [undefined, '[{"eniId":"eni-1"}]'],
+      ['[{"eniId":"eni-1"}]', '[{"eniId":"eni-2"}]'],
+      ['[{"eniId":"eni-1"}]', undefined],
+      [undefined, ''],
+    ];
+    for (const [before, after] of cases) {
+      expect(verdict(ask('UPDATE', withEni(after), withEni(before), CONTROLLER))).toBe('allowed');
+      expect(
+        verdict(ask('UPDATE', withEni(after), withEni(before), 'system:serviceaccount:default:app')),
+      ).toBe(
+        '403 only vpc-resource-controller may set, change or remove the vpc.amazonaws.com/pod-eni annotation, not "system:serviceaccount:default:app"',
+      );
+    }
+    // Unchanged (other fields change): anyone.
+    expect(verdict(ask('UPDATE', withEni('[]'), withEni('[]'), 'alice'))).toBe('allowed');
+    expect(verdict(ask('DELETE', null, withEni('[]'), 'alice'))).toBe('allowed');
+  });
+
+  it('a body that is not a review of a pod, or an update without its old object, is 400 with the reason', () => {
+    expect(reviewPodAnnotation({ kind: 'AdmissionReview' }, DEFAULT_ANNOTATION_WRITERS)).toEqual({
+      status: 400,
+      body: 'expected an admission.k8s.io/v1 AdmissionReview',
+    });
+    expect(
+      reviewPodAnnotation(
+        review(withEni(), { operation: 'UPDATE', oldObject: null }),
+        DEFAULT_ANNOTATION_WRITERS,
+      ),
+    ).toEqual({ status: 400, body: 'the AdmissionReview of an UPDATE has no request.oldObject' });
+    expect(
+      reviewPodAnnotation(
+        review(withEni(), { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }),
+        DEFAULT_ANNOTATION_WRITERS,
+      ),
+    ).toEqual({ status: 400, body: 'the AdmissionReview does not carry a Pod in request.object' });
+  });
+});
 
 describe('the webhook end to end (kube-simulator → the program over HTTPS)', () => {
   it('a pod created by kubectl without any limit that a policy selects is stored with pod-eni, then annotated; others unchanged', async () => {
@@ -254,6 +370,57 @@ describe('the webhook end to end (kube-simulator → the program over HTTPS)', (
     expect(w.kube.requests.filter((r) => r.status >= 500)).toEqual([]);
   });
 
+  it('the annotation validation: a forged vpc.amazonaws.com/pod-eni is refused with the webhook message; the controller (its ServiceAccount) annotates', async () => {
+    const { world: w, tls, kubectl, run } = await startWebhookWorld({ asServiceAccount: true });
+    w.kube.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'mutatingwebhookconfigurations',
+      webhookConfiguration(tls.cert, 'Fail') as never,
+    );
+    w.kube.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'validatingwebhookconfigurations',
+      validatingConfiguration(tls.cert) as never,
+    );
+    w.policy();
+    // Created by someone else (kubectl as the administrator) with another pod's branch: refused, not stored.
+    const stolen =
+      '[{"eniId":"eni-0b5","ifAddress":"0a:00:00:00:00:b5","privateIp":"10.0.0.9","vlanId":1,"subnetCidr":"10.0.0.0/24"}]';
+    const forged = await kubectl(
+      ['create', '-f', '-'],
+      podYaml('forger', { app: 'db-client' }, 'node-1', { 'vpc.amazonaws.com/pod-eni': stolen }),
+    );
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toBe(
+      `Error from server (Forbidden): error when creating "STDIN": admission webhook "${ANNOTATION_VALIDATION_WEBHOOK_NAME}" denied the request: pod cannot be created with vpc.amazonaws.com/pod-eni annotation\n`,
+    );
+    expect(w.kube.objects.get('v1', 'pods', 'forger', 'default')).toBeUndefined();
+
+    // A selected pod: the controller's own patch, as system:serviceaccount:kube-system:vpc-resource-controller,
+    // is allowed.
+    expect((await kubectl(['create', '-f', '-'], podYaml('client-1', { app: 'db-client' }))).code).toBe(0);
+    const annotation = await eventually('the branch annotation', () => w.annotation('client-1'), 20_000);
+    expect(w.kube.requests.filter((r) => r.status >= 400 && r.url.includes('/pods/'))).toEqual([]);
+
+    // Anyone else changing or removing it is refused; other annotations pass.
+    const changed = await kubectl([
+      'annotate',
+      'pod',
+      'client-1',
+      '--overwrite',
+      `vpc.amazonaws.com/pod-eni=${stolen}`,
+    ]);
+    expect(changed.code).not.toBe(0);
+    expect(changed.stderr).toContain(
+      `admission webhook "${ANNOTATION_VALIDATION_WEBHOOK_NAME}" denied the request: only vpc-resource-controller may set, change or remove the vpc.amazonaws.com/pod-eni annotation, not "kube-sim:admin"`,
+    );
+    const removed = await kubectl(['annotate', 'pod', 'client-1', 'vpc.amazonaws.com/pod-eni-']);
+    expect(removed.code).not.toBe(0);
+    expect(w.annotation('client-1')).toBe(annotation);
+    expect((await kubectl(['annotate', 'pod', 'client-1', 'team=shop'])).code).toBe(0);
+    expect(run.log.some((l) => l.includes('"pod refused"') && l.includes('/validate-v1-pod'))).toBe(true);
+  });
+
   it('with the webhook down: failurePolicy Fail refuses the create with the API server message, Ignore creates it without pod-eni', async () => {
     const { world: w, tls, kubectl, run } = await startWebhookWorld();
     w.policy();
@@ -286,6 +453,25 @@ describe('the webhook end to end (kube-simulator → the program over HTTPS)', (
     );
     const stored = w.kube.objects.get('v1', 'pods', 'client-3', 'default') as StoredPod;
     expect(stored.spec?.containers?.[0]?.resources).toBeUndefined();
+
+    // The controller (running again) gives that pod no branch, as the reference: it does not request one. It says
+    // so on the pod.
+    await w.controller();
+    const event = await eventually('the Warning event', () =>
+      (
+        w.kube.objects.list('v1', 'events', 'default') as {
+          reason?: string;
+          message?: string;
+          type?: string;
+        }[]
+      ).find((e) => e.reason === 'BranchENINotRequested'),
+    );
+    expect(event).toMatchObject({ type: 'Warning' });
+    expect(event.message).toMatch(
+      /^a SecurityGroupPolicy selects this pod \(groups sg-\w+\) but it does not request vpc\.amazonaws\.com\/pod-eni/,
+    );
+    expect(w.annotation('client-3')).toBeUndefined();
+    expect(w.branches()).toEqual([]);
   });
 
   it('a certificate it cannot read stops the program at start with one line and a hint (exit 1)', async () => {

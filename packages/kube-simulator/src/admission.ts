@@ -11,6 +11,12 @@ import { badRequest, KubeApiError, type StatusReason } from './status.js';
 /** Where the simulator stores MutatingWebhookConfigurations. */
 export const MUTATING_WEBHOOK_STORAGE_KEY = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
 
+/** Where the simulator stores ValidatingWebhookConfigurations. */
+export const VALIDATING_WEBHOOK_STORAGE_KEY = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+
+/** The operations admission webhooks are called for here. */
+export type AdmissionOperation = 'CREATE' | 'UPDATE';
+
 /** A `clientConfig.service` reference of a webhook. */
 export interface WebhookServiceRef {
   /** Service namespace. */
@@ -42,9 +48,17 @@ export interface AdmissionInput {
   readonly dryRun: boolean;
 }
 
-/** What mutating admission reads: stored configurations, namespace labels, and how Services are reached. */
+/** One create or update as validating admission sees it: the object as it would be stored. */
+export interface ValidationInput extends AdmissionInput {
+  /** `CREATE` or `UPDATE` (a PUT or a PATCH of the object itself, not of a subresource). */
+  readonly operation: AdmissionOperation;
+  /** The stored object an update replaces (`UPDATE` only). */
+  readonly oldObject?: KubeObject | undefined;
+}
+
+/** What admission reads: stored configurations, namespace labels, and how Services are reached. */
 export interface AdmissionDeps {
-  /** The stored MutatingWebhookConfigurations. */
+  /** The stored webhook configurations (mutating ones for {@link admitCreate}, validating for {@link validate}). */
   readonly configurations: () => readonly KubeObject[];
   /** Labels of a namespace (undefined when it does not exist). */
   readonly namespaceLabels: (name: string) => Record<string, string> | undefined;
@@ -86,8 +100,15 @@ function matchesList(list: readonly string[], value: string): boolean {
   return list.includes('*') || list.includes(value);
 }
 
-/** Whether one webhook's rules cover a CREATE of `t` (subresources are never created, so `pods/*` does not match). */
-function ruleMatches(webhook: Record<string, unknown>, t: ResourceType): boolean {
+/**
+ * Whether one webhook's rules cover `operation` on `t` (the object itself: a subresource such as `pods/status` is
+ * never admitted here, so `pods/*` does not match).
+ */
+function ruleMatches(
+  webhook: Record<string, unknown>,
+  t: ResourceType,
+  operation: AdmissionOperation,
+): boolean {
   const rules = Array.isArray(webhook.rules) ? webhook.rules : [];
   return rules.some((raw) => {
     const r = asRecord(raw) ?? {};
@@ -95,7 +116,7 @@ function ruleMatches(webhook: Record<string, unknown>, t: ResourceType): boolean
     if (scope === 'Namespaced' && !t.namespaced) return false;
     if (scope === 'Cluster' && t.namespaced) return false;
     return (
-      matchesList(strings(r.operations), 'CREATE') &&
+      matchesList(strings(r.operations), operation) &&
       matchesList(strings(r.apiGroups), t.group) &&
       matchesList(strings(r.apiVersions), t.version) &&
       matchesList(strings(r.resources), t.plural)
@@ -213,6 +234,122 @@ function denial(name: string, result: Record<string, unknown> | undefined): Kube
   return new KubeApiError(Number.isInteger(code) && code < 600 ? Math.max(code, 400) : 400, reason, message);
 }
 
+/** The webhooks of `configs`, by configuration name, then in order. */
+function webhooksOf(configs: readonly KubeObject[]): Webhook[] {
+  const webhooks: Webhook[] = [];
+  const sorted = [...configs].sort((a, b) =>
+    String(a.metadata?.name).localeCompare(String(b.metadata?.name)),
+  );
+  for (const c of sorted)
+    for (const raw of Array.isArray(c.webhooks) ? c.webhooks : []) {
+      const w = asRecord(raw);
+      if (w) webhooks.push({ name: String(w.name ?? ''), config: w });
+    }
+  return webhooks;
+}
+
+/** Whether webhook `w` is called for this request (rules, namespaceSelector, objectSelector). */
+function applies(
+  deps: AdmissionDeps,
+  w: Webhook,
+  input: AdmissionInput,
+  operation: AdmissionOperation,
+  object: KubeObject,
+  oldObject: KubeObject | undefined,
+): boolean {
+  const t = input.type;
+  if (!ruleMatches(w.config, t, operation)) return false;
+  const nsLabels = input.namespace ? deps.namespaceLabels(input.namespace) : undefined;
+  if (t.namespaced && !matchesLabels(toRequirements(w.config.namespaceSelector), nsLabels)) return false;
+  // An update is admitted when the new or the old object matches the objectSelector, as the API server does.
+  const selector = toRequirements(w.config.objectSelector);
+  const labelsOf = (o: KubeObject | undefined) =>
+    asRecord(o?.metadata?.labels) as Record<string, string> | undefined;
+  return (
+    matchesLabels(selector, labelsOf(object)) ||
+    (oldObject !== undefined && matchesLabels(selector, labelsOf(oldObject)))
+  );
+}
+
+/**
+ * Calls one webhook with an `admission.k8s.io/v1` AdmissionReview over HTTPS verifying its `caBundle`. Resolves
+ * with its response, or `undefined` when the call failed and `failurePolicy` is `Ignore`; throws the API
+ * server's error for a failed call under `Fail` (the default) and for a denial.
+ */
+async function callWebhook(
+  deps: AdmissionDeps,
+  w: Webhook,
+  input: AdmissionInput,
+  operation: AdmissionOperation,
+  object: KubeObject,
+  oldObject: KubeObject | undefined,
+): Promise<
+  { response: Record<string, unknown>; ignore: boolean; fail: (why: string) => KubeApiError } | undefined
+> {
+  const t = input.type;
+  const sideEffects = String(w.config.sideEffects ?? 'Unknown');
+  if (input.dryRun && sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun')
+    throw badRequest(`admission webhook "${w.name}" does not support dry run`);
+  const ignore = w.config.failurePolicy === 'Ignore';
+  const timeoutSeconds = Math.min(30, Math.max(1, Number(w.config.timeoutSeconds ?? 10)));
+  const uid = randomUUID();
+  const fail = (why: string) =>
+    new KubeApiError(
+      500,
+      'InternalError',
+      `Internal error occurred: failed calling webhook "${w.name}": ${why}`,
+    );
+  let answer: unknown;
+  try {
+    const target = endpointOf(w, deps.resolveService, timeoutSeconds);
+    if (typeof target === 'string') throw new Error(target);
+    const cc = asRecord(w.config.clientConfig) ?? {};
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: { group: t.group, version: t.version, kind: t.kind },
+        resource: { group: t.group, version: t.version, resource: t.plural },
+        requestKind: { group: t.group, version: t.version, kind: t.kind },
+        requestResource: { group: t.group, version: t.version, resource: t.plural },
+        name: String(object.metadata?.name ?? ''),
+        ...(t.namespaced ? { namespace: input.namespace } : {}),
+        operation,
+        userInfo: { username: input.user.name, groups: [...input.user.groups] },
+        object,
+        oldObject: oldObject ?? null,
+        dryRun: input.dryRun,
+        options: {
+          apiVersion: 'meta.k8s.io/v1',
+          kind: operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions',
+        },
+      },
+    };
+    answer = await post(
+      target,
+      typeof cc.caBundle === 'string' ? cc.caBundle : undefined,
+      JSON.stringify(review),
+      timeoutSeconds * 1000,
+      deps.agent,
+    );
+  } catch (e) {
+    if (ignore) return undefined;
+    throw fail(`failed to call webhook: ${(e as Error).message}`);
+  }
+  const response = asRecord(asRecord(answer)?.response);
+  if (!response || response.uid !== uid) {
+    if (ignore) return undefined;
+    throw fail(
+      response
+        ? `expected response.uid="${uid}", got "${String(response.uid)}"`
+        : 'received invalid webhook response: the AdmissionReview has no response',
+    );
+  }
+  if (response.allowed !== true) throw denial(w.name, asRecord(response.status));
+  return { response, ignore, fail };
+}
+
 /**
  * Mutating admission of a CREATE: calls every matching webhook of every MutatingWebhookConfiguration (sorted by
  * configuration name, webhooks in order) with an `admission.k8s.io/v1` AdmissionReview over HTTPS verifying its
@@ -222,91 +359,16 @@ function denial(name: string, result: Record<string, unknown> | undefined): Kube
  * `objectSelector` are honoured; `reinvocationPolicy` is not (each webhook is called once).
  */
 export async function admitCreate(deps: AdmissionDeps, input: AdmissionInput): Promise<KubeObject> {
-  const webhooks: Webhook[] = [];
-  const configs = [...deps.configurations()].sort((a, b) =>
-    String(a.metadata?.name).localeCompare(String(b.metadata?.name)),
-  );
-  for (const c of configs)
-    for (const raw of Array.isArray(c.webhooks) ? c.webhooks : []) {
-      const w = asRecord(raw);
-      if (w) webhooks.push({ name: String(w.name ?? ''), config: w });
-    }
   let object = input.object;
-  const t = input.type;
-  const nsLabels = input.namespace ? deps.namespaceLabels(input.namespace) : undefined;
-  for (const w of webhooks) {
-    if (!ruleMatches(w.config, t)) continue;
-    if (t.namespaced && !matchesLabels(toRequirements(w.config.namespaceSelector), nsLabels)) continue;
-    if (
-      !matchesLabels(
-        toRequirements(w.config.objectSelector),
-        asRecord(object.metadata?.labels) as Record<string, string> | undefined,
-      )
-    )
-      continue;
-    const sideEffects = String(w.config.sideEffects ?? 'Unknown');
-    if (input.dryRun && sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun')
-      throw badRequest(`admission webhook "${w.name}" does not support dry run`);
-    const ignore = w.config.failurePolicy === 'Ignore';
-    const timeoutSeconds = Math.min(30, Math.max(1, Number(w.config.timeoutSeconds ?? 10)));
-    const uid = randomUUID();
-    const callFailed = (why: string) =>
-      new KubeApiError(
-        500,
-        'InternalError',
-        `Internal error occurred: failed calling webhook "${w.name}": ${why}`,
-      );
-    let answer: unknown;
-    try {
-      const target = endpointOf(w, deps.resolveService, timeoutSeconds);
-      if (typeof target === 'string') throw new Error(target);
-      const cc = asRecord(w.config.clientConfig) ?? {};
-      const review = {
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        request: {
-          uid,
-          kind: { group: t.group, version: t.version, kind: t.kind },
-          resource: { group: t.group, version: t.version, resource: t.plural },
-          requestKind: { group: t.group, version: t.version, kind: t.kind },
-          requestResource: { group: t.group, version: t.version, resource: t.plural },
-          name: String(object.metadata?.name ?? ''),
-          ...(t.namespaced ? { namespace: input.namespace } : {}),
-          operation: 'CREATE',
-          userInfo: { username: input.user.name, groups: [...input.user.groups] },
-          object,
-          oldObject: null,
-          dryRun: input.dryRun,
-          options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
-        },
-      };
-      answer = await post(
-        target,
-        typeof cc.caBundle === 'string' ? cc.caBundle : undefined,
-        JSON.stringify(review),
-        timeoutSeconds * 1000,
-        deps.agent,
-      );
-    } catch (e) {
-      if (ignore) continue;
-      throw callFailed(`failed to call webhook: ${(e as Error).message}`);
-    }
-    const response = asRecord(asRecord(answer)?.response);
-    if (!response || response.uid !== uid) {
-      if (ignore) continue;
-      throw callFailed(
-        response
-          ? `expected response.uid="${uid}", got "${String(response.uid)}"`
-          : 'received invalid webhook response: the AdmissionReview has no response',
-      );
-    }
-    if (response.allowed !== true) throw denial(w.name, asRecord(response.status));
+  for (const w of webhooksOf(deps.configurations())) {
+    if (!applies(deps, w, input, 'CREATE', object, undefined)) continue;
+    const called = await callWebhook(deps, w, input, 'CREATE', object, undefined);
+    if (called === undefined) continue;
+    const { response, ignore, fail } = called;
     if (response.patch === undefined) continue;
     if (response.patchType !== 'JSONPatch') {
       if (ignore) continue;
-      throw callFailed(
-        `webhook returned a patch of unsupported patchType ${JSON.stringify(response.patchType)}`,
-      );
+      throw fail(`webhook returned a patch of unsupported patchType ${JSON.stringify(response.patchType)}`);
     }
     let ops: unknown;
     try {
@@ -329,4 +391,28 @@ export async function admitCreate(deps: AdmissionDeps, input: AdmissionInput): P
     }
   }
   return object;
+}
+
+/** Whether some ValidatingWebhookConfiguration has a webhook whose rules cover `operation` on `t`. */
+export function validationApplies(
+  configurations: readonly KubeObject[],
+  t: ResourceType,
+  operation: AdmissionOperation,
+): boolean {
+  return webhooksOf(configurations).some((w) => ruleMatches(w.config, t, operation));
+}
+
+/**
+ * Validating admission of a CREATE or an UPDATE: calls every matching webhook of every
+ * ValidatingWebhookConfiguration (sorted by configuration name, webhooks in order) with the object as it would be
+ * stored, the stored one it replaces (`oldObject`, updates) and the requesting user (`userInfo`, as the simulator
+ * authenticated it). The first denial refuses the request with the webhook's code and message
+ * (`admission webhook "<name>" denied the request: <message>`); a failed call refuses it with 500 under
+ * `failurePolicy: Fail` and is skipped under `Ignore`. Patches in the answers are ignored, as the API server does.
+ */
+export async function validate(deps: AdmissionDeps, input: ValidationInput): Promise<void> {
+  for (const w of webhooksOf(deps.configurations())) {
+    if (!applies(deps, w, input, input.operation, input.object, input.oldObject)) continue;
+    await callWebhook(deps, w, input, input.operation, input.object, input.oldObject);
+  }
 }

@@ -562,6 +562,16 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     lists: { webhooks: { mergeKey: 'name' } },
   }),
   builtin({
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    kind: 'ValidatingWebhookConfiguration',
+    plural: 'validatingwebhookconfigurations',
+    namespaced: false,
+    fields: ['webhooks'],
+    categories: ['api-extensions'],
+    lists: { webhooks: { mergeKey: 'name' } },
+  }),
+  builtin({
     group: 'apiextensions.k8s.io',
     version: 'v1',
     kind: 'CustomResourceDefinition',

@@ -7,8 +7,13 @@
 export {
   type AdmissionDeps,
   type AdmissionInput,
+  type AdmissionOperation,
   admitCreate,
   MUTATING_WEBHOOK_STORAGE_KEY,
+  VALIDATING_WEBHOOK_STORAGE_KEY,
+  type ValidationInput,
+  validate,
+  validationApplies,
   type WebhookServiceRef,
   type WebhookServiceResolver,
 } from './admission.js';

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AdmissionInput } from './admission.js';
+import type { AdmissionInput, AdmissionOperation, ValidationInput } from './admission.js';
 import { asRecord } from './builtin-types.js';
 import { refuseTooDeep } from './depth.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
-import type { FieldValidation, ObjectApi, WriteOptions } from './object-api.js';
+import type { FieldValidation, ObjectApi, WriteOptions, WriteResult } from './object-api.js';
 import { PATCH_CONTENT_TYPES } from './patch.js';
 import { authorize, forbidden, type RbacSource, type RequestAttributes, type UserInfo } from './rbac.js';
 import { groupVersion, type KubeObject, type ResourceType } from './resource-type.js';
@@ -14,7 +14,15 @@ import {
   parseFieldSelector,
   parseLabelSelector,
 } from './selectors.js';
-import { badRequest, failureStatus, isKubeApiError, KubeApiError, notFound, unauthorized } from './status.js';
+import {
+  badRequest,
+  conflict,
+  failureStatus,
+  isKubeApiError,
+  KubeApiError,
+  notFound,
+  unauthorized,
+} from './status.js';
 import { ADMIN_USER, serviceAccountUser, type TokenRegistry } from './tokens.js';
 import type { TypeRegistry } from './type-registry.js';
 import type { WatchHub } from './watch-hub.js';
@@ -42,6 +50,13 @@ export interface RouterDeps {
   readonly unavailable: () => boolean;
   /** Mutating admission of creates (the object as sent → the object to store); none: stored as sent. */
   readonly admitCreate?: (input: AdmissionInput) => Promise<KubeObject>;
+  /**
+   * Validating admission (the object as it would be stored; refuses by throwing); none: nothing is validated.
+   * Asked only when {@link RouterDeps.validates} says a webhook covers the request.
+   */
+  readonly validate?: (input: ValidationInput) => Promise<void>;
+  /** Whether some validating webhook's rules cover `operation` on `t` (cheap: no call is made). */
+  readonly validates?: (t: ResourceType, operation: AdmissionOperation) => boolean;
   /** Called for every request (method, path, status) once answered. */
   readonly onRequest?: (method: string, path: string, status: number) => void;
 }
@@ -359,6 +374,37 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
     const api = deps.api;
     const ns = t.namespaced ? namespace : '';
     const sub = r.subresource as '' | 'status';
+    /**
+     * A PUT or PATCH of the object itself through validating admission: the object it would store (a dry run of
+     * the same write) and the stored one go to the webhooks; the write is then made only if the stored object is
+     * still the one validated (else validated again, as the API server retries its guaranteed update).
+     */
+    const validatedUpdate = async (
+      o: WriteOptions,
+      write: (o: WriteOptions) => WriteResult,
+    ): Promise<WriteResult> => {
+      if (sub !== '' || !deps.validate || !deps.validates?.(t, 'UPDATE')) return write(o);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const old = api.get(t, ns, r.name!);
+        const candidate = write({ ...o, dryRun: true }).object;
+        await deps.validate({
+          type: t,
+          namespace: ns,
+          object: candidate,
+          oldObject: old,
+          user,
+          dryRun: o.dryRun ?? false,
+          operation: 'UPDATE',
+        });
+        const now = api.get(t, ns, r.name!);
+        if (now.metadata?.resourceVersion === old.metadata?.resourceVersion) return write(o);
+      }
+      throw conflict(
+        { group: t.group, resource: t.plural },
+        r.name!,
+        'the object kept changing while admission webhooks validated the update',
+      );
+    };
     const body = async () => {
       try {
         return await readBody(req, deps.maxBodyBytes);
@@ -429,12 +475,25 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
                 dryRun: o.dryRun ?? false,
               })
             : sent;
+        if (deps.validate && deps.validates?.(t, 'CREATE') && asRecord(admitted) !== undefined) {
+          // The object as it would be stored (defaults, uid, timestamps), then the real create.
+          const candidate = api.create(t, namespace, admitted, { ...o, dryRun: true }).object;
+          await deps.validate({
+            type: t,
+            namespace,
+            object: candidate,
+            user,
+            dryRun: o.dryRun ?? false,
+            operation: 'CREATE',
+          });
+        }
         const result = api.create(t, namespace, admitted, o);
         return send(res, 201, result.object, result.warnings);
       }
       case 'update': {
         const o = writeOptions(q);
-        const result = api.update(t, ns, r.name!, await jsonBody(), sub, o);
+        const sent = await jsonBody();
+        const result = await validatedUpdate(o, (w) => api.update(t, ns, r.name!, sent, sub, w));
         return send(res, 200, result.object, result.warnings);
       }
       case 'patch': {
@@ -454,7 +513,8 @@ export function createRouter(deps: RouterDeps): (req: IncomingMessage, res: Serv
             `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
           );
         }
-        const result = api.patch(t, ns, r.name!, type, type === 'apply' ? undefined : parseJson(raw), sub, o);
+        const patchBody = type === 'apply' ? undefined : parseJson(raw);
+        const result = await validatedUpdate(o, (w) => api.patch(t, ns, r.name!, type, patchBody, sub, w));
         return send(res, 200, result.object, result.warnings);
       }
       case 'delete': {

@@ -1,7 +1,14 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { admitCreate, MUTATING_WEBHOOK_STORAGE_KEY, type WebhookServiceResolver } from './admission.js';
+import {
+  admitCreate,
+  MUTATING_WEBHOOK_STORAGE_KEY,
+  VALIDATING_WEBHOOK_STORAGE_KEY,
+  validate,
+  validationApplies,
+  type WebhookServiceResolver,
+} from './admission.js';
 import { asRecord } from './builtin-types.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { ObjectApi } from './object-api.js';
@@ -196,6 +203,15 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
   let port = options.port ?? 0;
   // Webhook calls reuse their connections, as the API server's do (closed with the simulator).
   const webhookAgent = new HttpsAgent({ keepAlive: true, maxSockets: 32 });
+  const admissionDeps = (storageKey: string) => ({
+    configurations: () => store.list(storageKey),
+    namespaceLabels: (name: string) => {
+      const ns = store.get('/namespaces', '', name);
+      return ns ? ((asRecord(ns.metadata?.labels) ?? {}) as Record<string, string>) : undefined;
+    },
+    resolveService: options.resolveWebhookService,
+    agent: webhookAgent,
+  });
   const router = createRouter({
     api,
     types,
@@ -205,19 +221,9 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     serverAddress: () => `${host}:${port}`,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     unavailable: () => unavailable,
-    admitCreate: (input) =>
-      admitCreate(
-        {
-          configurations: () => store.list(MUTATING_WEBHOOK_STORAGE_KEY),
-          namespaceLabels: (name) => {
-            const ns = store.get('/namespaces', '', name);
-            return ns ? ((asRecord(ns.metadata?.labels) ?? {}) as Record<string, string>) : undefined;
-          },
-          resolveService: options.resolveWebhookService,
-          agent: webhookAgent,
-        },
-        input,
-      ),
+    admitCreate: (input) => admitCreate(admissionDeps(MUTATING_WEBHOOK_STORAGE_KEY), input),
+    validate: (input) => validate(admissionDeps(VALIDATING_WEBHOOK_STORAGE_KEY), input),
+    validates: (t, operation) => validationApplies(store.list(VALIDATING_WEBHOOK_STORAGE_KEY), t, operation),
     onRequest: (method, url, status) => {
       requests.push({ method, url, status });
       if (requests.length > MAX_REQUEST_LOG) requests.splice(0, requests.length - MAX_REQUEST_LOG);

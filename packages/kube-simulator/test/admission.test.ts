@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { debianKubectl, runKubectl, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -36,6 +36,28 @@ beforeAll(async () => {
       const review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       reviews.push(review);
       const request = review.request;
+      if (req.url?.startsWith('/validate')) {
+        // Validating: only system:serviceaccount:webhooks:owner may set or change the annotation "locked".
+        const locked = (o: { metadata?: { annotations?: Record<string, string> } } | null) =>
+          o?.metadata?.annotations?.locked;
+        const changed = locked(request.object) !== locked(request.oldObject);
+        const allowed = !changed || request.userInfo.username === 'system:serviceaccount:webhooks:owner';
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            response: {
+              uid: request.uid,
+              allowed,
+              ...(allowed
+                ? {}
+                : { status: { code: 403, reason: 'Forbidden', message: 'only the owner sets locked' } }),
+            },
+          }),
+        );
+        return;
+      }
       const labels = request.object.metadata.labels ?? {};
       const reply = (response: Record<string, unknown>) => {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -289,5 +311,202 @@ describe('mutating admission webhooks (admissionregistration.k8s.io/v1)', () => 
     );
     expect(r.code).toBe(400);
     expect(r.body.message).toBe('admission webhook "labels.test.io" does not support dry run');
+  });
+});
+
+describe('validating admission webhooks (admissionregistration.k8s.io/v1)', () => {
+  function configureValidating(failurePolicy: 'Fail' | 'Ignore' = 'Fail'): void {
+    for (const c of sim.objects.list('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations'))
+      sim.objects.delete(
+        'admissionregistration.k8s.io/v1',
+        'validatingwebhookconfigurations',
+        String(c.metadata?.name),
+      );
+    sim.objects.create('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations', {
+      metadata: { name: 'locks' },
+      webhooks: [
+        hook({
+          name: 'locks.test.io',
+          failurePolicy,
+          clientConfig: {
+            service: { namespace: 'webhooks', name: 'hooks', path: '/validate' },
+            caBundle: Buffer.from(webhookTls.cert).toString('base64'),
+          },
+          rules: [
+            { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] },
+          ],
+        }),
+      ],
+    });
+  }
+
+  /** A client authenticated as ServiceAccount webhooks/<name>, allowed everything on pods. */
+  function clientAs(name: string): CoreV1Api {
+    if (sim.objects.get('v1', 'namespaces', 'webhooks') === undefined)
+      sim.objects.create('v1', 'namespaces', { metadata: { name: 'webhooks' } });
+    if (sim.objects.get('v1', 'serviceaccounts', name, 'webhooks') === undefined) {
+      sim.objects.create('v1', 'serviceaccounts', { metadata: { name, namespace: 'webhooks' } });
+      sim.objects.create('rbac.authorization.k8s.io/v1', 'clusterroles', {
+        metadata: { name: `pods-${name}` },
+        rules: [{ apiGroups: [''], resources: ['pods', 'pods/status'], verbs: ['*'] }],
+      });
+      sim.objects.create('rbac.authorization.k8s.io/v1', 'clusterrolebindings', {
+        metadata: { name: `pods-${name}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `pods-${name}` },
+        subjects: [{ kind: 'ServiceAccount', name, namespace: 'webhooks' }],
+      });
+    }
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig({ token: sim.mintServiceAccountToken('webhooks', name) }));
+    return kc.makeApiClient(CoreV1Api);
+  }
+
+  const lockedOf = (name: string) =>
+    (
+      sim.objects.get('v1', 'pods', name, 'default')?.metadata?.annotations as
+        | Record<string, string>
+        | undefined
+    )?.locked;
+
+  it('refuses a create or an update the webhook denies, with its message, by the identity it authenticated', async () => {
+    configure([]);
+    configureValidating();
+    reviews.length = 0;
+    // kubectl (the administrator) creating a pod with the annotation: refused, nothing stored.
+    const file = join(dir.path, 'locked.yaml');
+    writeFileSync(
+      file,
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: forged\n  annotations: {locked: "yes"}\nspec:\n  containers:\n  - {name: c, image: busybox}\n',
+    );
+    const r = await runKubectl(debianKubectl(), kubeconfigPath, join(dir.path, 'cache'), [
+      'create',
+      '-f',
+      file,
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toBe(
+      'Error from server (Forbidden): error when creating "' +
+        file +
+        '": admission webhook "locks.test.io" denied the request: only the owner sets locked\n',
+    );
+    expect(sim.objects.get('v1', 'pods', 'forged', 'default')).toBeUndefined();
+    const create = reviews[0] as { request: Record<string, unknown> };
+    expect(create.request).toMatchObject({
+      operation: 'CREATE',
+      userInfo: { username: 'kube-sim:admin' },
+      oldObject: null,
+      options: { kind: 'CreateOptions' },
+    });
+    // As stored: the review's object carries the uid the create would give it.
+    expect((create.request.object as { metadata: { uid?: string } }).metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+
+    // The owner sets it (a merge patch), another ServiceAccount may not change it (PUT or patch), nor remove it.
+    await createPod('guarded', { app: 'x' });
+    const owner = clientAs('owner');
+    await owner.patchNamespacedPod(
+      { name: 'guarded', namespace: 'default', body: { metadata: { annotations: { locked: 'by-owner' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(lockedOf('guarded')).toBe('by-owner');
+    const update = reviews.at(-1) as { request: Record<string, unknown> };
+    expect(update.request).toMatchObject({
+      operation: 'UPDATE',
+      name: 'guarded',
+      userInfo: { username: 'system:serviceaccount:webhooks:owner' },
+      options: { kind: 'UpdateOptions' },
+    });
+    expect(
+      (update.request.oldObject as { metadata: { annotations?: unknown } }).metadata.annotations,
+    ).toBeUndefined();
+    expect((update.request.object as { metadata: { annotations: unknown } }).metadata.annotations).toEqual({
+      locked: 'by-owner',
+    });
+
+    const intruder = clientAs('intruder');
+    const patched = await refusal(
+      intruder.patchNamespacedPod(
+        { name: 'guarded', namespace: 'default', body: { metadata: { annotations: { locked: null } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+    expect(patched.code).toBe(403);
+    expect(patched.body).toMatchObject({
+      reason: 'Forbidden',
+      message: 'admission webhook "locks.test.io" denied the request: only the owner sets locked',
+    });
+    const current = await intruder.readNamespacedPod({ name: 'guarded', namespace: 'default' });
+    const put = await refusal(
+      intruder.replaceNamespacedPod({
+        name: 'guarded',
+        namespace: 'default',
+        body: { ...current, metadata: { ...current.metadata, annotations: { locked: 'stolen' } } },
+      }),
+    );
+    expect(put.code).toBe(403);
+    expect(lockedOf('guarded')).toBe('by-owner');
+    // Changes that leave it alone pass, and the status subresource is not admitted at all.
+    await intruder.patchNamespacedPod(
+      { name: 'guarded', namespace: 'default', body: { metadata: { labels: { more: 'yes' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(sim.objects.get('v1', 'pods', 'guarded', 'default')?.metadata?.labels).toEqual({
+      app: 'x',
+      more: 'yes',
+    });
+    const before = reviews.length;
+    await intruder.patchNamespacedPodStatus(
+      { name: 'guarded', namespace: 'default', body: { status: { phase: 'Running' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(reviews.length).toBe(before);
+  });
+
+  it('an unreachable validating webhook: Fail refuses the update (500), Ignore lets it through', async () => {
+    configure([]);
+    await createPod('unguarded', { app: 'x' });
+    configureValidating('Fail');
+    const down = sim.objects.get(
+      'admissionregistration.k8s.io/v1',
+      'validatingwebhookconfigurations',
+      'locks',
+    )!;
+    const unreachable = (policy: string) => ({
+      metadata: { name: 'locks' },
+      webhooks: (down.webhooks as Record<string, unknown>[]).map((w) => ({
+        ...w,
+        failurePolicy: policy,
+        clientConfig: { service: { namespace: 'webhooks', name: 'nowhere', path: '/validate' } },
+      })),
+    });
+    sim.objects.delete('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations', 'locks');
+    sim.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'validatingwebhookconfigurations',
+      unreachable('Fail'),
+    );
+    const body = { metadata: { annotations: { locked: 'x' } } };
+    const r = await refusal(
+      core().patchNamespacedPod(
+        { name: 'unguarded', namespace: 'default', body },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+    expect(r.code).toBe(500);
+    expect(String(r.body.message)).toMatch(
+      /^Internal error occurred: failed calling webhook "locks.test.io": /,
+    );
+    expect(lockedOf('unguarded')).toBeUndefined();
+    sim.objects.delete('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations', 'locks');
+    sim.objects.create(
+      'admissionregistration.k8s.io/v1',
+      'validatingwebhookconfigurations',
+      unreachable('Ignore'),
+    );
+    await core().patchNamespacedPod(
+      { name: 'unguarded', namespace: 'default', body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(lockedOf('unguarded')).toBe('x');
+    sim.objects.delete('admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations', 'locks');
   });
 });

@@ -24,6 +24,12 @@ export interface BranchPodView extends PodRef {
   readonly labels: Readonly<Record<string, string>>;
   /** Labels of its service account. */
   readonly serviceAccountLabels: Readonly<Record<string, string>>;
+  /**
+   * It requests the `vpc.amazonaws.com/pod-eni` resource (the pod webhook adds it to a pod a policy selects).
+   * Only such a pod gets a branch, as in the reference: a pod a policy selects that was admitted without it (the
+   * webhook was down, `failurePolicy: Ignore`) would get a branch ENI and an annotation its node ignores.
+   */
+  readonly requestsBranch: boolean;
   /** Its current `vpc.amazonaws.com/pod-eni` annotation. */
   readonly annotation?: string | undefined;
   /** Being deleted (or terminal): its branch goes to cooldown. */
@@ -82,6 +88,12 @@ export type BranchAction =
       readonly vlanId: number;
     }
   | { readonly kind: 'annotate'; readonly pod: BranchPodView; readonly branch: OwnedBranch }
+  | {
+      /** A policy selects the pod, but it does not request the resource: it gets no branch. */
+      readonly kind: 'unrequested';
+      readonly pod: BranchPodView;
+      readonly groupIds: readonly string[];
+    }
   | { readonly kind: 'release'; readonly branch: OwnedBranch }
   | { readonly kind: 'delete'; readonly branch: CoolingBranch }
   | { readonly kind: 'capacity'; readonly nodeName: string; readonly capacity: number }
@@ -112,10 +124,11 @@ export function usedVlans(ledger: BranchLedger, nodeName: string): Set<number> {
 }
 
 /**
- * Decides what to do (pure): a branch for every scheduled, live pod that a policy selects and that has none
- * (`create` with the lowest free VLAN id of its node's trunk, or `fail` with `NO_TRUNK`, `INSTANCE_NOT_TRUNKABLE`
- * or `BRANCH_LIMIT_REACHED`); `annotate` for owned branches not yet written; `release` for branches whose pod is
- * gone, terminating or moved; `delete` for cooling branches past `cooldownMs`; `capacity` where a node's
+ * Decides what to do (pure): a branch for every scheduled, live pod that requests `vpc.amazonaws.com/pod-eni`,
+ * that a policy selects and that has none (`create` with the lowest free VLAN id of its node's trunk, or `fail` with `NO_TRUNK`, `INSTANCE_NOT_TRUNKABLE`
+ * or `BRANCH_LIMIT_REACHED`); `annotate` for owned branches not yet written; `unrequested` for a
+ * pod a policy selects that does not request the resource (it gets no branch); `release` for branches whose pod is
+ * gone, terminating or moved, or not yet annotated for a pod that does not request the resource; `delete` for cooling branches past `cooldownMs`; `capacity` where a node's
  * `vpc.amazonaws.com/pod-eni` capacity (its branch limit once it has a trunk, else 0) changed. With `readyNodes`,
  * creates happen only on those nodes (whose ledger was checked against the cloud), others `fail` with `CLOUD`.
  */
@@ -139,13 +152,20 @@ export function decideBranchActions(
 
   for (const branch of ledger.owned.values()) {
     const pod = live.get(branch.podUid);
-    if (pod === undefined || pod.nodeName !== branch.nodeName) actions.push({ kind: 'release', branch });
+    // An unannotated branch of a pod that does not request one (made before the request was required) serves no
+    // one: its node gives the pod a pool address. An annotated one stays with its pod (it may be plumbed).
+    if (pod === undefined || pod.nodeName !== branch.nodeName || (!branch.annotated && !pod.requestsBranch))
+      actions.push({ kind: 'release', branch });
     else if (!branch.annotated) actions.push({ kind: 'annotate', pod, branch });
   }
   for (const pod of live.values()) {
     if (ledger.owned.has(pod.uid)) continue;
     const groupIds = podSecurityGroups(pod, view.policies);
     if (groupIds.length === 0) continue;
+    if (!pod.requestsBranch) {
+      actions.push({ kind: 'unrequested', pod, groupIds });
+      continue;
+    }
     const node = nodes.get(pod.nodeName!);
     if (node === undefined) continue;
     if (node.branchLimit === 0) {
@@ -190,14 +210,20 @@ export function decideBranchActions(
 }
 
 /** The actions that concern one pod. */
-type PodAction = Extract<BranchAction, { kind: 'fail' | 'create' | 'annotate' }>;
+type PodAction = Extract<BranchAction, { kind: 'fail' | 'create' | 'annotate' | 'unrequested' }>;
 
 /** Outcome of one pod in a reconcile. */
 export interface BranchPodOutcome {
   /** Pod UID. */
   readonly podUid: string;
-  /** `annotated`: the pod has its branch and annotation; `failed`: see `error` (retried next reconcile). */
-  readonly status: 'annotated' | 'failed';
+  /**
+   * `annotated`: the pod has its branch and annotation; `failed`: see `error` (retried next reconcile);
+   * `unrequested`: a policy selects the pod but it does not request `vpc.amazonaws.com/pod-eni`, so it gets no
+   * branch (it runs with its node's security groups until it is recreated with the request).
+   */
+  readonly status: 'annotated' | 'failed' | 'unrequested';
+  /** The groups the policies select for the pod (`unrequested`). */
+  readonly groupIds?: readonly string[] | undefined;
   /** The branch (annotated). */
   readonly branch?: BranchEni | undefined;
   /** The cause (failed): a typed error for an Event on the pod. */
@@ -371,7 +397,8 @@ export class BranchController {
   /**
    * One pass: recovers nodes not recovered yet, releases and deletes first (so VLAN ids whose ENIs are gone can be
    * given again in the same pass), then decides again and creates, annotates, reports failures and capacity.
-   * Returns the outcome of every pod acted on or failed (failures are retried next pass).
+   * Returns the outcome of every pod acted on, failed (retried next pass), or selected by a policy without requesting
+   * the resource (`unrequested`, decided again each pass).
    */
   async reconcile(view: BranchClusterView, now: number): Promise<BranchPodOutcome[]> {
     for (const node of view.nodes) {
@@ -387,7 +414,8 @@ export class BranchController {
     // Creates and annotations of different pods are independent (each has its own VLAN id, decided above), so
     // they run `concurrency` at a time; outcomes keep the order of the actions.
     const perPod = actions.filter(
-      (a): a is PodAction => a.kind === 'fail' || a.kind === 'create' || a.kind === 'annotate',
+      (a): a is PodAction =>
+        a.kind === 'fail' || a.kind === 'create' || a.kind === 'annotate' || a.kind === 'unrequested',
     );
     const serve = async (action: PodAction): Promise<BranchPodOutcome> => {
       switch (action.kind) {
@@ -397,6 +425,8 @@ export class BranchController {
             status: 'failed',
             error: new SgpError({ code: action.code, op: 'reconcile', detail: action.detail }),
           };
+        case 'unrequested':
+          return { podUid: action.pod.uid, status: 'unrequested', groupIds: action.groupIds };
         case 'create':
           return this.#create(action.pod, action.node, action.groupIds, action.vlanId, now);
         case 'annotate':

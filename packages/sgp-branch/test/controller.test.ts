@@ -24,8 +24,16 @@ function node(name: string, limit: number, trunk = true): BranchNodeView {
   return { name, subnetId: 'subnet-1', branchLimit: limit, ...(trunk ? { trunkEniId: `eni-t${name}` } : {}) };
 }
 
-function pod(uid: string, nodeName: string, app = 'db-client'): BranchPodView {
-  return { namespace: 'shop', name: `p-${uid}`, uid, nodeName, labels: { app }, serviceAccountLabels: {} };
+function pod(uid: string, nodeName: string, app = 'db-client', requestsBranch = true): BranchPodView {
+  return {
+    namespace: 'shop',
+    name: `p-${uid}`,
+    uid,
+    nodeName,
+    labels: { app },
+    serviceAccountLabels: {},
+    requestsBranch,
+  };
 }
 
 /** A tiny cluster whose pods' annotations come from what the fake wrote. */
@@ -107,6 +115,28 @@ describe('decideBranchActions', () => {
       .map((a) => (a.kind === 'fail' ? `${a.pod.uid} ${a.code}` : ''));
     expect(fails).toEqual(['1 NO_TRUNK', '2 INSTANCE_NOT_TRUNKABLE', '4 BRANCH_LIMIT_REACHED']);
   });
+  it('gives no branch to a pod a policy selects that does not request the resource, and says so', () => {
+    const view: BranchClusterView = {
+      nodes: [node('a', 2)],
+      pods: [pod('1', 'a', 'db-client', false), pod('2', 'a', 'web', false), pod('3', 'a')],
+      policies: [POLICY],
+    };
+    const actions = decideBranchActions(
+      view,
+      { owned: new Map(), cooling: new Map(), capacity: new Map([['a', 2]]) },
+      0,
+      COOLDOWN,
+    );
+    expect(
+      actions.map((a) =>
+        a.kind === 'create'
+          ? `create ${a.pod.uid} vlan ${a.vlanId}`
+          : a.kind === 'unrequested'
+            ? `unrequested ${a.pod.uid} ${a.groupIds}`
+            : a.kind,
+      ),
+    ).toEqual(['unrequested 1 sg-0db', 'create 3 vlan 1']);
+  });
 });
 
 describe('BranchController with the fake cloud', () => {
@@ -132,6 +162,34 @@ describe('BranchController with the fake cloud', () => {
     await c.reconcile(w.view(), 1_000 + COOLDOWN);
     expect(w.cloud.enis.size).toBe(0);
     expect(w.cloud.associations.size).toBe(0);
+    expect(w.cloud.violations).toEqual([]);
+  });
+
+  it('annotates only pods that request the resource; a branch made but not annotated for one that does not is released', async () => {
+    const w = new World([node('a', 4)]);
+    const c = new BranchController(w.cloud, { cooldownMs: COOLDOWN });
+    w.add(pod('1', 'a', 'db-client', false));
+    const out = await c.reconcile(w.view(), 0);
+    expect(out).toEqual([{ podUid: '1', status: 'unrequested', groupIds: ['sg-0db'] }]);
+    expect(w.cloud.enis.size).toBe(0);
+    expect(w.cloud.annotations.has('1')).toBe(false);
+
+    // A branch made for pod 2 before its annotation, when the request was not yet required (an older
+    // controller's ledger, rebuilt from the cloud): not annotated now, released and deleted after the cooldown.
+    w.add(pod('2', 'a', 'db-client', false));
+    const made = await w.cloud.createBranchEni({
+      nodeName: 'a',
+      pod: { namespace: 'shop', name: 'p-2', uid: '2' },
+      subnetId: 'subnet-1',
+      groupIds: ['sg-0db'],
+    });
+    await w.cloud.associateBranch({ trunkEniId: 'eni-ta', branchEniId: made.eniId, vlanId: 1 });
+    const again = new BranchController(w.cloud, { cooldownMs: COOLDOWN });
+    await again.reconcile(w.view(), 1_000);
+    expect(again.ledger().owned.size).toBe(0);
+    await again.reconcile(w.view(), 1_000 + COOLDOWN);
+    expect(w.cloud.enis.size).toBe(0);
+    expect(w.cloud.annotations.has('2')).toBe(false);
     expect(w.cloud.violations).toEqual([]);
   });
 

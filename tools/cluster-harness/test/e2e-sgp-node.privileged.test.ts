@@ -16,6 +16,8 @@
  * - a missing trunk, an unparsable annotation and a plugin/daemon version mismatch each fail with their own
  *   CNI code (or gRPC status) and a Warning Event on the pod.
  */
+
+import { readFileSync } from 'node:fs';
 import {
   AssociateTrunkInterfaceCommand,
   AttachNetworkInterfaceCommand,
@@ -260,6 +262,29 @@ describePrivileged('security groups for pods: aws-node and aws-cni on the virtua
     expect(await tcpConnect(client.netnsPath, db.address, 5432, 2000)).toBe(true);
     expect(await listener.peer).toBe(client.address);
   }, 90_000);
+
+  it("a pod copying another pod's annotation without asking for the resource gets a pool address; the branch pod keeps its VLAN", async () => {
+    const stolen = c.podEniAnnotation('default', 'db')!;
+    const assignedBefore = (await enis(c)).AssignedIPs;
+    const recorded = await listedBranchPods();
+    const vlanOfDb = db.branch!.vlanId;
+    // No limits: the pod does not ask for vpc.amazonaws.com/pod-eni, only its annotation names db's branch.
+    const forger = await c.addPod(0, { name: 'forger', annotations: { [POD_ENI_ANNOTATION]: stolen } });
+    expect(forger.address).not.toBe(db.address);
+    expect((await enis(c)).AssignedIPs).toBe(assignedBefore + 1);
+    // db's record, branch link, routes and rules are untouched, and its clients still reach it over the VPC.
+    expect(await listedBranchPods()).toEqual(recorded);
+    expect(await vlanState(vlanOfDb)).toEqual({ link: true, routes: true, rules: 2 });
+    expect(await c.ping(client.netnsPath, db.address)).toBe(true);
+    const warned = readFileSync(node().logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('annotation ignored') && l.includes('"pod":"default/forger"'));
+    expect(warned).toHaveLength(1);
+    expect(JSON.parse(warned[0]!)).toMatchObject({ level: 'warn' });
+    await c.delPod(forger);
+    expect(await vlanState(vlanOfDb)).toEqual({ link: true, routes: true, rules: 2 });
+    expect((await enis(c)).AssignedIPs).toBe(assignedBefore);
+  }, 60_000);
 
   it('an unparsable annotation fails with its own code, Event and count', async () => {
     const invalid = await addFails('garbled', { [POD_ENI_ANNOTATION]: '[{"eniId":' });

@@ -3,7 +3,7 @@
  * `observation.bound`. Kubelet mounts volumes and starts the sandbox before the runtime calls CNI ADD, so the
  * pool can grow for a pod a few hundred ms before it asks (ADR 0027).
  */
-import { POD_ENI_ANNOTATION, podRequestsBranch, type ResourceLimits } from '@vpc-cni-kit/sgp-branch';
+import { podRequestsBranch, type ResourceLimits } from '@vpc-cni-kit/sgp-branch';
 import { jsonObject } from '../kube/kube-api.js';
 import type { PodWatchSink } from '../kube/pod-watch.js';
 import type { CniBackend } from '../rpc/grpc-server.js';
@@ -35,8 +35,8 @@ const bad = (problem: string): PodVerdict => ({ ok: false, problem });
 /**
  * Whether a pod object from the API is one this node's pool will serve soon: bound to `nodeName`, not host
  * network, not terminating (`deletionTimestamp`), phase `Pending`, and not a branch-ENI pod (security groups for
- * pods: its first container requests `vpc.amazonaws.com/pod-eni`, or it carries the pod-eni annotation; its
- * address is the branch ENI's). A field of the wrong type makes the whole object unreadable: it is not
+ * pods: its first container's limits ask for `vpc.amazonaws.com/pod-eni`; its address is the branch ENI's. The
+ * pod-eni annotation alone does not make one: such a pod gets a pool address, ADR 0039). A field of the wrong type makes the whole object unreadable: it is not
  * counted (fail closed).
  */
 export function podVerdict(object: unknown, nodeName: string): PodVerdict {
@@ -52,8 +52,8 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   if (uid !== undefined && typeof uid !== 'string') return bad('uid is not a string');
   if (spec === undefined) return bad('no spec');
   if (status === undefined) return bad('status is not an object');
-  const annotations = meta.annotations === undefined ? {} : jsonObject(meta.annotations);
-  if (annotations === undefined) return bad('annotations are not an object');
+  if (meta.annotations !== undefined && jsonObject(meta.annotations) === undefined)
+    return bad('annotations are not an object');
   const { nodeName: boundTo, hostNetwork, containers } = spec;
   if (typeof boundTo !== 'string') return bad('spec.nodeName is not a string');
   if (hostNetwork !== undefined && typeof hostNetwork !== 'boolean')
@@ -78,8 +78,7 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   if (typeof deleting === 'string') return { ...seen, awaits: false, why: 'terminating' };
   // A pod the API has not given a phase yet is Pending.
   if ((status.phase ?? 'Pending') !== 'Pending') return { ...seen, awaits: false, why: 'not-pending' };
-  if (podRequestsBranch(limits) || annotations[POD_ENI_ANNOTATION] !== undefined)
-    return { ...seen, awaits: false, why: 'branch-eni' };
+  if (podRequestsBranch(limits)) return { ...seen, awaits: false, why: 'branch-eni' };
   return { ...seen, awaits: true };
 }
 

@@ -13,6 +13,7 @@ import {
   type HostLink,
   isSgpError,
   POD_ENI_ANNOTATION,
+  POD_ENI_RESOURCE,
   parsePodEniAnnotation,
   planBranchNetwork,
   planBranchTeardown,
@@ -29,6 +30,7 @@ import {
   readBranchLedger,
   serializeBranchLedger,
 } from './branch-pod-ledger.js';
+import type { Logger } from './logger.js';
 
 export type { BranchPodRecord } from './branch-pod-ledger.js';
 
@@ -98,6 +100,8 @@ export interface BranchPodsDeps {
   readonly ledger?: BranchLedgerStore;
   /** Wall-clock ms, for the record. */
   readonly now: () => number;
+  /** Where a pod-eni annotation ignored on a pod that does not ask for a branch is reported (once per pod). */
+  readonly log: Logger;
 }
 
 /** What {@link BranchPods.restore} found at start. */
@@ -160,9 +164,12 @@ export function subnetGatewayOf(subnetCidr: string): string {
   return formatIp({ family: net.family, value: net.value + 1n });
 }
 
+/** Most pods remembered as warned about an ignored annotation (more than a node ever runs). */
+const MAX_WARNED = 4096;
+
 /**
  * Branch pods on this node: decides per ADD whether a pod gets a branch ENI (its first container's limits ask
- * for `vpc.amazonaws.com/pod-eni`, or it carries the annotation), resolves the branch and the trunk's link, and
+ * for `vpc.amazonaws.com/pod-eni`, as the reference decides; the annotation alone never does, ADR 0039), resolves the branch and the trunk's link, and
  * keeps the record of the branch pods plumbed, in a ledger file of its own that a restarted daemon reads back
  * ({@link BranchPods.restore}). DEL works without the record too, from the CNI prevResult.
  */
@@ -170,6 +177,8 @@ export class BranchPods {
   readonly #pods = new Map<string, BranchPodRecord>();
   /** The trunk link made ready, by `<name> <mac>`. */
   #preparedTrunk: string | undefined;
+  /** `<namespace>/<name>` of the pods whose ignored annotation was logged. */
+  readonly #warned = new Set<string>();
 
   constructor(private readonly deps: BranchPodsDeps) {}
 
@@ -179,14 +188,20 @@ export class BranchPods {
   }
 
   /**
-   * `undefined` for a pod without a branch (an ordinary address from the pool); else its branch. Throws
+   * `undefined` for a pod without a branch (an ordinary address from the pool); else its branch. A pod gets a
+   * branch only when its first container's limits ask for `vpc.amazonaws.com/pod-eni` ({@link podRequestsBranch});
+   * the annotation on a pod that does not ask is ignored (logged once per pod at warn level): anyone who can create
+   * a pod can write an annotation, and following it would plumb another pod's branch ENI, MAC and VLAN. Throws
    * {@link SgpError} with the cause: `POD_NOT_FOUND`, `NO_TRUNK`, `BRANCH_LIMIT_REACHED`, `ANNOTATION_MISSING`,
    * `ANNOTATION_INVALID`, `TRUNK_LINK_NOT_FOUND`.
    */
   async resolve(namespace: string, name: string): Promise<ResolvedBranch | undefined> {
     const pod = await this.deps.readPod(namespace, name);
     const annotation = pod.annotations[POD_ENI_ANNOTATION];
-    if (!podRequestsBranch(pod.containerLimits) && annotation === undefined) return undefined;
+    if (!podRequestsBranch(pod.containerLimits)) {
+      if (annotation !== undefined) this.#warnIgnored(namespace, name);
+      return undefined;
+    }
     const trunk = await this.deps.trunk();
     if (trunk === undefined)
       throw new SgpError({
@@ -215,6 +230,21 @@ export class BranchPods {
       gateway: subnetGatewayOf(branch.subnetCidr!),
       trunk: { name: link.name, index: link.index, mac: link.mac, eniId: trunk.eniId },
     };
+  }
+
+  /** Logs, once per pod, that its pod-eni annotation is ignored because the pod does not ask for a branch. */
+  #warnIgnored(namespace: string, name: string): void {
+    const pod = `${namespace}/${name}`;
+    if (this.#warned.has(pod)) return;
+    if (this.#warned.size >= MAX_WARNED) this.#warned.clear();
+    this.#warned.add(pod);
+    this.deps.log.warn(
+      `pod carries the ${POD_ENI_ANNOTATION} annotation but its first container's limits do not ask for ${POD_ENI_RESOURCE}: annotation ignored, the pod gets a pool address`,
+      {
+        pod,
+        hint: "only pods the VPC resource controller's webhook gave the resource get a branch ENI; recreate the pod while the webhook runs if a SecurityGroupPolicy selects it",
+      },
+    );
   }
 
   /**

@@ -573,6 +573,7 @@ async function start(
           : { heldBranches: heldBranchesOf(ec2, node.instanceId, { now: () => performance.now(), log }) }),
         ...(ledger === undefined ? {} : { ledger }),
         now: () => Date.now(),
+        log,
       })
     : undefined;
   if (branchPods !== undefined) {

@@ -6,6 +6,7 @@ import { jsonLogger } from '../controller/logger.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import { describeKubeError, type InClusterSource, KubeConfigError, kubeApis } from '../kube/apis.js';
 import { VERSION } from '../version.js';
+import { ANNOTATION_VALIDATION_PATH } from '../webhook/annotation-validation.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
 import { apiPolicyLookup } from '../webhook/policy-lookup.js';
 import { serveWebhook, WebhookStartError } from '../webhook/server.js';
@@ -154,7 +155,10 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   if (s.webhook !== undefined) {
     try {
       webhook = await serveWebhook({ ...s.webhook, lookup: apiPolicyLookup(api), log, metrics });
-      listening('serving the pod mutating webhook', webhook, { path: POD_MUTATION_PATH });
+      listening('serving the pod mutating webhook', webhook, {
+        path: POD_MUTATION_PATH,
+        validationPath: ANNOTATION_VALIDATION_PATH,
+      });
     } catch (e) {
       probes?.server.close();
       metricsServer?.server.close();

@@ -9,6 +9,7 @@ import { readOptions } from '@vpc-cni-kit/command-line';
 import { isLogLevel, LOG_LEVEL_CHOICES, type LogLevel } from '../controller/logger.js';
 import { kubeconfigList } from '../kube/kubeconfig.js';
 import { LEADER_ELECTION_ID, type LeaderElectionOptions } from '../kube/leader.js';
+import { ANNOTATION_VALIDATION_PATH, DEFAULT_ANNOTATION_WRITERS } from '../webhook/annotation-validation.js';
 import { POD_MUTATION_PATH } from '../webhook/pod-mutation.js';
 
 /** Where the serving certificate Secret is mounted (the reference's controller-runtime default). */
@@ -42,10 +43,14 @@ options:
   --retry-period DURATION        (default 2s)
   --health-probe-bind-address A  serve /healthz and /readyz on HOST:PORT or :PORT (default: off)
   --metrics-bind-address A       serve Prometheus /metrics on HOST:PORT or :PORT, 0 for none (default :8080)
-  --webhook-bind-address A       serve the pod mutating webhook (POST ${POD_MUTATION_PATH}) over HTTPS on
-                                 HOST:PORT or :PORT (default: off; the manifests use :9443): pods a
+  --webhook-bind-address A       serve the pod webhooks over HTTPS on HOST:PORT or :PORT (default: off; the
+                                 manifests use :9443): the mutation (POST ${POD_MUTATION_PATH}), pods a
                                  SecurityGroupPolicy selects get vpc.amazonaws.com/pod-eni: "1" in the limits
-                                 and requests of their first container
+                                 and requests of their first container; the annotation validation (POST
+                                 ${ANNOTATION_VALIDATION_PATH}), only the controller writes a pod's
+                                 vpc.amazonaws.com/pod-eni annotation
+  --annotation-writers USERS     comma-separated users that may set, change or remove that annotation: the
+                                 controller's own identities (default ${DEFAULT_ANNOTATION_WRITERS.join(',')})
   --webhook-cert-file PATH       PEM certificate the webhook serves; its names must include
                                  <service>.<namespace>.svc (default ${DEFAULT_WEBHOOK_CERT_DIR}/tls.crt,
                                  where the manifests mount the Secret vpc-resource-controller-webhook-cert)
@@ -93,7 +98,14 @@ export interface Settings {
   readonly healthProbes: { readonly host: string; readonly port: number } | undefined;
   /** The pod mutating webhook (undefined: not served). */
   readonly webhook:
-    | { readonly host: string; readonly port: number; readonly certFile: string; readonly keyFile: string }
+    | {
+        readonly host: string;
+        readonly port: number;
+        readonly certFile: string;
+        readonly keyFile: string;
+        /** Users that may write a pod's `vpc.amazonaws.com/pod-eni` annotation. */
+        readonly annotationWriters: readonly string[];
+      }
     | undefined;
 }
 
@@ -129,6 +141,7 @@ const OPTIONS = {
   'webhook-bind-address': { type: 'string' },
   'webhook-cert-file': { type: 'string' },
   'webhook-key-file': { type: 'string' },
+  'annotation-writers': { type: 'string' },
 } as const;
 
 /**
@@ -215,12 +228,27 @@ export function readCommandLine(
           ...webhookAddress,
           certFile: str('webhook-cert-file') ?? `${DEFAULT_WEBHOOK_CERT_DIR}/tls.crt`,
           keyFile: str('webhook-key-file') ?? `${DEFAULT_WEBHOOK_CERT_DIR}/tls.key`,
+          annotationWriters: DEFAULT_ANNOTATION_WRITERS,
         };
   if (
     webhook === undefined &&
-    (str('webhook-cert-file') !== undefined || str('webhook-key-file') !== undefined)
+    (str('webhook-cert-file') !== undefined ||
+      str('webhook-key-file') !== undefined ||
+      str('annotation-writers') !== undefined)
   )
-    return invalid('--webhook-cert-file and --webhook-key-file need --webhook-bind-address');
+    return invalid(
+      '--webhook-cert-file, --webhook-key-file and --annotation-writers need --webhook-bind-address',
+    );
+  const writersFlag = str('annotation-writers');
+  let annotationWriters = DEFAULT_ANNOTATION_WRITERS;
+  if (writersFlag !== undefined) {
+    const users = writersFlag.split(',').map((u) => u.trim());
+    if (users.some((u) => u === ''))
+      return invalid(
+        `bad --annotation-writers ${JSON.stringify(writersFlag)}: comma-separated user names, none empty`,
+      );
+    annotationWriters = users;
+  }
 
   const LEADER_FLAGS = [
     'leader-election-namespace',
@@ -264,7 +292,7 @@ export function readCommandLine(
       logLevel,
       healthProbes,
       metrics,
-      webhook,
+      webhook: webhook === undefined ? undefined : { ...webhook, annotationWriters },
     },
   };
 }

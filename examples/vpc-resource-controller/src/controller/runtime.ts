@@ -1,7 +1,12 @@
 import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
 import { type Ec2Api, type InstanceLimitsSource, isEniManagerError } from '@vpc-cni-kit/eni-manager';
 import { formatGoDuration } from '@vpc-cni-kit/go-duration';
-import { BranchController, type BranchPodOutcome, type SecurityGroupPolicy } from '@vpc-cni-kit/sgp-branch';
+import {
+  BranchController,
+  type BranchPodOutcome,
+  POD_ENI_RESOURCE,
+  type SecurityGroupPolicy,
+} from '@vpc-cni-kit/sgp-branch';
 import { ec2BranchPort } from '../ec2/branch-port.js';
 import {
   describeInstance,
@@ -15,7 +20,7 @@ import { describeKubeError, type KubeApis } from '../kube/apis.js';
 import { kubeBranchPort } from '../kube/branch-port.js';
 import { type ClusterCaches, startCaches, VPC_RESOURCES_GROUP } from '../kube/caches.js';
 import { ENI_CONFIG_NODE_LABEL, eniConfigChoice, readEniConfig } from '../kube/eni-config.js';
-import { createNodeEvent, createPodEvent, EVENT_REASONS } from '../kube/events.js';
+import { createNodeEvent, createPodEvent, EVENT_REASONS, type PodEvent } from '../kube/events.js';
 import {
   BRANCH_ENI_COOLDOWN_KEY,
   readBranchEniCooldown,
@@ -423,41 +428,53 @@ export class Runtime {
     pod: { namespace: string; name: string; uid: string } | undefined,
   ): Promise<void> {
     if (pod === undefined) return;
-    const key = o.status === 'annotated' ? 'annotated' : (o.error?.code ?? 'CLOUD');
+    const key = o.status === 'failed' ? (o.error?.code ?? 'CLOUD') : o.status;
     if (this.#reported.get(o.podUid) === key) return;
     this.#reported.set(o.podUid, key);
     const where = `${pod.namespace}/${pod.name}`;
+    let event: PodEvent;
     if (o.status === 'annotated') {
       this.#o.log.log('info', 'branch ENI allocated', {
         pod: where,
         eni: o.branch?.eniId,
         vlan: o.branch?.vlanId,
       });
+      event = {
+        pod,
+        type: 'Normal',
+        reason: EVENT_REASONS.allocated,
+        message: `allocated branch ENI ${o.branch?.eniId} on VLAN ${o.branch?.vlanId}`,
+      };
+    } else if (o.status === 'unrequested') {
+      const groups = (o.groupIds ?? []).join(', ');
+      this.#o.log.log('warn', 'branch ENI not allocated: the pod does not request it', {
+        pod: where,
+        groups,
+      });
+      event = {
+        pod,
+        type: 'Warning',
+        reason: EVENT_REASONS.notRequested,
+        message:
+          `a SecurityGroupPolicy selects this pod (groups ${groups}) but it does not request ${POD_ENI_RESOURCE}: ` +
+          "no branch ENI, it runs with its node's security groups (hint: it was admitted while the pod webhook " +
+          'was unavailable; recreate it once the webhook answers)',
+      };
     } else {
       this.#o.log.log('warn', 'branch ENI not allocated', {
         pod: where,
         code: key,
         problem: o.error?.message,
       });
+      event = {
+        pod,
+        type: 'Warning',
+        reason: EVENT_REASONS.allocationFailed,
+        message: `${key}: ${o.error?.detail ?? ''} (hint: ${o.error?.hint ?? ''})`,
+      };
     }
     try {
-      await createPodEvent(
-        this.#kube,
-        o.status === 'annotated'
-          ? {
-              pod,
-              type: 'Normal',
-              reason: EVENT_REASONS.allocated,
-              message: `allocated branch ENI ${o.branch?.eniId} on VLAN ${o.branch?.vlanId}`,
-            }
-          : {
-              pod,
-              type: 'Warning',
-              reason: EVENT_REASONS.allocationFailed,
-              message: `${key}: ${o.error?.detail ?? ''} (hint: ${o.error?.hint ?? ''})`,
-            },
-        this.#now(),
-      );
+      await createPodEvent(this.#kube, event, this.#now());
     } catch (e) {
       this.#o.log.log('warn', 'event not written', { pod: where, problem: describeKubeError(e) });
     }

@@ -5,6 +5,7 @@ import {
   type BranchPodView,
   isSgpError,
   POD_ENI_ANNOTATION,
+  POD_ENI_RESOURCE,
   type SecurityGroupPolicy,
   validateSecurityGroupPolicy,
 } from '@vpc-cni-kit/sgp-branch';
@@ -49,6 +50,22 @@ export function readPolicy(obj: CustomObject): SecurityGroupPolicy | { problem: 
   }
 }
 
+/**
+ * Whether a pod requests the `vpc.amazonaws.com/pod-eni` resource, as the reference's controller decides: some
+ * container's requests name it (the API server defaults a request left out to its limit, so a limit counts too).
+ * The controller gives a branch to such pods only; the node's daemon plumbs one only when the first container's
+ * limits ask for it, which is where the pod webhook puts the resource.
+ */
+export function requestsPodEni(pod: V1Pod): boolean {
+  return (pod.spec?.containers ?? []).some((c) => {
+    const r = c.resources;
+    return (
+      (r?.requests !== undefined && POD_ENI_RESOURCE in r.requests) ||
+      (r?.limits !== undefined && POD_ENI_RESOURCE in r.limits)
+    );
+  });
+}
+
 /** The inputs of one view. */
 export interface ViewInputs {
   /** Pods. */
@@ -65,7 +82,8 @@ export interface ViewInputs {
 
 /**
  * The cluster as `BranchController` sees it: the nodes whose instance is known (subnet, trunk, branch limit), every
- * pod with its labels, service-account labels and current annotation (terminating when it carries a deletion
+ * pod with its labels, service-account labels, whether it requests the resource ({@link requestsPodEni}) and current
+ * annotation (terminating when it carries a deletion
  * timestamp or has finished), and the policies.
  */
 export function clusterView(inputs: ViewInputs): BranchClusterView {
@@ -91,6 +109,7 @@ export function clusterView(inputs: ViewInputs): BranchClusterView {
       nodeName: p.spec?.nodeName,
       labels: m.labels ?? {},
       serviceAccountLabels: saLabels.get(`${m.namespace}/${p.spec?.serviceAccountName ?? 'default'}`) ?? {},
+      requestsBranch: requestsPodEni(p),
       annotation: m.annotations?.[POD_ENI_ANNOTATION],
       terminating: m.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed',
     });

@@ -7,6 +7,11 @@ export const EVENT_REASONS = {
   allocationFailed: 'BranchAllocationFailed',
   /** The pod got its branch ENI and annotation. */
   allocated: 'ResourceAllocated',
+  /**
+   * A SecurityGroupPolicy selects the pod but it does not request `vpc.amazonaws.com/pod-eni` (admitted while the
+   * pod webhook was unavailable): it gets no branch ENI (Warning).
+   */
+  notRequested: 'BranchENINotRequested',
   /** On every node: the amazon-vpc-cni ConfigMap changed the branch ENI cooldown. */
   cooldownUpdated: 'BranchENICoolDownPeriodUpdated',
 } as const;

@@ -5,6 +5,9 @@
  * Everything else is admitted unchanged. Pure: the policy lookup is a function the caller passes.
  */
 import { jsonPointerToken, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
+import { type Json, podReviewRequest, type ReviewAnswer, record, reviewAnswer } from './admission-review.js';
+
+export type { ReviewAnswer } from './admission-review.js';
 
 /** The path the webhook serves (the reference's). */
 export const POD_MUTATION_PATH = '/mutate-v1-pod';
@@ -25,17 +28,6 @@ export interface PodToAdmit {
 
 /** The security groups the policies give a pod (`[]`: none selects it); rejects when they cannot be read. */
 export type PolicyLookup = (pod: PodToAdmit) => Promise<readonly string[]>;
-
-/** The HTTP answer to one review: 200 with an AdmissionReview, or 400 with a plain-text reason. */
-export type ReviewAnswer =
-  | { readonly status: 200; readonly body: Record<string, unknown>; readonly mutated: boolean }
-  | { readonly status: 400; readonly body: string };
-
-type Json = Record<string, unknown>;
-
-function record(v: unknown): Json | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
-}
 
 function stringMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
@@ -84,25 +76,16 @@ export function podEniPatch(firstContainer: Record<string, unknown>): Record<str
  * without them).
  */
 export async function reviewPod(body: unknown, lookup: PolicyLookup): Promise<ReviewAnswer> {
-  const review = record(body);
-  const request = record(review?.request);
-  if (review?.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview')
-    return { status: 400, body: 'expected an admission.k8s.io/v1 AdmissionReview' };
-  if (request === undefined || typeof request.uid !== 'string' || request.uid === '')
-    return { status: 400, body: 'the AdmissionReview has no request.uid' };
-  const uid = request.uid;
+  const parsed = podReviewRequest(body);
+  if ('status' in parsed) return parsed;
+  const { uid, request } = parsed;
   const pod = record(request.object);
-  const kind = record(request.kind);
-  if (pod === undefined || kind?.kind !== 'Pod' || (kind.group ?? '') !== '')
+  if (pod === undefined)
     return { status: 400, body: 'the AdmissionReview does not carry a Pod in request.object' };
   const containers = record(pod.spec)?.containers;
   const first = Array.isArray(containers) ? record(containers[0]) : undefined;
   if (first === undefined) return { status: 400, body: 'the Pod has no containers' };
-  const answer = (response: Json, mutated = false): ReviewAnswer => ({
-    status: 200,
-    body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, ...response } },
-    mutated,
-  });
+  const answer = (response: Json, mutated = false): ReviewAnswer => reviewAnswer(uid, response, mutated);
   const skip = skipReason(pod);
   if (skip !== undefined) return answer({ allowed: true, status: { message: skip, code: 200 } });
   const meta = record(pod.metadata) ?? {};

@@ -4,8 +4,13 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../controller/logger.js';
 import type { ControllerMetrics } from '../controller/metrics.js';
+import {
+  ANNOTATION_VALIDATION_PATH,
+  DEFAULT_ANNOTATION_WRITERS,
+  reviewPodAnnotation,
+} from './annotation-validation.js';
 import { CertificateReloader } from './cert-reloader.js';
-import { POD_MUTATION_PATH, type PolicyLookup, reviewPod } from './pod-mutation.js';
+import { POD_MUTATION_PATH, type PolicyLookup, type ReviewAnswer, reviewPod } from './pod-mutation.js';
 
 /** Options of {@link serveWebhook}. */
 export interface WebhookServerOptions {
@@ -19,6 +24,11 @@ export interface WebhookServerOptions {
   readonly port: number;
   /** How a pod's security groups are found. */
   readonly lookup: PolicyLookup;
+  /**
+   * The users that may add, change or remove a pod's `vpc.amazonaws.com/pod-eni` annotation (the controller's own
+   * identities). @defaultValue {@link DEFAULT_ANNOTATION_WRITERS}
+   */
+  readonly annotationWriters?: readonly string[] | undefined;
   /** Where mutations and refusals are reported. */
   readonly log: Logger;
   /** Where requests are counted (`controller_runtime_webhook_*`). */
@@ -72,10 +82,11 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 /**
- * Serves the pod mutating webhook over HTTPS with the certificate and key read from files (as the reference
- * mounts its serving certificate Secret), reloaded when they change (a valid new pair is served from the next
- * handshake on; an invalid one is a warning and the old pair stays): `POST /mutate-v1-pod` answers
- * AdmissionReviews; a malformed body is 400 with the reason, another path 404, another method 405. Rejects with
+ * Serves the pod webhooks over HTTPS with the certificate and key read from files (as the reference mounts its
+ * serving certificate Secret), reloaded when they change (a valid new pair is served from the next handshake on;
+ * an invalid one is a warning and the old pair stays): `POST /mutate-v1-pod` (the mutation, {@link reviewPod})
+ * and `POST /validate-v1-pod` (the annotation validation, {@link reviewPodAnnotation}) answer AdmissionReviews; a
+ * malformed body is 400 with the reason, another path 404, another method 405. Rejects with
  * {@link WebhookStartError}.
  */
 export async function serveWebhook(
@@ -92,19 +103,25 @@ export async function serveWebhook(
       `cannot read ${(e as NodeJS.ErrnoException).path ?? 'a file'}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
     );
   }
+  const writers = o.annotationWriters ?? DEFAULT_ANNOTATION_WRITERS;
   let server: Server;
   try {
     server = createServer({ cert, key }, (req, res) => {
       const path = (req.url ?? '').split('?')[0];
-      if (path !== POD_MUTATION_PATH) return reply(res, 404, 'not found\n');
+      if (path !== POD_MUTATION_PATH && path !== ANNOTATION_VALIDATION_PATH)
+        return reply(res, 404, 'not found\n');
       if (o.metrics) {
-        const done = o.metrics.webhookRequest(POD_MUTATION_PATH);
+        const done = o.metrics.webhookRequest(path);
         // 'close' comes for every request, answered or not (a client that hung up never sees 'finish').
         res.once('close', () => done(res.writableFinished ? res.statusCode : undefined));
       }
       if (req.method !== 'POST') return reply(res, 405, 'method not allowed\n');
+      const review = (body: unknown): Promise<ReviewAnswer> =>
+        path === POD_MUTATION_PATH
+          ? reviewPod(body, o.lookup)
+          : Promise.resolve(reviewPodAnnotation(body, writers));
       readJson(req)
-        .then((body) => reviewPod(body, o.lookup))
+        .then(review)
         .then(
           (answer) => {
             if (answer.status === 400) {
@@ -113,7 +130,7 @@ export async function serveWebhook(
             }
             const r = answer.body.response as { allowed: boolean; status?: { message?: string } };
             if (answer.mutated) o.log.log('debug', 'pod gets the pod-eni resource', {});
-            else if (!r.allowed) o.log.log('warn', 'pod refused', { problem: r.status?.message });
+            else if (!r.allowed) o.log.log('warn', 'pod refused', { path, problem: r.status?.message });
             reply(res, 200, JSON.stringify(answer.body), 'application/json');
           },
           (e: unknown) => {

@@ -12,6 +12,7 @@ import {
   startKubeSimulator,
   type WebhookServiceResolver,
 } from '@vpc-cni-kit/kube-simulator';
+import { POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { parseAllDocuments } from 'yaml';
 import {
@@ -69,8 +70,16 @@ export interface World {
   ): { child: ChildProcess; log: string[]; stderr: string[] };
   /** Creates a SecurityGroupPolicy (default: the one selecting `app=db-client`). */
   policy(obj?: Record<string, unknown>): void;
-  /** Creates a pod on a node. */
-  pod(name: string, node: string, labels?: Record<string, string>): { uid: string };
+  /**
+   * Creates a pod on a node, its container requesting `vpc.amazonaws.com/pod-eni` as the pod webhook makes a
+   * selected pod do (`requestsPodEni: false`: as admitted while the webhook was down).
+   */
+  pod(
+    name: string,
+    node: string,
+    labels?: Record<string, string>,
+    options?: { requestsPodEni?: boolean },
+  ): { uid: string };
   /** The branch ENIs EC2 holds (interfaces of description aws-k8s-branch-eni). */
   branches(): { id: string; subnetId: string; groups: string[]; podUid: string | undefined }[];
   /** The pod's `vpc.amazonaws.com/pod-eni` annotation. */
@@ -202,10 +211,13 @@ export async function startWorld(
     policy(obj = dbClientPolicy()) {
       kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', obj as never);
     },
-    pod(name, node, labels = {}) {
+    pod(name, node, labels = {}, options = {}) {
+      const podEni = { [POD_ENI_RESOURCE]: '1' };
+      const resources =
+        options.requestsPodEni === false ? {} : { resources: { limits: podEni, requests: podEni } };
       const p = kube.objects.create('v1', 'pods', {
         metadata: { name, namespace: 'default', labels },
-        spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }] },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox', ...resources }] },
       } as never) as { metadata: { uid: string } };
       return { uid: p.metadata.uid };
     },
