@@ -69,6 +69,32 @@ describe('custom networking for trunks (ENIConfig)', () => {
     }
   });
 
+  it("gives a pod that no policy selects a branch with the instance groups as the reference has them: the ENIConfig's, else the primary ENI's", async () => {
+    world = await startWorld();
+    const w = world;
+    eniConfig(w, 'us-west-2a-pods', { subnet: POD_SUBNET, securityGroups: [POD_NET_SG] });
+    eniConfig(w, 'subnet-only', { subnet: POD_SUBNET });
+    w.kube.objects.patch('v1', 'nodes', 'node-1', {
+      metadata: { labels: { 'vpc.amazonaws.com/eniConfig': 'us-west-2a-pods' } },
+    });
+    w.kube.objects.patch('v1', 'nodes', 'node-2', {
+      metadata: { labels: { 'vpc.amazonaws.com/eniConfig': 'subnet-only' } },
+    });
+    await w.controller();
+    // Requesting the resource, selected by no policy (none exists).
+    w.pod('orphan-1', 'node-1', { app: 'web' });
+    w.pod('orphan-2', 'node-2', { app: 'web' });
+    for (const [pod, groups] of [
+      ['orphan-1', [POD_NET_SG]],
+      ['orphan-2', [NODE_SG]],
+    ] as const) {
+      const branch = parsePodEniAnnotation(await eventually(pod, () => w.annotation(pod)), { family: 4 });
+      const eni = w.ec2.state.eni(branch.eniId)!;
+      expect(eni.subnetId).toBe(POD_SUBNET);
+      expect(eni.groups).toEqual(groups);
+    }
+  });
+
   it('waits for a missing ENIConfig with a warning, then builds the trunk in its subnet; an existing trunk elsewhere is reported, not replaced', async () => {
     world = await startWorld();
     const w = world;

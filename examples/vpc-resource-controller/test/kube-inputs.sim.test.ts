@@ -66,12 +66,24 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
 
     const lines: string[] = [];
     await world.controller({ log: jsonLogger((l) => lines.push(l)) });
-    world.pod('web-1', 'node-1', { app: 'web' });
+    // Admitted without the resource (no valid policy selected it): a policy that selects it is named in a
+    // BranchENINotRequested Event, so that Event shows what the passes make of the policies.
+    world.pod('web-1', 'node-1', { app: 'web' }, { requestsPodEni: false });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
     const branches = world.branches();
     expect(branches.map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
-    expect(world.annotation('web-1')).toBeUndefined();
+    const notRequested = () =>
+      (
+        world!.kube.objects.list('v1', 'events', 'default') as {
+          involvedObject?: { name?: string };
+          reason?: string;
+          message?: string;
+        }[]
+      ).find((e) => e.involvedObject?.name === 'web-1' && e.reason === 'BranchENINotRequested');
+    // A few passes (every 100 ms) and their Events.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(notRequested()).toBeUndefined();
     const refused = lines
       .map((l) => JSON.parse(l) as { level: string; msg: string; policy?: string; problem?: string })
       .filter((l) => l.msg.startsWith('SecurityGroupPolicy refused'));
@@ -94,7 +106,8 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
       },
       'default',
     );
-    await eventually('the web pod served by the fixed policy', () => world!.annotation('web-1'));
+    const served = await eventually('the web pod selected by the fixed policy', () => notRequested());
+    expect(served.message).toContain(POD_NET_SG);
     world.kube.objects.delete('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', 'bad-key', 'default');
     const warnings = () =>
       lines.filter((l) => l.includes('SecurityGroupPolicy refused') && l.includes('default/bad-key')).length;
@@ -126,7 +139,7 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
     const lines: string[] = [];
     await world.controller({ log: jsonLogger((l) => lines.push(l)) });
     world.pod('client-1', 'node-1', { app: 'db-client' });
-    world.pod('web-1', 'node-1', { app: 'we' });
+    world.pod('web-1', 'node-1', { app: 'we' }, { requestsPodEni: false });
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
     expect(world.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
     expect(world.annotation('web-1')).toBeUndefined();
