@@ -107,7 +107,12 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     const lines: Record<string, unknown>[] = [];
     await world.controller({ log: jsonLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>)) });
     // Admitted while the policy selected it (the webhook gave it the resource); the policy is gone since.
-    world.kube.objects.delete('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', 'db-client', 'default');
+    world.kube.objects.delete(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      'db-client',
+      'default',
+    );
     await new Promise((r) => setTimeout(r, 300));
     const { uid } = world.pod('orphan-1', 'node-1', { app: 'db-client' });
     const branch = parsePodEniAnnotation(
@@ -161,10 +166,9 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     world.kube.objects.create('v1', 'serviceaccounts', {
       metadata: { name: 'reader', namespace: 'default', labels: { team: 'readers' } },
     } as never);
-    const branch = parsePodEniAnnotation(
-      await eventually('reader-1', () => world!.annotation('reader-1')),
-      { family: 4 },
-    );
+    const branch = parsePodEniAnnotation(await eventually('reader-1', () => world!.annotation('reader-1')), {
+      family: 4,
+    });
     expect(world.ec2.state.eni(branch.eniId)?.groups).toEqual([DB_CLIENT_SG]);
     expect(podEvents(world, 'reader-1').filter((e) => e.reason === 'SecurityGroupRequested')).toEqual([]);
   });

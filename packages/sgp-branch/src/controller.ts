@@ -499,10 +499,7 @@ export class BranchController {
     return outcomes;
   }
 
-  async #create(
-    action: Extract<BranchAction, { kind: 'create' }>,
-    now: number,
-  ): Promise<BranchPodOutcome> {
+  async #create(action: Extract<BranchAction, { kind: 'create' }>, now: number): Promise<BranchPodOutcome> {
     const { pod, node, groupIds, groupSource, vlanId } = action;
     const groups = { groupIds, groupSource };
     const ref: PodRef = { namespace: pod.namespace, name: pod.name, uid: pod.uid };

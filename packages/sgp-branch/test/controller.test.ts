@@ -31,7 +31,12 @@ function node(name: string, limit: number, trunk = true): BranchNodeView {
 }
 
 /** A pod as the webhook admits it: it requests a branch when the policy selects it, unless told otherwise. */
-function pod(uid: string, nodeName: string, app = 'db-client', requestsBranch = app === 'db-client'): BranchPodView {
+function pod(
+  uid: string,
+  nodeName: string,
+  app = 'db-client',
+  requestsBranch = app === 'db-client',
+): BranchPodView {
   return {
     namespace: 'shop',
     name: `p-${uid}`,
@@ -247,8 +252,18 @@ describe('BranchController with the fake cloud', () => {
     w.add(pod('2', 'a'));
     const out = await c.reconcile(w.view(), 0);
     expect(out).toEqual([
-      expect.objectContaining({ podUid: '1', status: 'annotated', groupSource: 'instance', groupIds: ['sg-0node'] }),
-      expect.objectContaining({ podUid: '2', status: 'annotated', groupSource: 'policy', groupIds: ['sg-0db'] }),
+      expect.objectContaining({
+        podUid: '1',
+        status: 'annotated',
+        groupSource: 'instance',
+        groupIds: ['sg-0node'],
+      }),
+      expect.objectContaining({
+        podUid: '2',
+        status: 'annotated',
+        groupSource: 'policy',
+        groupIds: ['sg-0db'],
+      }),
     ]);
     const branch = parsePodEniAnnotation(w.cloud.annotations.get('1'));
     expect(w.cloud.groupsOf(branch.eniId)).toEqual(['sg-0node']);

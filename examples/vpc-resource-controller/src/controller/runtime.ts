@@ -496,10 +496,14 @@ export class Runtime {
     groupIds: readonly string[],
   ): Promise<void> {
     const groups = groupIds.join(', ');
-    this.#o.log.log('warn', "no SecurityGroupPolicy selects the pod; its branch ENI gets the instance's groups", {
-      pod: `${pod.namespace}/${pod.name}`,
-      groups,
-    });
+    this.#o.log.log(
+      'warn',
+      "no SecurityGroupPolicy selects the pod; its branch ENI gets the instance's groups",
+      {
+        pod: `${pod.namespace}/${pod.name}`,
+        groups,
+      },
+    );
     await this.#event({
       pod,
       type: 'Warning',

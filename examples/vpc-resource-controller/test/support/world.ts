@@ -221,7 +221,9 @@ export async function startWorld(
         metadata: { name, namespace: 'default', labels },
         spec: {
           nodeName: node,
-          ...(options.serviceAccountName !== undefined ? { serviceAccountName: options.serviceAccountName } : {}),
+          ...(options.serviceAccountName !== undefined
+            ? { serviceAccountName: options.serviceAccountName }
+            : {}),
           containers: [{ name: 'c', image: 'busybox', ...resources }],
         },
       } as never) as { metadata: { uid: string } };
