@@ -29,6 +29,17 @@ function policy(name: string, podSelector: unknown): Record<string, unknown> {
   };
 }
 
+/** The Events of a pod in `default` with this reason. */
+function podEvents(w: World, pod: string, reason: string): { message?: string }[] {
+  return (
+    w.kube.objects.list('v1', 'events', 'default') as {
+      involvedObject?: { name?: string };
+      reason?: string;
+      message?: string;
+    }[]
+  ).filter((e) => e.involvedObject?.name === pod && e.reason === reason);
+}
+
 /** Replaces the SecurityGroupPolicy CRD by one without a schema, as a hand-made or older CRD may be. */
 function schemalessPolicies(w: World): void {
   const crd = w.kube.objects.get('apiextensions.k8s.io/v1', 'customresourcedefinitions', SGP_CRD) as {
@@ -73,14 +84,7 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
     const branches = world.branches();
     expect(branches.map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
-    const notRequested = () =>
-      (
-        world!.kube.objects.list('v1', 'events', 'default') as {
-          involvedObject?: { name?: string };
-          reason?: string;
-          message?: string;
-        }[]
-      ).find((e) => e.involvedObject?.name === 'web-1' && e.reason === 'BranchENINotRequested');
+    const notRequested = () => podEvents(world!, 'web-1', 'BranchENINotRequested')[0];
     // A few passes (every 100 ms) and their Events.
     await new Promise((r) => setTimeout(r, 400));
     expect(notRequested()).toBeUndefined();
@@ -171,15 +175,10 @@ describe('a SecurityGroupPolicy naming a group EC2 does not have', () => {
     world.pod('typo-1', 'node-1', { app: 'typo' });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
-    const events = () =>
-      (
-        world!.kube.objects.list('v1', 'events', 'default') as {
-          involvedObject?: { name?: string };
-          reason?: string;
-          message?: string;
-        }[]
-      ).filter((e) => e.involvedObject?.name === 'typo-1' && e.reason === 'BranchAllocationFailed');
-    const ev = await eventually('the refusal in an Event', () => events()[0]);
+    const ev = await eventually(
+      'the refusal in an Event',
+      () => podEvents(world!, 'typo-1', 'BranchAllocationFailed')[0],
+    );
     expect(ev.message).toContain('sg-typo');
     expect(world.annotation('typo-1')).toBeUndefined();
     expect(world.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
