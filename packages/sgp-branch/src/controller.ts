@@ -192,7 +192,8 @@ export function decideBranchActions(
     const node = nodes.get(pod.nodeName!);
     if (node === undefined) continue;
     const groupSource: BranchGroupSource = selected.length > 0 ? 'policy' : 'instance';
-    const groupIds = groupSource === 'policy' ? selected : node.instanceGroupIds;
+    // A view from plain JavaScript may leave the field out: that is the refusal below, not a TypeError.
+    const groupIds = groupSource === 'policy' ? selected : (node.instanceGroupIds ?? []);
     if (node.branchLimit === 0) {
       actions.push({ kind: 'fail', pod, code: 'INSTANCE_NOT_TRUNKABLE', detail: `node ${node.name}` });
       continue;
