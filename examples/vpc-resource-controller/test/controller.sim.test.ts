@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { POD_ENI_RESOURCE, parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
 import { eventually } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DB_CLIENT_SG, SUBNET, startWorld, type World } from './support/world.js';
+import { jsonLogger } from '../src/index.js';
+import { DB_CLIENT_SG, NODE_SG, SUBNET, startWorld, type World } from './support/world.js';
 
 let world: World | undefined;
 afterEach(async () => {
@@ -49,7 +50,7 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
     );
 
     const { uid } = world.pod('client-1', 'node-1', { app: 'db-client' });
-    world.pod('plain-1', 'node-1', { app: 'web' });
+    world.pod('plain-1', 'node-1', { app: 'web' }, { requestsPodEni: false });
     const text = await eventually('annotation', () => world!.annotation('client-1'));
     const branch = parsePodEniAnnotation(text, { family: 4 });
     const eni = world.ec2.state.eni(branch.eniId)!;
@@ -98,6 +99,78 @@ describe('vpc-resource-controller against ec2-simulator and kube-simulator', () 
         .uid,
     );
     expect(podEvents(world, 'late-1').filter((e) => e.reason === 'BranchENINotRequested')).toHaveLength(1);
+  });
+
+  it("a pod that requests vpc.amazonaws.com/pod-eni but that no policy selects (deleted after admission) gets a branch ENI with the instance's groups and one SecurityGroupRequested Warning", async () => {
+    world = await startWorld();
+    world.policy();
+    const lines: Record<string, unknown>[] = [];
+    await world.controller({ log: jsonLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>)) });
+    // Admitted while the policy selected it (the webhook gave it the resource); the policy is gone since.
+    world.kube.objects.delete(
+      'vpcresources.k8s.aws/v1beta1',
+      'securitygrouppolicies',
+      'db-client',
+      'default',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const { uid } = world.pod('orphan-1', 'node-1', { app: 'db-client' });
+    const branch = parsePodEniAnnotation(
+      await eventually('annotation', () => world!.annotation('orphan-1')),
+      { family: 4 },
+    );
+    const eni = world.ec2.state.eni(branch.eniId)!;
+    expect(eni.groups).toEqual([NODE_SG]);
+    expect(eni.subnetId).toBe(SUBNET);
+    expect(eni.tags.get('vpcresources.k8s.aws/pod-uid')).toBe(uid);
+    const ev = await eventually('the warning', () =>
+      podEvents(world!, 'orphan-1').find((e) => e.reason === 'SecurityGroupRequested'),
+    );
+    expect(ev.type).toBe('Warning');
+    expect(ev.message).toBe(
+      `no SecurityGroupPolicy selects this pod: its branch ENI gets the instance's security groups (${NODE_SG}) ` +
+        '(hint: a policy that selected it at admission was deleted or changed; to get other groups, make a ' +
+        'policy select it and recreate the pod)',
+    );
+    await eventually('ResourceAllocated', () =>
+      podEvents(world!, 'orphan-1').some((e) => e.reason === 'ResourceAllocated'),
+    );
+    expect(lines.filter((l) => String(l['msg']).startsWith('no SecurityGroupPolicy selects'))).toEqual([
+      expect.objectContaining({ level: 'warn', pod: 'default/orphan-1', groups: NODE_SG }),
+    ]);
+    // A policy selecting it now changes nothing on its branch; passes go on without repeating the Event.
+    world.policy();
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1', () => world!.annotation('client-1'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(world.ec2.state.eni(branch.eniId)?.groups).toEqual([NODE_SG]);
+    expect(podEvents(world, 'orphan-1').filter((e) => e.reason === 'SecurityGroupRequested')).toHaveLength(1);
+    expect(podEvents(world, 'client-1').filter((e) => e.reason === 'SecurityGroupRequested')).toEqual([]);
+  });
+
+  it('a pod whose ServiceAccount is not known yet waits, instead of getting the instance groups, for a policy that selects it by the ServiceAccount labels', async () => {
+    world = await startWorld();
+    world.policy({
+      metadata: { name: 'readers', namespace: 'default' },
+      spec: {
+        serviceAccountSelector: { matchLabels: { team: 'readers' } },
+        securityGroups: { groupIds: [DB_CLIENT_SG] },
+      },
+    });
+    await world.controller();
+    world.pod('reader-1', 'node-1', {}, { serviceAccountName: 'reader' });
+    world.pod('client-1', 'node-1', { app: 'db-client' });
+    await eventually('client-1 (instance groups)', () => world!.annotation('client-1'));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(world.annotation('reader-1')).toBeUndefined();
+    world.kube.objects.create('v1', 'serviceaccounts', {
+      metadata: { name: 'reader', namespace: 'default', labels: { team: 'readers' } },
+    } as never);
+    const branch = parsePodEniAnnotation(await eventually('reader-1', () => world!.annotation('reader-1')), {
+      family: 4,
+    });
+    expect(world.ec2.state.eni(branch.eniId)?.groups).toEqual([DB_CLIENT_SG]);
+    expect(podEvents(world, 'reader-1').filter((e) => e.reason === 'SecurityGroupRequested')).toEqual([]);
   });
 
   it('deleting the pod deletes its branch ENI after the cooldown, not before', async () => {

@@ -23,6 +23,18 @@ function eniConfig(w: World, name: string, spec: Record<string, unknown>): void 
   } as never);
 }
 
+/**
+ * Two ENIConfigs in the pod subnet, `us-west-2a-pods` with its own group and `subnet-only` without, the first
+ * chosen for node-1 by the reference's node label.
+ */
+function podsEniConfigOnNode1(w: World): void {
+  eniConfig(w, 'us-west-2a-pods', { subnet: POD_SUBNET, securityGroups: [POD_NET_SG] });
+  eniConfig(w, 'subnet-only', { subnet: POD_SUBNET });
+  w.kube.objects.patch('v1', 'nodes', 'node-1', {
+    metadata: { labels: { 'vpc.amazonaws.com/eniConfig': 'us-west-2a-pods' } },
+  });
+}
+
 const trunkOf = (w: World, instanceId: string) =>
   w.ec2.state.enis().find((e) => e.interfaceType === 'trunk' && e.attachment?.instanceId === instanceId);
 
@@ -30,12 +42,8 @@ describe('custom networking for trunks (ENIConfig)', () => {
   it('puts the trunk in the ENIConfig subnet with its groups (label, or CNINode feature), and the branches in that subnet', async () => {
     world = await startWorld();
     const w = world;
-    eniConfig(w, 'us-west-2a-pods', { subnet: POD_SUBNET, securityGroups: [POD_NET_SG] });
-    eniConfig(w, 'subnet-only', { subnet: POD_SUBNET });
     // node-1 by the reference's node label; node-2 by the feature aws-node writes on its CNINode.
-    w.kube.objects.patch('v1', 'nodes', 'node-1', {
-      metadata: { labels: { 'vpc.amazonaws.com/eniConfig': 'us-west-2a-pods' } },
-    });
+    podsEniConfigOnNode1(w);
     w.kube.objects.patch('vpcresources.k8s.aws/v1alpha1', 'cninodes', 'node-2', {
       spec: {
         features: [{ name: 'SecurityGroupsForPods' }, { name: 'CustomNetworking', value: 'subnet-only' }],
@@ -66,6 +74,28 @@ describe('custom networking for trunks (ENIConfig)', () => {
       expect(
         w.ec2.state.trunkAssociations().some((a) => a.branchEniId === eni.id && a.trunkEniId === trunk.id),
       ).toBe(true);
+    }
+  });
+
+  it("gives a pod that no policy selects a branch with the instance groups as the reference has them: the ENIConfig's, else the primary ENI's", async () => {
+    world = await startWorld();
+    const w = world;
+    podsEniConfigOnNode1(w);
+    w.kube.objects.patch('v1', 'nodes', 'node-2', {
+      metadata: { labels: { 'vpc.amazonaws.com/eniConfig': 'subnet-only' } },
+    });
+    await w.controller();
+    // Requesting the resource, selected by no policy (none exists).
+    w.pod('orphan-1', 'node-1', { app: 'web' });
+    w.pod('orphan-2', 'node-2', { app: 'web' });
+    for (const [pod, groups] of [
+      ['orphan-1', [POD_NET_SG]],
+      ['orphan-2', [NODE_SG]],
+    ] as const) {
+      const branch = parsePodEniAnnotation(await eventually(pod, () => w.annotation(pod)), { family: 4 });
+      const eni = w.ec2.state.eni(branch.eniId)!;
+      expect(eni.subnetId).toBe(POD_SUBNET);
+      expect(eni.groups).toEqual(groups);
     }
   });
 

@@ -289,7 +289,15 @@ describe('a malformed reply stops the branch controller before it annotates the 
     };
     const controller = new BranchController({ ...portOver(api), ...kube }, { cooldownMs: 0 });
     const view: BranchClusterView = {
-      nodes: [{ name: NODE, subnetId: SUBNET, trunkEniId: await trunk(), branchLimit: 9 }],
+      nodes: [
+        {
+          name: NODE,
+          subnetId: SUBNET,
+          trunkEniId: await trunk(),
+          branchLimit: 9,
+          instanceGroupIds: [NODE_SG],
+        },
+      ],
       pods: [
         {
           ...pod,

@@ -29,6 +29,17 @@ function policy(name: string, podSelector: unknown): Record<string, unknown> {
   };
 }
 
+/** The Events of a pod in `default` with this reason. */
+function podEvents(w: World, pod: string, reason: string): { message?: string }[] {
+  return (
+    w.kube.objects.list('v1', 'events', 'default') as {
+      involvedObject?: { name?: string };
+      reason?: string;
+      message?: string;
+    }[]
+  ).filter((e) => e.involvedObject?.name === pod && e.reason === reason);
+}
+
 /** Replaces the SecurityGroupPolicy CRD by one without a schema, as a hand-made or older CRD may be. */
 function schemalessPolicies(w: World): void {
   const crd = w.kube.objects.get('apiextensions.k8s.io/v1', 'customresourcedefinitions', SGP_CRD) as {
@@ -66,12 +77,17 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
 
     const lines: string[] = [];
     await world.controller({ log: jsonLogger((l) => lines.push(l)) });
-    world.pod('web-1', 'node-1', { app: 'web' });
+    // Admitted without the resource (no valid policy selected it): a policy that selects it is named in a
+    // BranchENINotRequested Event, so that Event shows what the passes make of the policies.
+    world.pod('web-1', 'node-1', { app: 'web' }, { requestsPodEni: false });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
     const branches = world.branches();
     expect(branches.map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
-    expect(world.annotation('web-1')).toBeUndefined();
+    const notRequested = () => podEvents(world!, 'web-1', 'BranchENINotRequested')[0];
+    // A few passes (every 100 ms) and their Events.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(notRequested()).toBeUndefined();
     const refused = lines
       .map((l) => JSON.parse(l) as { level: string; msg: string; policy?: string; problem?: string })
       .filter((l) => l.msg.startsWith('SecurityGroupPolicy refused'));
@@ -94,7 +110,8 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
       },
       'default',
     );
-    await eventually('the web pod served by the fixed policy', () => world!.annotation('web-1'));
+    const served = await eventually('the web pod selected by the fixed policy', () => notRequested());
+    expect(served.message).toContain(POD_NET_SG);
     world.kube.objects.delete('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', 'bad-key', 'default');
     const warnings = () =>
       lines.filter((l) => l.includes('SecurityGroupPolicy refused') && l.includes('default/bad-key')).length;
@@ -126,7 +143,7 @@ describe('SecurityGroupPolicies the API server accepts but no selector can be ma
     const lines: string[] = [];
     await world.controller({ log: jsonLogger((l) => lines.push(l)) });
     world.pod('client-1', 'node-1', { app: 'db-client' });
-    world.pod('web-1', 'node-1', { app: 'we' });
+    world.pod('web-1', 'node-1', { app: 'we' }, { requestsPodEni: false });
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
     expect(world.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);
     expect(world.annotation('web-1')).toBeUndefined();
@@ -158,15 +175,10 @@ describe('a SecurityGroupPolicy naming a group EC2 does not have', () => {
     world.pod('typo-1', 'node-1', { app: 'typo' });
     world.pod('client-1', 'node-1', { app: 'db-client' });
     await eventually('the db-client pod annotated', () => world!.annotation('client-1'));
-    const events = () =>
-      (
-        world!.kube.objects.list('v1', 'events', 'default') as {
-          involvedObject?: { name?: string };
-          reason?: string;
-          message?: string;
-        }[]
-      ).filter((e) => e.involvedObject?.name === 'typo-1' && e.reason === 'BranchAllocationFailed');
-    const ev = await eventually('the refusal in an Event', () => events()[0]);
+    const ev = await eventually(
+      'the refusal in an Event',
+      () => podEvents(world!, 'typo-1', 'BranchAllocationFailed')[0],
+    );
     expect(ev.message).toContain('sg-typo');
     expect(world.annotation('typo-1')).toBeUndefined();
     expect(world.branches().map((b) => b.groups)).toEqual([[DB_CLIENT_SG]]);

@@ -14,6 +14,12 @@ export interface BranchNodeView {
   readonly trunkEniId?: string | undefined;
   /** Branches the instance type allows on its trunk; `0` = the type cannot trunk. */
   readonly branchLimit: number;
+  /**
+   * The instance's security groups, as the reference's `CurrentInstanceSecurityGroups`: its primary ENI's, or with
+   * custom networking its ENIConfig's (the primary ENI's when the ENIConfig lists none). A pod that requests a
+   * branch but that no policy selects gets a branch with these groups.
+   */
+  readonly instanceGroupIds: readonly string[];
 }
 
 /** A pod as the branch controller sees it. */
@@ -24,6 +30,12 @@ export interface BranchPodView extends PodRef {
   readonly labels: Readonly<Record<string, string>>;
   /** Labels of its service account. */
   readonly serviceAccountLabels: Readonly<Record<string, string>>;
+  /**
+   * Its ServiceAccount is not known (yet): {@link BranchPodView.serviceAccountLabels} are a guess. Such a pod
+   * that no policy selects waits instead of getting its node's groups (a policy may select it by its
+   * ServiceAccount's labels), as the reference waits when it cannot read the ServiceAccount.
+   */
+  readonly serviceAccountMissing?: boolean | undefined;
   /**
    * It requests the `vpc.amazonaws.com/pod-eni` resource (the pod webhook adds it to a pod a policy selects).
    * Only such a pod gets a branch, as in the reference: a pod a policy selects that was admitted without it (the
@@ -78,6 +90,12 @@ export interface CoolingBranch {
   readonly since: number;
 }
 
+/**
+ * Where a branch's groups come from: `policy`, the union of the policies that select the pod; `instance`, its
+ * node's {@link BranchNodeView.instanceGroupIds}, for a pod that requests a branch but that no policy selects.
+ */
+export type BranchGroupSource = 'policy' | 'instance';
+
 /** One step the controller decided (pure output of {@link decideBranchActions}). */
 export type BranchAction =
   | {
@@ -85,6 +103,7 @@ export type BranchAction =
       readonly pod: BranchPodView;
       readonly node: BranchNodeView;
       readonly groupIds: readonly string[];
+      readonly groupSource: BranchGroupSource;
       readonly vlanId: number;
     }
   | { readonly kind: 'annotate'; readonly pod: BranchPodView; readonly branch: OwnedBranch }
@@ -124,9 +143,11 @@ export function usedVlans(ledger: BranchLedger, nodeName: string): Set<number> {
 }
 
 /**
- * Decides what to do (pure): a branch for every scheduled, live pod that requests `vpc.amazonaws.com/pod-eni`,
- * that a policy selects and that has none (`create` with the lowest free VLAN id of its node's trunk, or `fail` with `NO_TRUNK`, `INSTANCE_NOT_TRUNKABLE`
- * or `BRANCH_LIMIT_REACHED`); `annotate` for owned branches not yet written; `unrequested` for a
+ * Decides what to do (pure): a branch for every scheduled, live pod that requests `vpc.amazonaws.com/pod-eni`
+ * and has none (`create` with the lowest free VLAN id of its node's trunk, or `fail` with `NO_TRUNK`, `INSTANCE_NOT_TRUNKABLE`
+ * or `BRANCH_LIMIT_REACHED`), with the groups of the policies that select it, or, when none does, with its node's
+ * instance groups (`groupSource: 'instance'`, as the reference; a pod whose ServiceAccount is not known yet waits);
+ * `annotate` for owned branches not yet written; `unrequested` for a
  * pod a policy selects that does not request the resource (it gets no branch); `release` for branches whose pod is
  * gone, terminating or moved, or not yet annotated for a pod that does not request the resource; `delete` for cooling branches past `cooldownMs`; `capacity` where a node's
  * `vpc.amazonaws.com/pod-eni` capacity (its branch limit once it has a trunk, else 0) changed. With `readyNodes`,
@@ -160,14 +181,19 @@ export function decideBranchActions(
   }
   for (const pod of live.values()) {
     if (ledger.owned.has(pod.uid)) continue;
-    const groupIds = podSecurityGroups(pod, view.policies);
-    if (groupIds.length === 0) continue;
+    const selected = podSecurityGroups(pod, view.policies);
     if (!pod.requestsBranch) {
-      actions.push({ kind: 'unrequested', pod, groupIds });
+      if (selected.length > 0) actions.push({ kind: 'unrequested', pod, groupIds: selected });
       continue;
     }
+    // Selected by no policy (deleted or changed after admission, or none ever): the instance's groups, as the
+    // reference. Not while the ServiceAccount is unknown: a policy may select the pod by its labels.
+    if (selected.length === 0 && pod.serviceAccountMissing) continue;
     const node = nodes.get(pod.nodeName!);
     if (node === undefined) continue;
+    const groupSource: BranchGroupSource = selected.length > 0 ? 'policy' : 'instance';
+    // A view from plain JavaScript may leave the field out: that is the refusal below, not a TypeError.
+    const groupIds = groupSource === 'policy' ? selected : (node.instanceGroupIds ?? []);
     if (node.branchLimit === 0) {
       actions.push({ kind: 'fail', pod, code: 'INSTANCE_NOT_TRUNKABLE', detail: `node ${node.name}` });
       continue;
@@ -196,8 +222,18 @@ export function decideBranchActions(
       });
       continue;
     }
+    if (groupIds.length === 0) {
+      // EC2 would put the branch in the VPC's default group: refuse instead.
+      actions.push({
+        kind: 'fail',
+        pod,
+        code: 'INVALID_ARGUMENT',
+        detail: `no SecurityGroupPolicy selects the pod and node ${node.name} has no instance security groups`,
+      });
+      continue;
+    }
     used.add(vlanId);
-    actions.push({ kind: 'create', pod, node, groupIds, vlanId });
+    actions.push({ kind: 'create', pod, node, groupIds, groupSource, vlanId });
   }
   for (const c of ledger.cooling.values())
     if (now - c.since >= cooldownMs) actions.push({ kind: 'delete', branch: c });
@@ -222,8 +258,16 @@ export interface BranchPodOutcome {
    * branch (it runs with its node's security groups until it is recreated with the request).
    */
   readonly status: 'annotated' | 'failed' | 'unrequested';
-  /** The groups the policies select for the pod (`unrequested`). */
+  /**
+   * The groups the policies select for the pod (`unrequested`), or those its branch was created with (a create
+   * in this reconcile, `annotated` or `failed`).
+   */
   readonly groupIds?: readonly string[] | undefined;
+  /**
+   * Where the groups of a create in this reconcile came from: `instance` means no policy selects the pod and its
+   * branch gets its node's instance groups (the reference warns about it on the pod).
+   */
+  readonly groupSource?: BranchGroupSource | undefined;
   /** The branch (annotated). */
   readonly branch?: BranchEni | undefined;
   /** The cause (failed): a typed error for an Event on the pod. */
@@ -428,7 +472,7 @@ export class BranchController {
         case 'unrequested':
           return { podUid: action.pod.uid, status: 'unrequested', groupIds: action.groupIds };
         case 'create':
-          return this.#create(action.pod, action.node, action.groupIds, action.vlanId, now);
+          return this.#create(action, now);
         case 'annotate':
           return this.#annotate(action.pod, action.branch, now);
       }
@@ -456,13 +500,9 @@ export class BranchController {
     return outcomes;
   }
 
-  async #create(
-    pod: BranchPodView,
-    node: BranchNodeView,
-    groupIds: readonly string[],
-    vlanId: number,
-    now: number,
-  ): Promise<BranchPodOutcome> {
+  async #create(action: Extract<BranchAction, { kind: 'create' }>, now: number): Promise<BranchPodOutcome> {
+    const { pod, node, groupIds, groupSource, vlanId } = action;
+    const groups = { groupIds, groupSource };
     const ref: PodRef = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
     let eni: CreatedBranchEni;
     try {
@@ -473,7 +513,7 @@ export class BranchController {
         groupIds,
       });
     } catch (error) {
-      return { podUid: pod.uid, status: 'failed', error: cloud('createBranchEni', error) };
+      return { podUid: pod.uid, status: 'failed', error: cloud('createBranchEni', error), ...groups };
     }
     let associationId: string;
     try {
@@ -492,7 +532,7 @@ export class BranchController {
       };
       this.#cooling.set(eni.eniId, cooling);
       await this.#delete(cooling);
-      return { podUid: pod.uid, status: 'failed', error: cloud('associateBranch', error) };
+      return { podUid: pod.uid, status: 'failed', error: cloud('associateBranch', error), ...groups };
     }
     const owned: OwnedBranch = {
       podUid: pod.uid,
@@ -504,7 +544,7 @@ export class BranchController {
       annotated: false,
     };
     this.#owned.set(pod.uid, owned);
-    return this.#annotate(pod, owned, now);
+    return { ...(await this.#annotate(pod, owned, now)), ...groups };
   }
 
   async #annotate(pod: BranchPodView, branch: OwnedBranch, now: number): Promise<BranchPodOutcome> {

@@ -16,6 +16,7 @@ export {
   type BranchClusterView,
   BranchController,
   type BranchControllerOptions,
+  type BranchGroupSource,
   type BranchLedger,
   type BranchNodeView,
   type BranchPodOutcome,

@@ -21,10 +21,22 @@ const POLICY: SecurityGroupPolicy = {
 const COOLDOWN = 30_000;
 
 function node(name: string, limit: number, trunk = true): BranchNodeView {
-  return { name, subnetId: 'subnet-1', branchLimit: limit, ...(trunk ? { trunkEniId: `eni-t${name}` } : {}) };
+  return {
+    name,
+    subnetId: 'subnet-1',
+    branchLimit: limit,
+    instanceGroupIds: ['sg-0node'],
+    ...(trunk ? { trunkEniId: `eni-t${name}` } : {}),
+  };
 }
 
-function pod(uid: string, nodeName: string, app = 'db-client', requestsBranch = true): BranchPodView {
+/** A pod as the webhook admits it: it requests a branch when the policy selects it, unless told otherwise. */
+function pod(
+  uid: string,
+  nodeName: string,
+  app = 'db-client',
+  requestsBranch = app === 'db-client',
+): BranchPodView {
   return {
     namespace: 'shop',
     name: `p-${uid}`,
@@ -137,6 +149,46 @@ describe('decideBranchActions', () => {
       ),
     ).toEqual(['unrequested 1 sg-0db', 'create 3 vlan 1']);
   });
+
+  it("gives a pod that requests a branch but that no policy selects a branch with its node's instance groups", () => {
+    const view: BranchClusterView = {
+      nodes: [node('a', 9), { ...node('b', 9), instanceGroupIds: ['sg-0cn1', 'sg-0cn2'] }, node('c', 9)],
+      pods: [
+        pod('1', 'a'),
+        pod('2', 'a', 'web', true),
+        pod('3', 'b', 'web', true),
+        // Its ServiceAccount is not known yet: a policy may select it by the ServiceAccount's labels.
+        { ...pod('4', 'a', 'web', true), serviceAccountMissing: true },
+        // Known to be selected by its pod labels: the ServiceAccount does not matter.
+        { ...pod('5', 'a'), serviceAccountMissing: true },
+        // A node without instance groups: EC2 would use the VPC's default group; refused instead.
+        pod('6', 'c', 'web', true),
+      ],
+      policies: [POLICY],
+    };
+    const nodes = view.nodes.map((n) => (n.name === 'c' ? { ...n, instanceGroupIds: [] } : n));
+    const actions = decideBranchActions(
+      { ...view, nodes },
+      { owned: new Map(), cooling: new Map(), capacity: new Map(nodes.map((n) => [n.name, 9])) },
+      0,
+      COOLDOWN,
+    );
+    expect(
+      actions.map((a) =>
+        a.kind === 'create'
+          ? `create ${a.pod.uid} ${a.node.name} vlan ${a.vlanId} ${a.groupSource} ${a.groupIds}`
+          : a.kind === 'fail'
+            ? `fail ${a.pod.uid} ${a.code}`
+            : a.kind,
+      ),
+    ).toEqual([
+      'create 1 a vlan 1 policy sg-0db',
+      'create 2 a vlan 2 instance sg-0node',
+      'create 3 b vlan 1 instance sg-0cn1,sg-0cn2',
+      'create 5 a vlan 3 policy sg-0db',
+      'fail 6 INVALID_ARGUMENT',
+    ]);
+  });
 });
 
 describe('BranchController with the fake cloud', () => {
@@ -190,6 +242,34 @@ describe('BranchController with the fake cloud', () => {
     await again.reconcile(w.view(), 1_000 + COOLDOWN);
     expect(w.cloud.enis.size).toBe(0);
     expect(w.cloud.annotations.has('2')).toBe(false);
+    expect(w.cloud.violations).toEqual([]);
+  });
+
+  it("a pod that requests a branch and that no policy selects is annotated with a branch in its node's groups", async () => {
+    const w = new World([node('a', 4)]);
+    const c = new BranchController(w.cloud, { cooldownMs: COOLDOWN });
+    w.add(pod('1', 'a', 'web', true));
+    w.add(pod('2', 'a'));
+    const out = await c.reconcile(w.view(), 0);
+    expect(out).toEqual([
+      expect.objectContaining({
+        podUid: '1',
+        status: 'annotated',
+        groupSource: 'instance',
+        groupIds: ['sg-0node'],
+      }),
+      expect.objectContaining({
+        podUid: '2',
+        status: 'annotated',
+        groupSource: 'policy',
+        groupIds: ['sg-0db'],
+      }),
+    ]);
+    const branch = parsePodEniAnnotation(w.cloud.annotations.get('1'));
+    expect(w.cloud.groupsOf(branch.eniId)).toEqual(['sg-0node']);
+    // Annotated: the next pass has nothing to do for it, and a policy that selects it later changes nothing.
+    expect(await c.reconcile({ ...w.view(), policies: [{ ...POLICY, podSelector: {} }] }, 1_000)).toEqual([]);
+    expect(w.cloud.groupsOf(branch.eniId)).toEqual(['sg-0node']);
     expect(w.cloud.violations).toEqual([]);
   });
 

@@ -54,6 +54,8 @@ export class Runtime {
   readonly #instanceOf = new Map<string, string>();
   readonly #nodeRetryAt = new Map<string, number>();
   readonly #reported = new Map<string, string>();
+  /** Pods told once that their branch gets the instance's groups (no policy selects them). */
+  readonly #instanceGroupsReported = new Set<string>();
   /** Pods whose last create failed in EC2 or the API (`CLOUD`): not retried before `until`, doubling to a minute. */
   readonly #backoff = new Map<string, { until: number; delayMs: number }>();
   readonly #policyProblems = new Map<string, string>();
@@ -304,6 +306,8 @@ export class Runtime {
     );
     const present = new Set(this.#caches.pods.list().map((p) => p.metadata?.uid));
     for (const uid of this.#reported.keys()) if (!present.has(uid)) this.#reported.delete(uid);
+    for (const uid of this.#instanceGroupsReported)
+      if (!present.has(uid)) this.#instanceGroupsReported.delete(uid);
     for (const uid of this.#backoff.keys()) if (!present.has(uid)) this.#backoff.delete(uid);
     if (this.#stopped) return;
     if (now - this.#lastSweep >= (this.#o.orphanSweepMs ?? 300_000)) {
@@ -422,12 +426,19 @@ export class Runtime {
     }
   }
 
-  /** Logs an outcome and puts an Event on the pod, once per pod and cause. */
+  /**
+   * Logs an outcome and puts an Event on the pod, once per pod and cause; before it, once per pod, the Warning
+   * that its branch gets the instance's groups when no policy selects it.
+   */
   async #report(
     o: BranchPodOutcome,
     pod: { namespace: string; name: string; uid: string } | undefined,
   ): Promise<void> {
     if (pod === undefined) return;
+    if (o.groupSource === 'instance' && !this.#instanceGroupsReported.has(o.podUid)) {
+      this.#instanceGroupsReported.add(o.podUid);
+      await this.#reportInstanceGroups(pod, o.groupIds ?? []);
+    }
     const key = o.status === 'failed' ? (o.error?.code ?? 'CLOUD') : o.status;
     if (this.#reported.get(o.podUid) === key) return;
     this.#reported.set(o.podUid, key);
@@ -473,10 +484,45 @@ export class Runtime {
         message: `${key}: ${o.error?.detail ?? ''} (hint: ${o.error?.hint ?? ''})`,
       };
     }
+    await this.#event(event);
+  }
+
+  /**
+   * The reference's `SecurityGroupRequested` Warning for a pod that requests a branch but that no policy selects:
+   * its branch gets the instance's groups (the primary ENI's, or the node's ENIConfig's).
+   */
+  async #reportInstanceGroups(
+    pod: { namespace: string; name: string; uid: string },
+    groupIds: readonly string[],
+  ): Promise<void> {
+    const groups = groupIds.join(', ');
+    this.#o.log.log(
+      'warn',
+      "no SecurityGroupPolicy selects the pod; its branch ENI gets the instance's groups",
+      {
+        pod: `${pod.namespace}/${pod.name}`,
+        groups,
+      },
+    );
+    await this.#event({
+      pod,
+      type: 'Warning',
+      reason: EVENT_REASONS.instanceGroups,
+      message:
+        `no SecurityGroupPolicy selects this pod: its branch ENI gets the instance's security groups (${groups}) ` +
+        '(hint: a policy that selected it at admission was deleted or changed; to get other groups, make a ' +
+        'policy select it and recreate the pod)',
+    });
+  }
+
+  async #event(event: PodEvent): Promise<void> {
     try {
       await createPodEvent(this.#kube, event, this.#now());
     } catch (e) {
-      this.#o.log.log('warn', 'event not written', { pod: where, problem: describeKubeError(e) });
+      this.#o.log.log('warn', 'event not written', {
+        pod: `${event.pod.namespace}/${event.pod.name}`,
+        problem: describeKubeError(e),
+      });
     }
   }
 

@@ -81,8 +81,9 @@ export interface ViewInputs {
 }
 
 /**
- * The cluster as `BranchController` sees it: the nodes whose instance is known (subnet, trunk, branch limit), every
- * pod with its labels, service-account labels, whether it requests the resource ({@link requestsPodEni}) and current
+ * The cluster as `BranchController` sees it: the nodes whose instance is known (subnet, trunk, branch limit, the
+ * instance's groups: its primary ENI's or its ENIConfig's), every pod with its labels, service-account labels (and
+ * whether its ServiceAccount is in the cache), whether it requests the resource ({@link requestsPodEni}) and current
  * annotation (terminating when it carries a deletion
  * timestamp or has finished), and the policies.
  */
@@ -95,20 +96,28 @@ export function clusterView(inputs: ViewInputs): BranchClusterView {
     const name = n.metadata?.name;
     const f = name === undefined ? undefined : inputs.facts.get(name);
     if (name === undefined || f === undefined) continue;
-    nodes.push({ name, subnetId: f.subnetId, trunkEniId: f.trunkEniId, branchLimit: f.branchLimit });
+    nodes.push({
+      name,
+      subnetId: f.subnetId,
+      trunkEniId: f.trunkEniId,
+      branchLimit: f.branchLimit,
+      instanceGroupIds: f.groupIds,
+    });
   }
   const pods: BranchPodView[] = [];
   for (const p of inputs.pods) {
     const m = p.metadata;
     if (m?.uid === undefined || m.name === undefined || m.namespace === undefined) continue;
     const phase = p.status?.phase;
+    const sa = saLabels.get(`${m.namespace}/${p.spec?.serviceAccountName ?? 'default'}`);
     pods.push({
       namespace: m.namespace,
       name: m.name,
       uid: m.uid,
       nodeName: p.spec?.nodeName,
       labels: m.labels ?? {},
-      serviceAccountLabels: saLabels.get(`${m.namespace}/${p.spec?.serviceAccountName ?? 'default'}`) ?? {},
+      serviceAccountLabels: sa ?? {},
+      serviceAccountMissing: sa === undefined,
       requestsBranch: requestsPodEni(p),
       annotation: m.annotations?.[POD_ENI_ANNOTATION],
       terminating: m.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed',

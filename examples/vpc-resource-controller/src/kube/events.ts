@@ -12,6 +12,11 @@ export const EVENT_REASONS = {
    * pod webhook was unavailable): it gets no branch ENI (Warning).
    */
   notRequested: 'BranchENINotRequested',
+  /**
+   * No SecurityGroupPolicy selects a pod that requests `vpc.amazonaws.com/pod-eni` (one deleted or changed after
+   * the pod was admitted): its branch ENI gets the instance's security groups (Warning, as the reference).
+   */
+  instanceGroups: 'SecurityGroupRequested',
   /** On every node: the amazon-vpc-cni ConfigMap changed the branch ENI cooldown. */
   cooldownUpdated: 'BranchENICoolDownPeriodUpdated',
 } as const;

@@ -1,6 +1,7 @@
 /**
  * A cluster for the controller's tests: ec2-simulator (EC2 through the real SDK) and kube-simulator (the
- * Kubernetes API over HTTPS), with the SecurityGroupPolicy and CNINode CRDs, a Node and a CNINode per instance.
+ * Kubernetes API over HTTPS), with the SecurityGroupPolicy and CNINode CRDs, a Node and a CNINode per instance
+ * (kube-simulator makes the `default` ServiceAccount of each namespace, as a cluster does).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -72,13 +73,14 @@ export interface World {
   policy(obj?: Record<string, unknown>): void;
   /**
    * Creates a pod on a node, its container requesting `vpc.amazonaws.com/pod-eni` as the pod webhook makes a
-   * selected pod do (`requestsPodEni: false`: as admitted while the webhook was down).
+   * selected pod do (`requestsPodEni: false`: as admitted while the webhook was down, or not selected), running
+   * as `serviceAccountName` (default: `default`).
    */
   pod(
     name: string,
     node: string,
     labels?: Record<string, string>,
-    options?: { requestsPodEni?: boolean },
+    options?: { requestsPodEni?: boolean; serviceAccountName?: string },
   ): { uid: string };
   /** The branch ENIs EC2 holds (interfaces of description aws-k8s-branch-eni). */
   branches(): { id: string; subnetId: string; groups: string[]; podUid: string | undefined }[];
@@ -217,7 +219,13 @@ export async function startWorld(
         options.requestsPodEni === false ? {} : { resources: { limits: podEni, requests: podEni } };
       const p = kube.objects.create('v1', 'pods', {
         metadata: { name, namespace: 'default', labels },
-        spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox', ...resources }] },
+        spec: {
+          nodeName: node,
+          ...(options.serviceAccountName !== undefined
+            ? { serviceAccountName: options.serviceAccountName }
+            : {}),
+          containers: [{ name: 'c', image: 'busybox', ...resources }],
+        },
       } as never) as { metadata: { uid: string } };
       return { uid: p.metadata.uid };
     },
