@@ -6,16 +6,8 @@
 //   npx turbo run build --filter=@vpc-cni-kit/vpc-resource-controller... --filter=@vpc-cni-kit/ec2-simulator... --filter=@vpc-cni-kit/kube-simulator...
 //   node benchmarks/vpc-resource-controller/webhook.mjs          # a first argument sets the creates per variant (default 200)
 
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startEc2Simulator } from '@vpc-cni-kit/ec2-simulator';
-import { selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { parseAllDocuments } from 'yaml';
 import { commandLine } from '../../scripts/lib/cli.mjs';
-import { summarize } from '../lib/timing.mjs';
-import { createControllerCrds } from './crds.mjs';
+import { printComparison, startWebhookBench } from './webhook-bench.mjs';
 
 const { values: args } = commandLine(import.meta.url, {
   summary:
@@ -30,85 +22,20 @@ const N = args.creates;
 // @kubernetes/client-node takes a few hundred milliseconds to load: only once the command line is read.
 const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
 const WARMUP = 20;
-const repo = new URL('../../', import.meta.url).pathname;
-const SERVICE = { namespace: 'kube-system', name: 'vpc-resource-controller-webhook' };
-
-const dir = mkdtempSync(join(tmpdir(), 'vpc-rc-webhook-bench-'));
-const ec2 = await startEc2Simulator({
-  rateLimits: false,
-  scenario: {
-    vpcs: [{ id: 'vpc-0d000000000000001', cidrBlocks: ['10.0.0.0/16'] }],
-    subnets: [],
-    securityGroups: [],
-    instances: [],
-  },
-});
-let port = 0;
-const kube = await startKubeSimulator({
-  resolveWebhookService: (ref) =>
-    ref.namespace === SERVICE.namespace && ref.name === SERVICE.name && port
-      ? { host: '127.0.0.1', port }
-      : undefined,
-});
-const kubeconfig = join(dir, 'kubeconfig');
-writeFileSync(kubeconfig, kube.kubeconfig());
-createControllerCrds(kube);
-const tls = await selfSignedCertificate([`${SERVICE.name}.${SERVICE.namespace}.svc`]);
-writeFileSync(join(dir, 'tls.crt'), tls.cert);
-writeFileSync(join(dir, 'tls.key'), tls.key, { mode: 0o600 });
-for (const [ns, labels] of [
-  ['hooked', { webhook: 'on' }],
-  ['plain', {}],
-]) {
-  kube.objects.create('v1', 'namespaces', { metadata: { name: ns, labels } });
-  kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', {
-    metadata: { name: 'db-client', namespace: ns },
-    spec: {
-      podSelector: { matchLabels: { app: 'db-client' } },
-      securityGroups: { groupIds: ['sg-0d000000000000001'] },
-    },
-  });
-}
-const mwc = parseAllDocuments(
-  readFileSync(join(repo, 'examples/vpc-resource-controller/manifests/webhook.yaml'), 'utf8'),
-)
-  .map((d) => d.toJS())
-  .find((o) => o.kind === 'MutatingWebhookConfiguration');
-mwc.webhooks[0].clientConfig.caBundle = Buffer.from(tls.cert).toString('base64');
-mwc.webhooks[0].failurePolicy = 'Fail';
-mwc.webhooks[0].namespaceSelector = { matchLabels: { webhook: 'on' } };
-kube.objects.create('admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', mwc);
-
-const child = spawn(
-  process.execPath,
-  [
-    join(repo, 'examples/vpc-resource-controller/dist/bin/vpc-resource-controller.cjs'),
-    '--cluster-name=bench',
-    `--region=${ec2.region}`,
-    `--ec2-endpoint=${ec2.endpoint}`,
-    `--kubeconfig=${kubeconfig}`,
-    '--webhook-bind-address=127.0.0.1:0',
-    '--metrics-bind-address=0',
-    `--webhook-cert-file=${join(dir, 'tls.crt')}`,
-    `--webhook-key-file=${join(dir, 'tls.key')}`,
-  ],
-  {
-    env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
-port = await new Promise((resolve, reject) => {
-  let buf = '';
-  child.stdout.setEncoding('utf8').on('data', (s) => {
-    buf += s;
-    const line = buf.split('\n').find((l) => l.includes('"serving the pod mutating webhook"'));
-    if (line) resolve(JSON.parse(line).port);
-  });
-  child.once('exit', (code) => reject(new Error(`the controller exited (${code})`)));
+const bench = await startWebhookBench({
+  configurationKind: 'MutatingWebhookConfiguration',
+  seed: (kube, namespace) =>
+    kube.objects.create('vpcresources.k8s.aws/v1beta1', 'securitygrouppolicies', {
+      metadata: { name: 'db-client', namespace },
+      spec: {
+        podSelector: { matchLabels: { app: 'db-client' } },
+        securityGroups: { groupIds: ['sg-0d000000000000001'] },
+      },
+    }),
 });
 
 const kc = new KubeConfig();
-kc.loadFromString(kube.kubeconfig());
+kc.loadFromString(bench.kubeconfigText);
 const core = kc.makeApiClient(CoreV1Api);
 const variants = {
   'no webhook call (namespaceSelector skips it)': { ns: 'plain', app: 'db-client', patched: false },
@@ -132,19 +59,10 @@ for (let round = 0; round < WARMUP + N; round++)
     if (has !== v.patched) throw new Error(`${name}: the pod-eni limit is ${has ? 'there' : 'missing'}`);
     if (round >= WARMUP) samples[name].push(ms);
   }
-child.kill('SIGTERM');
-await new Promise((r) => child.once('exit', r));
-await kube.close();
-await ec2.close();
-rmSync(dir, { recursive: true, force: true });
+await bench.close();
 
-const base = summarize(samples['no webhook call (namespaceSelector skips it)']).median;
-console.log(`pod create through @kubernetes/client-node, ${N} creates per variant, interleaved (ms)\n`);
-console.log('| variant | median | p10–p90 | added | ratio |');
-console.log('| --- | --- | --- | --- | --- |');
-for (const [name, xs] of Object.entries(samples)) {
-  const s = summarize(xs);
-  console.log(
-    `| ${name} | ${s.median.toFixed(2)} | ${s.p10.toFixed(2)}–${s.p90.toFixed(2)} | +${(s.median - base).toFixed(2)} | ${(s.median / base).toFixed(2)}× |`,
-  );
-}
+printComparison(
+  `pod create through @kubernetes/client-node, ${N} creates per variant, interleaved`,
+  samples,
+  'no webhook call (namespaceSelector skips it)',
+);

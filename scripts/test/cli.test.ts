@@ -21,6 +21,7 @@ const LIBRARIES = new Set([
   'benchmarks/aws-node/plugin-plumbs.entry.mjs', // a CNI plugin bundled by plumbing.mjs: its interface is CNI's, not argv
   'benchmarks/lib/timing.mjs',
   'benchmarks/vpc-resource-controller/crds.mjs',
+  'benchmarks/vpc-resource-controller/webhook-bench.mjs',
   'benchmarks/warm-pool/grid.mjs',
   'benchmarks/warm-pool/lib.mjs',
   'benchmarks/warm-pool/node-sim.mjs',
