@@ -40,6 +40,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   boundCover: true,
   boundBursts: true,
   burstHalfLifeMs: 1_800_000,
+  drainAfterMs: 120_000,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -161,6 +162,7 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   bool(s.boundCover, 'settings.boundCover');
   bool(s.boundBursts, 'settings.boundBursts');
   positive(s.burstHalfLifeMs, 'settings.burstHalfLifeMs');
+  nonNegative(s.drainAfterMs, 'settings.drainAfterMs');
   return s;
 }
 
@@ -195,6 +197,25 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   if (typeof state.peak !== 'number' || !(state.peak >= 0)) fail('state.peak', 'must be a number ≥ 0');
   if (typeof state.peakAt !== 'number' || !Number.isFinite(state.peakAt))
     fail('state.peakAt', 'must be a finite number');
+  if (
+    state.lastArrivalAt !== undefined &&
+    (typeof state.lastArrivalAt !== 'number' || !Number.isFinite(state.lastArrivalAt))
+  )
+    fail('state.lastArrivalAt', 'must be a finite number');
+  if (state.leftSinceArrival !== undefined) count(state.leftSinceArrival, 'state.leftSinceArrival');
+}
+
+/**
+ * Whether the node is draining at `now`: no pod has arrived for `drainAfterMs` and some have left since the
+ * last one came; never before the first arrival, nor with `drainAfterMs` 0.
+ */
+export function isDraining(state: AdaptiveState, now: number, drainAfterMs: number): boolean {
+  return (
+    drainAfterMs > 0 &&
+    state.lastArrivalAt !== undefined &&
+    now - state.lastArrivalAt > drainAfterMs &&
+    (state.leftSinceArrival ?? 0) > 0
+  );
 }
 
 /** The remembered peak at `now`, halved every `halfLifeMs` since it was seen. */
@@ -294,6 +315,11 @@ export function observe(
     burstCount,
     bursts,
     lastAt: now,
+    ...(observation.arrivals > 0
+      ? { lastArrivalAt: now, leftSinceArrival: 0 }
+      : observation.departures > 0
+        ? { leftSinceArrival: (withLead.leftSinceArrival ?? 0) + observation.departures }
+        : {}),
     recent,
     ...(surgeMoves ? { surgePeak: surge, surgePeakAt: now } : {}),
     peak: peakMoves ? inWindow : withLead.peak,

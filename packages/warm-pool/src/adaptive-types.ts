@@ -139,6 +139,14 @@ export interface AdaptiveSettings {
    * still trusted at the next one, a burst long gone is not.
    */
   readonly burstHalfLifeMs?: number;
+  /**
+   * A node is *draining* when no pod has arrived for this long (ms) and pods have left since the last one came
+   * (and none is bound or waiting); 0 = never. While draining the surge floor is set aside (the surge it
+   * remembers has passed: pods are leaving, not coming) and releases are not spaced `SHRINK_INTERVAL_MS` apart
+   * (the leaving pods' addresses come back one by one as they cool, and holding each for up to 30 s more is only
+   * idle). The next pod seen bound or arriving ends it.
+   */
+  readonly drainAfterMs?: number;
 }
 
 /** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
@@ -221,6 +229,10 @@ export interface AdaptiveState {
   readonly allCount?: number;
   /** Arrivals that came in bursts, averaged like `allCount`. */
   readonly burstCount?: number;
+  /** When a pod last arrived, ms (undefined before the first). */
+  readonly lastArrivalAt?: number;
+  /** Pods that left since the last arrival (draining, with `drainAfterMs`). */
+  readonly leftSinceArrival?: number;
   /** Most arrivals seen within one surge window (the surge floor, before decay). */
   readonly surgePeak?: number;
   /** When `surgePeak` was seen, ms. */
@@ -288,6 +300,10 @@ export interface AdaptiveTargets {
   readonly surgeFloor: number;
   /** Arrivals within the last surge window (a surge is under way when ≥ 2). */
   readonly surge: number;
+  /**
+   * The node is draining (`drainAfterMs`): no surge floor, releases not spaced by the shrink interval.
+   */
+  readonly draining: boolean;
 }
 
 /** Input of {@link decideAdaptive}: the static policy's input plus observations, settings and state. */

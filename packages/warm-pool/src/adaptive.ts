@@ -4,6 +4,7 @@ import {
   burstiness,
   decayedPeak,
   horizonMs,
+  isDraining,
   nextRecurringBurst,
   observe,
   recalledBurst,
@@ -124,7 +125,9 @@ function withPrefix(d: PoolDecision, prefix: string): PoolDecision {
  *    exceed target + band; both aim between the two. With no new arrivals the target never rises, so a release
  *    is never followed by a grow (no oscillation).
  * 4. **Step.** The static pool maths do the rest: `MINIMUM_IP_TARGET`, max pods, ENI and slot limits, the 30 s
- *    shrink interval, the 120 s subnet-full back-off, cooldown and minimum ENI age all apply unchanged.
+ *    shrink interval, the 120 s subnet-full back-off, cooldown and minimum ENI age all apply unchanged — except
+ *    that a *draining* node (no arrival for `drainAfterMs`, pods leaving) sets the surge floor aside and does not
+ *    space its releases by the shrink interval.
  *
  * `WARM_ENI_TARGET`, `WARM_IP_TARGET` and `WARM_PREFIX_TARGET` in `targets` are ignored; `MINIMUM_IP_TARGET`
  * and prefix delegation are honoured. Throws {@link WarmPoolError} (`InvalidInput`) for malformed input.
@@ -160,6 +163,9 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const horizon = horizonMs(state, s);
   const prior = startupPrior(state, now, maxWarm, s);
   const demand = Math.ceil(Math.max(peak, prior) - 1e-9);
+  // Draining: nothing has arrived for a while and pods are leaving. The surge floor is set aside and releases
+  // are not spaced (below); a pod bound or waiting is an arrival on its way and ends it.
+  const draining = bound === 0 && obs.waiting === 0 && isDraining(state, now, s.drainAfterMs);
 
   let code: AdaptiveReasonCode;
   let warm: number;
@@ -174,7 +180,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     code = prior > peak ? 'startup' : 'peak-demand';
   }
   const surgeFloor =
-    s.surgeWindowMs > 0 && state.surgePeak !== undefined
+    s.surgeWindowMs > 0 && state.surgePeak !== undefined && !draining
       ? Math.min(
           maxWarm,
           decayedPeak(
@@ -296,7 +302,13 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       ? Math.max(warm, s.minWarm + rest)
       : warm;
   const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
-  const stepInput: PoolInput = { ...input, targets: { ...input.targets, warmIpTarget: stepWarm } };
+  // While draining, releases are not spaced by the shrink interval: the step does not see the last shrink.
+  const { lastShrinkAt: _spaced, ...unspaced } = input.timing;
+  const stepInput: PoolInput = {
+    ...input,
+    timing: draining ? unspaced : input.timing,
+    targets: { ...input.targets, warmIpTarget: stepWarm },
+  };
   // Under pressure no ENI is attached ahead of need: every create is budget a node that needs it may be missing.
   // Nor while a surge is under way and the attached ENIs still have free slots: an attach takes the loop for
   // 1–10 s, an assign for the surge's next pods takes 0.3–0.8 s (the ENI follows once the surge is over).
@@ -330,6 +342,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
     horizonMs: horizon,
     surgeFloor,
     surge,
+    draining,
   };
   const held =
     holding && usable > high
@@ -339,7 +352,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
       : pressured
         ? ', EC2 throttled'
         : '';
-  const label = `adaptive warm ${warm} (usable ${usable}, band ${warm}–${high}${held})`;
+  const label = `adaptive warm ${warm} (usable ${usable}, band ${warm}–${high}${held}${draining ? ', draining' : ''})`;
   const grew = decision.kind === 'assign' || decision.kind === 'create-eni';
   return {
     decision: withPrefix(decision, label),
