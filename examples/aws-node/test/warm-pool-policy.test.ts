@@ -160,6 +160,7 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="warm"\} \d+/);
     expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="surge"\} \d+/);
     expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="surge_floor"\} [\d.]+/);
+    expect(text).toMatch(/awscni_warm_pool_adaptive_target\{target="draining"\} [01]/);
     expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-waiting"} 1');
     // The observer still forwards to the metrics it wraps.
     expect(text).toContain('awscni_no_available_ip_addresses 5');

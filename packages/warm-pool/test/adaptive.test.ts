@@ -258,6 +258,62 @@ describe('decideAdaptive', () => {
     expect(run(1_000_000 + 900_000, 0, later.state).targets.warm).toBe(2); // 4 / 8 → minWarm
   });
 
+  it('on a draining node sets the surge floor aside and releases without the 30 s spacing, until a pod comes', () => {
+    // A node of two ENIs: eni-1 full of pods, eni-0 holding 9 free addresses (far above the floor of a 4-pod
+    // surge); no third ENI can be attached, so no headroom ENI enters the picture.
+    const run = (
+      now: number,
+      o: ReturnType<typeof obs>,
+      state: AdaptiveState,
+      lastShrinkAt?: number,
+      settings = {},
+    ) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 9, { assigned: 0 }), mkEni(1, 9, { assigned: 9 })]),
+        targets: DEFAULT_TARGETS,
+        limits: { ...limits, maxEnis: 2 },
+        timing: { now, ...(lastShrinkAt !== undefined ? { lastShrinkAt } : {}) },
+        observation: { ...o, leadTimesMs: [600] },
+        state,
+        settings,
+      });
+    const t0 = 1_000_000;
+    const burst = run(t0, obs({ arrivals: 4 }), settled);
+    expect(burst.targets.draining).toBe(false);
+    // A minute later pods are leaving, but the last arrival is only 60 s old: the floor holds and a release waits
+    // for the shrink interval (the last was 10 s ago).
+    const leaving = run(t0 + 60_000, obs({ departures: 3 }), burst.state, t0 + 50_000);
+    expect(leaving.targets.draining).toBe(false);
+    expect(leaving.targets.warm).toBe(4);
+    expect(leaving.why.code).toBe('surge-floor');
+    expect(leaving.decision.kind).toBe('none');
+    expect(leaving.decision.reason.code).toBe('shrink-too-soon');
+    // Over 120 s without an arrival, with departures since: draining. The floor is set aside (minWarm 2) and
+    // the pool releases although the last shrink was 5 s ago.
+    const draining = run(t0 + 125_000, obs(), leaving.state, t0 + 120_000);
+    expect(draining.targets.draining).toBe(true);
+    expect(draining.targets.surgeFloor).toBe(0);
+    expect(draining.targets.warm).toBe(2);
+    expect(draining.decision.kind).toBe('release');
+    expect(draining.decision.reason.message).toContain('draining');
+    // A pod seen bound ends it (the floor is back), as does a pod arriving (and its arrival resets the count).
+    const bound = run(t0 + 126_000, obs({ bound: 1 }), draining.state, t0 + 120_000);
+    expect(bound.targets.draining).toBe(false);
+    expect(bound.targets.surgeFloor).toBeGreaterThan(2);
+    const back = run(t0 + 127_000, obs({ arrivals: 1 }), draining.state, t0 + 120_000);
+    expect(back.targets.draining).toBe(false);
+    expect(back.state.leftSinceArrival).toBe(0);
+    // Without departures since the last arrival a quiet node is not draining; drainAfterMs 0 turns it off.
+    expect(run(t0 + 300_000, obs(), burst.state).targets.draining).toBe(false);
+    expect(run(t0 + 125_000, obs(), leaving.state, t0 + 120_000, { drainAfterMs: 0 }).targets.draining).toBe(
+      false,
+    );
+    // A malformed remembered arrival time is refused.
+    expect(() => run(t0, obs(), { ...settled, lastArrivalAt: Number.NaN })).toThrow(/state\.lastArrivalAt/);
+    expect(() => run(t0, obs(), { ...settled, leftSinceArrival: -1 })).toThrow(/state\.leftSinceArrival/);
+    expect(() => run(t0, obs(), settled, undefined, { drainAfterMs: -1 })).toThrow(/settings\.drainAfterMs/);
+  });
+
   it('predicts a CronJob from two bursts at the same period and warms for the third ahead of time', () => {
     let state = settled;
     const at = (now: number, arrivals: number) => {

@@ -204,7 +204,7 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
 
   private readonly adaptiveTarget = new Gauge({
     name: 'awscni_warm_pool_adaptive_target',
-    help: 'WARM_POOL_POLICY=adaptive: the targets of the last decision (warm, aim, high, batch, cooling, minimum, peak, surge_floor, surge; pressured 1 while EC2 throttles or grows are slow)',
+    help: 'WARM_POOL_POLICY=adaptive: the targets of the last decision (warm, aim, high, batch, cooling, minimum, peak, surge_floor, surge; pressured 1 while EC2 throttles or grows are slow; draining 1 while no pod has arrived for 2 min and pods are leaving)',
     labelNames: ['target'],
     registers: [this.registry],
   });
@@ -283,6 +283,7 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     this.adaptiveTarget.set({ target: 'surge_floor' }, targets.surgeFloor);
     this.adaptiveTarget.set({ target: 'surge' }, targets.surge);
     this.adaptiveTarget.set({ target: 'pressured' }, targets.pressured ? 1 : 0);
+    this.adaptiveTarget.set({ target: 'draining' }, targets.draining ? 1 : 0);
     this.adaptiveReason.inc({ reason: why.code });
   }
   /** Pods bound to this node that have not asked for an address yet (`awscni_warm_pool_adaptive_bound_pods`). */
