@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { ADAPTIVE_DEFAULTS } from '@vpc-cni-kit/warm-pool';
 // Can any setting of the adaptive policy meet the goal on `burst-100`? The goal there is a corner: no more cold
 // starts than the default (9) and at most half its idle address-hours. This sweeps the settings that move the
 // policy along its cold-start × idle trade-off on that trace (how long the start-up prior lasts, how long a surge
@@ -89,15 +90,15 @@ for (const ownerHint of [false, true]) {
   console.log(formatTable([header, ...unique.map(describe)], args.markdown));
 }
 // What the settings that meet burst-100 with the pod watch do on the other tuning traces (with the watch).
-const winners = points.filter((p) => !p.ownerHint && p.v.met);
+const isShipped = (a) => Object.entries(a).every(([k, v]) => ADAPTIVE_DEFAULTS[k] === v);
+const winners = points.filter((p) => !p.ownerHint && p.v.met && !isShipped(p.adaptive));
 const others = traces().filter((t) => t.set === 'tuning' && t.id !== trace.id);
 const grids = new Map(
   others.map((t) => [t.id, staticGrid().map((p) => ({ name: p.name, m: simulate(t.events, p, t.seed) }))]),
 );
 const shipped = { adaptive: {} };
-const costRows = [
-  ['setting', 'burst-100 cold / idle', 'other tuning traces met', 'missed (cold starts / default)'],
-];
+/** Settings with the same burst-100 point and the same misses elsewhere are one row (the first one named). */
+const groups = new Map();
 for (const p of [shipped, ...winners]) {
   const missed = [];
   for (const t of others) {
@@ -106,19 +107,33 @@ for (const p of [shipped, ...winners]) {
     const m = simulate(t.events, { ...ADAPTIVE_POLICY, adaptive: p.adaptive }, t.seed, { podWatch: true });
     const v = verdict(grid, d, m);
     if (!v.met)
-      missed.push(`${t.id} (${m.coldStarts}/${d.m.coldStarts}${v.halfIdle ? '' : ', idle > 50 %'})`);
+      missed.push(
+        `${t.id} (${m.coldStarts}/${d.m.coldStarts}${v.halfIdle ? '' : ', idle > 50 %'}${v.onFront ? '' : ', dominated'})`,
+      );
   }
   const own =
     p.m ?? simulate(events, { ...ADAPTIVE_POLICY, adaptive: p.adaptive }, trace.seed, { podWatch: true });
+  const point = `${own.coldStarts} / ${own.idleAddressHours.toFixed(3)}`;
+  const key = p === shipped ? 'shipped' : `${point}|${missed.join(', ')}`;
+  const group = groups.get(key);
+  if (group !== undefined) group.count += 1;
+  else groups.set(key, { p, point, missed, count: 1 });
+}
+const costRows = [
+  ['setting', 'burst-100 cold / idle', 'other tuning traces met', 'missed (cold starts / default)'],
+];
+for (const g of [...groups.values()].sort((a, b) => a.missed.length - b.missed.length)) {
+  const name = g.p === shipped ? 'shipped defaults' : label(g.p.adaptive);
   costRows.push([
-    p === shipped ? 'shipped defaults' : label(p.adaptive),
-    `${own.coldStarts} / ${own.idleAddressHours.toFixed(3)}`,
-    `${others.length - missed.length} of ${others.length}`,
-    missed.join(', ') || '–',
+    g.count > 1 ? `${name} (and ${g.count - 1} more alike)` : name,
+    g.point,
+    `${others.length - g.missed.length} of ${others.length}`,
+    g.missed.join(', ') || '–',
   ]);
 }
 console.log(
-  `\nthe ${winners.length} settings that meet the goal on burst-100 with the pod watch, on the other tuning traces (with the watch):`,
+  `\nthe shipped defaults and the ${winners.length} other settings that meet the goal on burst-100 with the pod watch, ` +
+    'on the other tuning traces (with the watch; settings with the same results are one row):',
 );
 console.log(formatTable(costRows, args.markdown));
 
