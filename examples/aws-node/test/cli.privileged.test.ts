@@ -210,6 +210,21 @@ describePrivileged('aws-node and aws-vpc-cni-init: hostile command lines and sta
     expect(o.ms).toBeLessThan(10_000);
   });
 
+  it('a checkpoint path that is a FIFO nobody writes: one line saying what it is, within seconds, not a start that hangs', async () => {
+    const fifo = join(scratch.path, 'ipam.fifo');
+    run('mkfifo', fifo);
+    const o = await untouched(bare, 'aws-node.cjs', [], { AWS_VPC_K8S_CNI_BACKING_STORE: fifo });
+    expect(o.code).toBe(1);
+    expect(o.stderr).toBe(
+      `aws-node: failed to start: checkpoint ${fifo} cannot be restored (it is a FIFO, not a regular file): ` +
+        'nothing on the node was changed; move the file aside (or set AWS_VPC_K8S_CNI_BACKING_STORE elsewhere) ' +
+        'to start with an empty pool, but the pods already on this node keep their addresses only if it is restored\n',
+    );
+    // Refused before IMDS is asked (this namespace has no route to it) and before the node is changed.
+    expect(o.ms).toBeLessThan(10_000);
+    // Before the fix the open waited for a writer: runIn's 60 s deadline killed it with nothing on stderr.
+  });
+
   it('a log path under /proc (where a recursive mkdir never returns): the same line within seconds', async () => {
     const o = await untouched(bare, 'aws-node.cjs', [], {
       AWS_VPC_K8S_CNI_LOG_FILE: '/proc/vck-nope/ipamd.log',

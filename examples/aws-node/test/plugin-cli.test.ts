@@ -8,6 +8,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_STDIN_BYTES } from '@vpc-cni-kit/cni-spec';
 import { scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -20,15 +21,18 @@ interface Outcome {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** Why writing stdin failed (`EPIPE`: the plugin exited without reading all of it), if it did. */
+  stdinError: string | undefined;
 }
 
 /** Runs a plugin binary with `env` (plus PATH, for the launchers' node) and `stdin`, killed after 15 s. */
 function runPlugin(
   bin: string,
   env: Record<string, string>,
-  stdin = '',
+  stdin: string | Buffer = '',
   args: string[] = [],
 ): Promise<Outcome> {
+  let stdinError: string | undefined;
   return new Promise((resolve) => {
     const child = execFile(
       join(binDir, bin),
@@ -40,8 +44,12 @@ function runPlugin(
           signal: error?.signal ?? null,
           stdout,
           stderr,
+          stdinError,
         }),
     );
+    child.stdin?.on('error', (e: NodeJS.ErrnoException) => {
+      stdinError = e.code;
+    });
     child.stdin?.end(stdin);
   });
 }
@@ -129,6 +137,33 @@ describe('a pluginLogFile that is no file', () => {
       const o = await runPlugin(bin, { ...request, CNI_COMMAND: 'ADD' }, conf(fifo));
       expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
       expect(JSON.parse(o.stdout)).toMatchObject({ code: 11 });
+    }
+  });
+});
+
+describe('stdin larger than any runtime sends', () => {
+  it('aws-cni stops reading at the limit and answers code 5, for ADD and DEL alike', async () => {
+    // A valid request padded with spaces to 8 MiB past the limit: read whole, it would go on to the daemon (code 11).
+    const config = JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'aws-cni',
+      type: 'aws-cni',
+      ipamdSocket: join(dir.path, 'no-daemon.sock'),
+    });
+    const stdin = Buffer.alloc(MAX_STDIN_BYTES + 8 * 1024 * 1024, ' ');
+    stdin.write(config);
+    for (const bin of ['aws-cni.cjs', 'aws-cni']) {
+      for (const command of ['ADD', 'DEL']) {
+        const o = await runPlugin(bin, { ...request, CNI_COMMAND: command }, stdin);
+        expect(o.signal, `${bin}: killed at the deadline`).toBeNull();
+        expect(o.code).toBe(1);
+        expect(JSON.parse(o.stdout)).toMatchObject({
+          code: 5,
+          msg: `stdin is larger than ${MAX_STDIN_BYTES} bytes`,
+        });
+        // It exited with megabytes still unread: the writer's pipe broke.
+        expect(o.stdinError, `${bin} ${command}`).toBe('EPIPE');
+      }
     }
   });
 });

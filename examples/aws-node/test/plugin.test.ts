@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -431,9 +441,10 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
     chmodSync(exe, 0o755);
   });
 
-  const add = (processEnv?: Record<string, string | undefined>) =>
+  const add = (processEnv?: Record<string, string | undefined>, timeoutMs?: number) =>
     invokePlugin({
       ...(processEnv ? { env: processEnv } : {}),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
       pluginPath: exe,
       command: 'ADD',
       config: conf(),
@@ -503,5 +514,25 @@ describe('the aws-cni executable: launcher with a V8 code cache', () => {
     const after = readFileSync(cache);
     expect(after.equals(before)).toBe(false);
     expect(after.subarray(0, header.length).toString('latin1')).toBe(header);
+  });
+
+  it('takes a FIFO or a device where the cache goes for no cache, never waiting on it, and replaces it', async () => {
+    for (const make of [
+      () => execFileSync('mkfifo', [cache]),
+      // /dev/zero never ends: read whole, it would fill the memory.
+      () => symlinkSync('/dev/zero', cache),
+    ]) {
+      rmSync(cache, { force: true });
+      make();
+      try {
+        // A plain open of the FIFO waits for a writer: the ADD would hang until this deadline.
+        expect((await add(undefined, 10_000)).result).toEqual(expectedResult);
+        expect(lstatSync(cache).isFile()).toBe(true);
+        expect(readFileSync(cache).subarray(0, header.length).toString('latin1')).toBe(header);
+      } finally {
+        // Never left for a later read in this process to block on.
+        if (!lstatSync(cache).isFile()) rmSync(cache);
+      }
+    }
   });
 });

@@ -3,7 +3,7 @@
  * restore), the gRPC socket (taken early, answering UNAVAILABLE until the daemon serves), the HTTP ports (taken
  * early, answering 503), and the CNI configuration directory.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
@@ -85,18 +85,40 @@ describe('readSavedState', () => {
     expect(l).toContain('keep their addresses only if it is restored');
   });
 
+  const readFailure = (path: string) => {
+    try {
+      readSavedState(createGroupCommitFileCheckpointer(path), path);
+    } catch (e) {
+      return e;
+    }
+    throw new Error('did not fail');
+  };
+
   it('a checkpoint path that cannot be read is named with the errno', () => {
     const dir = scratch();
-    const path = join(dir, 'ipam.json');
-    mkdirSync(path);
-    const error = (() => {
-      try {
-        readSavedState(createGroupCommitFileCheckpointer(path), path);
-      } catch (e) {
-        return e;
-      }
-    })();
-    expect(line(error)).toMatch(/checkpoint .*ipam\.json cannot be restored \(cannot read it: EISDIR\)/);
+    // A path below a file: no one can open it (root reads through any mode, so modes cannot show this).
+    writeFileSync(join(dir, 'file'), '');
+    expect(line(readFailure(join(dir, 'file', 'ipam.json')))).toMatch(
+      /checkpoint .*file\/ipam\.json cannot be restored \(cannot read it: ENOTDIR\)/,
+    );
+  });
+
+  it('a checkpoint path that is not a regular file stops the start at once, saying what it is', () => {
+    const dir = scratch();
+    const fifo = join(dir, 'ipam.json');
+    execFileSync('mkfifo', [fifo]);
+    const error = readFailure(fifo);
+    expect(isStartError(error, 'CheckpointInvalid')).toBe(true);
+    expect(line(error)).toBe(
+      `aws-node: failed to start: checkpoint ${fifo} cannot be restored (it is a FIFO, not a regular file): ` +
+        'nothing on the node was changed; move the file aside (or set AWS_VPC_K8S_CNI_BACKING_STORE elsewhere) to ' +
+        'start with an empty pool, but the pods already on this node keep their addresses only if it is restored',
+    );
+    const directory = join(dir, 'directory.json');
+    mkdirSync(directory);
+    expect(line(readFailure(directory))).toContain(
+      `checkpoint ${directory} cannot be restored (it is a directory, not a regular file)`,
+    );
   });
 
   it('reads the branch-pod ledger beside it; an unreadable ledger never stops the start (ADR 0030)', () => {
@@ -115,6 +137,24 @@ describe('readSavedState', () => {
     mkdirSync(unreadable.path);
     const read = readSavedState(createGroupCommitFileCheckpointer(path), path, unreadable).branchLedger;
     expect(read && 'problem' in read).toBe(true);
+  });
+
+  it('a ledger that is a FIFO is a problem at once, not a start that waits for a writer (ADR 0030)', () => {
+    const dir = scratch();
+    const path = join(dir, 'ipam.json');
+    const ledger = branchLedgerFile(path);
+    execFileSync('mkfifo', [ledger.path]);
+    // A writer after 3 s turns a read that waits into a failure of this test rather than a hung run.
+    const writer = spawn('sh', ['-c', 'sleep 3; echo garbage > "$0"', ledger.path], { stdio: 'ignore' });
+    try {
+      const started = performance.now();
+      expect(readSavedState(createGroupCommitFileCheckpointer(path), path, ledger).branchLedger).toEqual({
+        problem: `cannot read checkpoint ${ledger.path}: it is a FIFO, not a regular file`,
+      });
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      writer.kill('SIGKILL');
+    }
   });
 });
 

@@ -73,6 +73,7 @@ export {
 } from './runtime-config.js';
 export {
   type CommandContext,
+  MAX_STDIN_BYTES,
   type PluginHandlers,
   type PluginIO,
   type PluginOptions,

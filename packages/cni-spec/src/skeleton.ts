@@ -7,12 +7,29 @@ import { type PluginConfig, parsePluginConfig } from './plugin-config.js';
 import type { Result, VersionResult } from './result.js';
 import { type CniVersion, commandSupported, compareVersions, SUPPORTED_VERSIONS } from './versions.js';
 
+/**
+ * The most stdin a plugin reads: 16 MiB. More is refused with code 5 (`IoFailure`) and reading stops there, so a
+ * runaway or hostile writer cannot make the plugin allocate without bound.
+ *
+ * What a runtime sends is one plugin's entry of the network configuration list, its `runtimeConfig` and, on
+ * DEL and CHECK, the cached `prevResult`. The list is a file of a few KiB, and a `prevResult` lists a handful
+ * of interfaces, addresses and routes. Only `runtimeConfig` grows with the pod, through its port mappings and
+ * annotations. It comes from one pod sandbox request, which the kubelet's CRI client and containerd cap at
+ * 16 MiB as a gRPC message, and from one Pod object, which etcd's default request limit keeps under 1.5 MiB.
+ * Real requests are a few KiB to a few hundred KiB, so the limit refuses only what no runtime produces.
+ */
+export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
+
 /** What a plugin process talks to, injected so the whole protocol runs in-process in tests. */
 export interface PluginIO {
   /** The process environment (only `CNI_*` is read). */
   env: Readonly<Record<string, string | undefined>>;
-  /** Reads all of stdin. A throw becomes error code 5. */
-  stdin: () => Uint8Array | string | Promise<Uint8Array | string>;
+  /**
+   * Reads stdin: all of it, or, when it holds more than `maxBytes` bytes, at least `maxBytes + 1` of them and no
+   * need to read on (the skeleton refuses what is over the limit with code 5; {@link pluginMain} stops reading
+   * there). A throw becomes error code 5.
+   */
+  stdin: (maxBytes: number) => Uint8Array | string | Promise<Uint8Array | string>;
   /** Writes to stdout (results and error objects). */
   stdout: (text: string) => void;
   /** Writes to stderr (free-form logging). */
@@ -54,6 +71,11 @@ export interface PluginOptions {
   /** Extra `CNI_ARGS` keys the plugin understands (see `parseCniArgs`); default: accept any key. */
   knownArgs?: readonly string[];
   /**
+   * The most stdin the plugin takes, in bytes; default {@link MAX_STDIN_BYTES}. A request over it fails with
+   * code 5 before it is decoded.
+   */
+  maxStdinBytes?: number;
+  /**
    * One line naming the plugin and its version. When set, a plugin run by hand (no `CNI_COMMAND`, or
    * `--help`/`--version` on its command line) prints it and `CNI protocol versions supported: …` to stderr
    * and exits 0, printing nothing on stdout, as the CNI project's Go skeleton does. Without it, a missing
@@ -67,7 +89,8 @@ const ABOUT_ARGS: ReadonlySet<string> = new Set(['--help', '-h', '--version', '-
 
 /**
  * Runs one CNI invocation: prints the plugin's {@link PluginOptions.about} line when it is run by hand, answers
- * VERSION, validates the environment for the command (code 4), reads stdin (code 5), parses the configuration
+ * VERSION, validates the environment for the command (code 4), reads stdin (code 5, also for more than
+ * {@link PluginOptions.maxStdinBytes}), parses the configuration
  * (codes 6, 7, 1), refuses commands the request's version does not have (code 1), calls the handler, and
  * prints the ADD result in the request's `cniVersion`. Errors are printed as spec error JSON on stdout. It
  * never throws.
@@ -98,14 +121,22 @@ export async function runPlugin(
     }
     const env = readCniEnv(io.env, options.knownArgs === undefined ? {} : { known: options.knownArgs });
 
+    const maxStdinBytes = options.maxStdinBytes ?? MAX_STDIN_BYTES;
     let stdin: Uint8Array | string;
     try {
-      stdin = await io.stdin();
+      stdin = await io.stdin(maxStdinBytes);
     } catch (e) {
       throw new CniError(
         CniErrorCode.IoFailure,
         'error reading from stdin',
         e instanceof Error ? e.message : String(e),
+      );
+    }
+    if ((typeof stdin === 'string' ? Buffer.byteLength(stdin) : stdin.byteLength) > maxStdinBytes) {
+      throw new CniError(
+        CniErrorCode.IoFailure,
+        `stdin is larger than ${maxStdinBytes} bytes`,
+        'stopped reading there: a network configuration with its runtimeConfig and prevResult is at most a few hundred KiB, so this is not from a container runtime',
       );
     }
     const config = parsePluginConfig(stdin, { supportedVersions: supported });

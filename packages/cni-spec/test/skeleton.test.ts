@@ -5,6 +5,7 @@ import {
   CniErrorCode,
   type CommandContext,
   commandSupported,
+  MAX_STDIN_BYTES,
   type PluginHandlers,
   type Result,
   runPlugin,
@@ -246,5 +247,64 @@ describe('runPlugin', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).code).toBe(code);
     expect(r.calls).toEqual([]);
+  });
+});
+
+describe('stdin larger than the limit', () => {
+  /** A valid DEL request padded with spaces (still valid JSON) to `bytes` bytes. */
+  const padded = (bytes: number) => {
+    const text = JSON.stringify(conf('1.0.0'));
+    return text + ' '.repeat(bytes - text.length);
+  };
+  /** Runs DEL with `stdin`, recording the limit the skeleton asked the reader for. */
+  const del = async (stdin: (maxBytes: number) => string | Uint8Array, options = {}) => {
+    const seen: number[] = [];
+    let stdout = '';
+    let called = false;
+    const code = await runPlugin(
+      {
+        add: () => {
+          throw new Error('not called');
+        },
+        del: () => {
+          called = true;
+        },
+      },
+      {
+        env: { ...env, CNI_COMMAND: 'DEL' },
+        stdin: (maxBytes) => {
+          seen.push(maxBytes);
+          return stdin(maxBytes);
+        },
+        stdout: (t) => {
+          stdout += t;
+        },
+        stderr: () => undefined,
+      },
+      options,
+    );
+    return { code, stdout, called, seen };
+  };
+
+  it('is refused with code 5 before it is decoded; exactly the limit is still read', async () => {
+    const over = await del(() => padded(MAX_STDIN_BYTES + 1));
+    expect(over).toMatchObject({ code: 1, called: false, seen: [MAX_STDIN_BYTES] });
+    expect(JSON.parse(over.stdout)).toEqual({
+      code: CniErrorCode.IoFailure,
+      msg: `stdin is larger than ${MAX_STDIN_BYTES} bytes`,
+      details: expect.stringContaining('stopped reading there'),
+    });
+    expect(await del(() => padded(MAX_STDIN_BYTES))).toMatchObject({ code: 0, called: true });
+  });
+
+  it('counts bytes, not characters, and takes a limit of its own (maxStdinBytes)', async () => {
+    // The é is one character and two bytes in UTF-8.
+    const text = JSON.stringify(conf('1.0.0', { note: 'é' }));
+    const bytes = Buffer.byteLength(text);
+    expect((await del(() => text, { maxStdinBytes: bytes })).code).toBe(0);
+    const over = await del(() => text, { maxStdinBytes: bytes - 1 });
+    expect(over).toMatchObject({ code: 1, called: false, seen: [bytes - 1] });
+    expect(JSON.parse(over.stdout).code).toBe(CniErrorCode.IoFailure);
+    expect((await del(() => Buffer.from(text), { maxStdinBytes: bytes - 1 })).code).toBe(1);
   });
 });

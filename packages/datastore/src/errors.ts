@@ -12,7 +12,8 @@
  * - `UnknownPod`: no address is assigned to that pod key (nor to its legacy key).
  * - `NoAvailableAddress`: every address of the current mode is assigned or cooling down.
  * - `CheckpointWriteFailed`: the checkpointer failed; the operation was undone.
- * - `CheckpointReadFailed`: the checkpointer could not read the stored checkpoint.
+ * - `CheckpointReadFailed`: the checkpointer could not read the stored checkpoint (for a file: the read failed,
+ *   or the path is not a regular file, see {@link DatastoreErrorDetails.fileType}).
  * - `CheckpointMalformed`: the checkpoint is not valid JSON or not the `vpc-cni-ipam/1` shape.
  * - `CheckpointUnknownVersion`: the checkpoint's `version` is not `vpc-cni-ipam/1`.
  * - `CheckpointDuplicateAddress`: two checkpoint entries claim the same address.
@@ -58,6 +59,19 @@ const CODES: ReadonlySet<string> = new Set<DatastoreErrorCode>([
   'RestoreNotEmpty',
 ]);
 
+/**
+ * What a checkpoint path that is not a regular file holds, as `stat(2)` tells it: a `'FIFO'` (named pipe),
+ * a `'socket'`, a `'character device'` or `'block device'`, a `'directory'`, or a `'special file'` of
+ * another kind. The values read as nouns in a sentence ("it is a FIFO, not a regular file").
+ */
+export type NonRegularFileType =
+  | 'directory'
+  | 'FIFO'
+  | 'socket'
+  | 'character device'
+  | 'block device'
+  | 'special file';
+
 /** Context attached to a {@link DatastoreError}; which fields are set depends on the code. */
 export interface DatastoreErrorDetails {
   /** The ENI concerned. */
@@ -70,6 +84,11 @@ export interface DatastoreErrorDetails {
   readonly podKey?: string;
   /** Where in a checkpoint the problem is (e.g. `allocations[3].ipv4`). */
   readonly path?: string;
+  /**
+   * `CheckpointReadFailed` from a file checkpointer: what is at the checkpoint's path when it is not a regular
+   * file (nothing was read from it; a FIFO is never waited on).
+   */
+  readonly fileType?: NonRegularFileType;
   /** The underlying error (an fs error from a checkpointer, for example). */
   readonly cause?: unknown;
 }

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { CheckpointContents, Checkpointer } from './checkpoint.js';
-import { DatastoreError } from './errors.js';
-import { errnoOf as errno } from './internal/temp-name.js';
+import { readCheckpointFile } from './internal/read-file.js';
 import { writeFileDurablySync } from './internal/write-sync.js';
 
 /** Options for {@link createFileCheckpointer}. */
@@ -14,7 +12,9 @@ export interface FileCheckpointerOptions {
  * A {@link Checkpointer} backed by one JSON file, crash-safe: each write goes to a temp file in the same
  * directory (`<name>.tmp-<pid>-<n>`, created exclusively with mode 0600), is fsynced, renamed over the
  * checkpoint, and then the directory is fsynced so the rename itself survives a power loss. A reader never
- * sees a half-written file. A missing file reads as `undefined` (a fresh node).
+ * sees a half-written file. A missing file reads as `undefined` (a fresh node); a path that is not a regular
+ * file (a FIFO, a device, a directory) is `CheckpointReadFailed` with its `fileType`, at once, never a read that
+ * waits for a writer or never ends.
  *
  * Use `/var/run/aws-node/ipam.json` (the reference's `AWS_VPC_K8S_CNI_BACKING_STORE`) to share state with
  * the reference daemon; see {@link checkpointPathForNetworkCard} for network cards above 0.
@@ -28,12 +28,7 @@ export function createFileCheckpointer(path: string, options: FileCheckpointerOp
   const mode = options.mode ?? 0o600;
   return {
     read(): string | undefined {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch (cause) {
-        if (errno(cause) === 'ENOENT') return undefined;
-        throw new DatastoreError('CheckpointReadFailed', `cannot read checkpoint ${path}`, { cause });
-      }
+      return readCheckpointFile(path);
     },
     write(contents: CheckpointContents): void {
       writeFileDurablySync(path, contents.serialize(), mode);

@@ -1,4 +1,4 @@
-import { close, constants, fsync, openSync, readFileSync, write } from 'node:fs';
+import { close, constants, fsync, openSync, write } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,8 @@ import { DatastoreError } from './errors.js';
 import type { FileCheckpointerOptions } from './file-checkpointer.js';
 import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import { isMemoryBacked } from './internal/memory-fs.js';
-import { errnoOf, tempPathFor } from './internal/temp-name.js';
+import { readCheckpointFile } from './internal/read-file.js';
+import { tempPathFor } from './internal/temp-name.js';
 import { writeFileDurablySync } from './internal/write-sync.js';
 
 /** The file-backed {@link GroupCommitCheckpointer}, with its counters. */
@@ -107,7 +108,8 @@ async function writeDurably(path: string, text: string, mode: number, flush: boo
  * A failed write (the directory is gone or read-only, the disk is full, …) removes its temp file and
  * rejects the commits it was for with `CheckpointWriteFailed`; the file then holds the previous complete
  * checkpoint or, if only the directory fsync failed, the new one. `read` is synchronous (used once, at
- * start-up, before any write); a missing file reads as `undefined`.
+ * start-up, before any write); a missing file reads as `undefined`, and a path that is not a regular file is
+ * `CheckpointReadFailed` with its `fileType`, at once (as {@link createFileCheckpointer}'s).
  *
  * @example
  * ```ts
@@ -139,12 +141,7 @@ export function createGroupCommitFileCheckpointer(
     path,
     inline,
     read(): string | undefined {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch (cause) {
-        if (errnoOf(cause) === 'ENOENT') return undefined;
-        throw new DatastoreError('CheckpointReadFailed', `cannot read checkpoint ${path}`, { cause });
-      }
+      return readCheckpointFile(path);
     },
     commit: core.commit,
     stats: core.stats,

@@ -26,7 +26,7 @@ export type {
   RestoreReport,
 } from './datastore.js';
 export { Datastore, DEFAULT_COOLDOWN_MS, LEGACY_IF_NAME, LEGACY_NETWORK_NAME } from './datastore.js';
-export type { DatastoreErrorCode, DatastoreErrorDetails } from './errors.js';
+export type { DatastoreErrorCode, DatastoreErrorDetails, NonRegularFileType } from './errors.js';
 export { DatastoreError, isDatastoreError } from './errors.js';
 export type { FileCheckpointerOptions } from './file-checkpointer.js';
 export { checkpointPathForNetworkCard, createFileCheckpointer } from './file-checkpointer.js';

@@ -1,9 +1,12 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import {
   CHECKPOINT_VERSION,
   checkpointPathForNetworkCard,
   createFileCheckpointer,
+  createGroupCommitFileCheckpointer,
   Datastore,
   isDatastoreError,
   parseCheckpoint,
@@ -238,6 +241,68 @@ describe('file checkpointer', () => {
     mkdirSync(join(dir.path, 'gone'));
     expect(ds.assign(pod(1)).address).toBe('10.0.1.23');
     expect(createFileCheckpointer(join(dir.path, 'missing.json')).read()).toBeUndefined();
+  });
+
+  describe.each([
+    ['createFileCheckpointer', createFileCheckpointer],
+    ['createGroupCommitFileCheckpointer', createGroupCommitFileCheckpointer],
+  ] as const)('%s: a path that is not a regular file', (_, create) => {
+    /** The `CheckpointReadFailed` that reading `path` throws, with its message and `fileType`. */
+    const readFailure = (path: string) => {
+      try {
+        return { read: create(path).read() };
+      } catch (e) {
+        if (!isDatastoreError(e, 'CheckpointReadFailed')) throw e;
+        return { message: e.message, fileType: e.details.fileType };
+      }
+    };
+
+    it('a FIFO is refused at once, never waited on for a writer', () => {
+      const dir = scratchDir('vck-ds-');
+      dirs.push(dir);
+      const path = join(dir.path, 'ipam.json');
+      execFileSync('mkfifo', [path]);
+      // A writer that comes after 3 s, so a read that waits for one returns (and fails this test) instead of
+      // hanging the test run; a read that does not wait is long done by then.
+      const writer = spawn('sh', ['-c', 'sleep 3; echo "{}" > "$0"', path], { stdio: 'ignore' });
+      try {
+        const started = performance.now();
+        expect(readFailure(path)).toEqual({
+          message: `cannot read checkpoint ${path}: it is a FIFO, not a regular file`,
+          fileType: 'FIFO',
+        });
+        expect(performance.now() - started).toBeLessThan(2000);
+      } finally {
+        writer.kill('SIGKILL');
+      }
+    });
+
+    it('a character device, a directory and a socket are named for what they are', async () => {
+      const dir = scratchDir('vck-ds-');
+      dirs.push(dir);
+      // /dev/zero never ends: read whole, it would fill the memory.
+      const device = join(dir.path, 'device.json');
+      symlinkSync('/dev/zero', device);
+      expect(readFailure(device)).toMatchObject({ fileType: 'character device' });
+      const directory = join(dir.path, 'directory.json');
+      mkdirSync(directory);
+      expect(readFailure(directory)).toEqual({
+        message: `cannot read checkpoint ${directory}: it is a directory, not a regular file`,
+        fileType: 'directory',
+      });
+      const socket = join(dir.path, 'socket.json');
+      const server = createServer();
+      await new Promise<void>((r) => server.listen(socket, r));
+      try {
+        expect(readFailure(socket)).toMatchObject({ fileType: 'socket' });
+      } finally {
+        await new Promise((r) => server.close(r));
+      }
+      // A regular file through a symbolic link is read as before.
+      writeFileSync(join(dir.path, 'real.json'), REFERENCE_FILE);
+      symlinkSync(join(dir.path, 'real.json'), join(dir.path, 'link.json'));
+      expect(readFailure(join(dir.path, 'link.json'))).toEqual({ read: REFERENCE_FILE });
+    });
   });
 
   it('names per-network-card files as the reference does', () => {

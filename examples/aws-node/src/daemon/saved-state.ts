@@ -55,11 +55,18 @@ const HINT =
   'nothing on the node was changed; move the file aside (or set AWS_VPC_K8S_CNI_BACKING_STORE elsewhere) to ' +
   'start with an empty pool, but the pods already on this node keep their addresses only if it is restored';
 
-/** Why: the datastore's reason (which names where in the document), with the JSON parser's or the read's. */
+/**
+ * Why: the datastore's reason (which names where in the document), with the JSON parser's or the read's; for a
+ * path that is not a regular file (a FIFO, a device, a directory), what it is.
+ */
 function reasonOf(e: unknown): string {
   const cause = (e as { cause?: unknown }).cause;
   const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
-  if (isDatastoreError(e, 'CheckpointReadFailed')) return `cannot read it: ${errno ?? String(cause)}`;
+  if (isDatastoreError(e, 'CheckpointReadFailed')) {
+    const fileType = e.details.fileType;
+    if (fileType !== undefined) return `it is a ${fileType}, not a regular file`;
+    return `cannot read it: ${errno ?? String(cause)}`;
+  }
   if (isDatastoreError(e)) return cause instanceof SyntaxError ? `${e.message}: ${cause.message}` : e.message;
   return e instanceof Error ? e.message : String(e);
 }

@@ -17,7 +17,16 @@
  * 4–6 ms to load, and a hash in JavaScript over the cache 2–3 ms in a process this young. The flag is set
  * through V8's native binding: `node:v8` would load Node's public stream module (+3 ms) just to reach it.
  */
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { Script } from 'node:vm';
 import { processBinding } from '../rpc/process-binding.js';
 
@@ -29,12 +38,22 @@ declare const __AWS_CNI_PROGRAM_ID__: string;
 const cachePath = `${__filename}.v8cache`;
 const header = Buffer.from(`aws-cni code cache ${__AWS_CNI_PROGRAM_ID__}\n`, 'latin1');
 
+/**
+ * The cache's bytes after the header, or `undefined` when there is no usable cache. Only a regular file is
+ * read: opened without blocking, a FIFO in the cache's place (which a plain open would wait on for a writer,
+ * holding every ADD) or a device such as `/dev/zero` (which never ends) is no cache, and the ADD replaces it.
+ */
 function readCache(): Buffer | undefined {
   let bytes: Buffer;
+  let fd: number | undefined;
   try {
-    bytes = readFileSync(cachePath);
+    fd = openSync(cachePath, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    if (!fstatSync(fd).isFile()) return undefined;
+    bytes = readFileSync(fd);
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   return bytes.subarray(0, header.length).equals(header) ? bytes.subarray(header.length) : undefined;
 }
