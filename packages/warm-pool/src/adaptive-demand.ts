@@ -81,6 +81,21 @@ export function nextRecurringBurst(
   return { at: z.at + i2, size: Math.max(y.count, z.count) };
 }
 
+/**
+ * The size a surge grows for: the largest remembered burst, leaving out a burst the node saw while it was
+ * starting (one that began within `startupMs` of the first observation) once its one-minute span is over — a new
+ * node's first pods are its workload landing, not a burst that comes again. 0 when none is left.
+ */
+export function burstToGrowFor(state: AdaptiveState, now: number, startupMs: number): number {
+  let n = 0;
+  for (const b of state.bursts ?? []) {
+    const atStartup = state.bootAt !== undefined && b.at - state.bootAt < startupMs;
+    if (atStartup && now - b.at > BURST_SPAN_MS) continue;
+    n = Math.max(n, b.count);
+  }
+  return n;
+}
+
 /** The largest remembered burst, its size halved every `halfLifeMs` since it began (0 when none). */
 export function recalledBurst(state: AdaptiveState, now: number, halfLifeMs: number): number {
   let n = 0;

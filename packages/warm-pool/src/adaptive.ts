@@ -2,6 +2,7 @@ import {
   arrivalRate,
   arrivalsWithin,
   burstiness,
+  burstToGrowFor,
   decayedPeak,
   horizonMs,
   isDraining,
@@ -262,10 +263,12 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const wanted = Math.max(1, Math.ceil(expected - 1e-9), pressured ? Math.ceil(maxWarm / 2) : 1);
   const batch = Math.min(wanted, maxWarm);
   // While a surge is under way (≥ 2 pods within one surge window), grow for the rest of the burst in one call:
-  // as many again as have arrived (times surgeGrowth), or the largest burst remembered (before any: what one
-  // ENI holds, never more than the default keeps) less the pods of it already here.
+  // as many again as have arrived (times surgeGrowth), or the largest burst remembered (before any, or when the
+  // only one was the node's start-up: what one ENI holds, never more than the default keeps) less the pods of it
+  // already here.
   const remembered = (state.bursts ?? []).reduce((m, b) => Math.max(m, b.count), 0);
-  const guess = s.surgeToBurst ? (remembered > 0 ? remembered : maxWarm) - surge : 0;
+  const sized = burstToGrowFor(state, now, s.startupHalfLifeMs);
+  const guess = s.surgeToBurst ? (sized > 0 ? sized : maxWarm) - surge : 0;
   const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
   const rest =
     surge >= (bursty ? 1 : 2)

@@ -215,6 +215,31 @@ describe('decideAdaptive', () => {
     expect(spread.targets.aim).toBeLessThan(r.targets.aim);
   });
 
+  it("sizes a surge's grow by the largest burst remembered, but not by the node's own start-up once it is over", () => {
+    // Booted at 0; 5 pods landed within one horizon at 10 s (the start-up: a burst of 5 is remembered); a later
+    // burst of 7 at 600 s. Now 3 pods arrive within one surge window.
+    const run = (bursts: { at: number; count: number }[]) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+        targets: DEFAULT_TARGETS,
+        limits,
+        timing: { now: 1_000_000 },
+        observation: obs({ arrivals: 3 }),
+        state: { ...settled, bursts },
+      }).targets;
+    // Only the start-up burst: it is not the size of what comes next, so the grow aims at one ENI's worth
+    // (9) less the 3 here, on top of minWarm 2 — as on a node that remembers no burst.
+    expect(run([{ at: 10_000, count: 5 }]).aim).toBe(8);
+    expect(run([]).aim).toBe(8);
+    // A burst after the start-up sizes it: 7 less the 3 here, on top of minWarm.
+    expect(
+      run([
+        { at: 10_000, count: 5 },
+        { at: 600_000, count: 7 },
+      ]).aim,
+    ).toBe(6);
+  });
+
   it('grows a steady node taking under one pod per 15 s one address at a time, others for 30 s of arrivals', () => {
     // 12 arrivals in the 5 min rate average: 0.04 pods/s (a steady churn); none of them in bursts.
     const steady: AdaptiveState = {
