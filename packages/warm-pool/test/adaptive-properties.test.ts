@@ -48,6 +48,8 @@ const node: fc.Arbitrary<Node> = fc.record({
       burstHalfLifeMs: fc.integer({ min: 60_000, max: 7_200_000 }),
       surgeAim: fc.boolean(),
       surgeDefersEni: fc.boolean(),
+      drainAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 5_000, max: 600_000 })),
+      startupHalfLifeMs: fc.integer({ min: 1_000, max: 600_000 }),
     },
     { requiredKeys: [] },
   ),
