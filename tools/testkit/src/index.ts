@@ -1,3 +1,4 @@
+export { dribble } from './dribble.js';
 export { eventually } from './eventually.js';
 export { fifoWithLateWriter, type LateFifo } from './fifo.js';
 export { freePort } from './free-port.js';
