@@ -1,16 +1,19 @@
 /**
  * The daemon's HTTP endpoints (introspection and metrics) against hostile clients, over real sockets on
  * loopback: a method other than GET or HEAD is refused with 405 and changes nothing; a client that sends half a
- * request and then nothing neither blocks other clients nor holds the daemon's shutdown.
+ * request and then nothing neither blocks other clients nor holds the daemon's shutdown; a client that sends
+ * nothing, or its headers or body a byte at a time, is closed within HTTP_LIMITS.
  */
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
+import { dribble } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import {
   type EarlyHttpEndpoint,
+  HTTP_LIMITS,
   introspectionServer,
   listenEarly,
   metricsServer,
@@ -128,4 +131,40 @@ describe('introspection and metrics endpoints: a client that stalls mid-request'
       });
     }
   }, 15_000);
+});
+
+/** A connection to `port` that dribbles (testkit's `dribble`); resolves with how long the server kept it open. */
+async function dribbler(port: number, start: string, drip: string): Promise<number> {
+  const s = connect(port, '127.0.0.1');
+  sockets.push(s);
+  s.on('error', () => {});
+  await new Promise((r) => s.once('connect', r));
+  return dribble(s, start, drip);
+}
+
+describe('introspection and metrics endpoints: slow clients (HTTP_LIMITS)', () => {
+  it('closes a silent connection, headers sent a byte at a time and a request body never finished, within the limits', async () => {
+    // Node's defaults held these for 60 s, 60 s and 300 s (plus up to 30 s before the check): the test's own
+    // deadline (20 s) ends them first.
+    const slack = HTTP_LIMITS.checkEveryMs + 1000;
+    const results = await Promise.all(
+      (['introspection', 'metrics'] as const).map(async (kind) => {
+        const { port } = await endpoint(kind);
+        const path = kind === 'metrics' ? '/metrics' : '/v1/enis';
+        const held = Promise.all([
+          dribbler(port, '', ''),
+          dribbler(port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `, 'a'),
+          dribbler(port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n`, 'a'),
+        ]);
+        // Meanwhile a real client is answered at once.
+        expect((await call(port, 'GET', path)).status).toBe(200);
+        return held;
+      }),
+    );
+    for (const [silent, headers, body] of results) {
+      expect(silent).toBeLessThan(HTTP_LIMITS.headersMs + slack);
+      expect(headers).toBeLessThan(HTTP_LIMITS.headersMs + slack);
+      expect(body).toBeLessThan(HTTP_LIMITS.requestMs + slack);
+    }
+  }, 20_000);
 });

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type KubeSimulator, selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { scratchDir } from '@vpc-cni-kit/testkit';
+import { fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpsKubeApi, httpsPodWatchApi } from '../src/kube/https-kube-api.js';
 import type { InClusterTarget } from '../src/kube/in-cluster.js';
@@ -63,6 +63,21 @@ describe('httpsKubeApi', () => {
     );
     expect(missing).toMatchObject({ code: 'Unauthorized', status: 0 });
     expect(missing.message).toContain('ENOENT');
+  });
+
+  it('refuses a token file that is not a regular file at once: a FIFO is named, never waited on', async () => {
+    const fifo = fifoWithLateWriter(join(dir.path, 'token.fifo'));
+    try {
+      const started = performance.now();
+      const e = await failure(httpsKubeApi({ ...target, tokenFile: fifo.path }, 10_000).getNode('n1'));
+      expect(e).toMatchObject({ code: 'Unauthorized', status: 0 });
+      expect(e.message).toBe(
+        `GET /api/v1/nodes/n1: token file ${fifo.path} unreadable: a FIFO, not a regular file`,
+      );
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      fifo.stop();
+    }
   });
 
   it('maps a 409 Status to Conflict (stale resourceVersion) or AlreadyExists (create twice)', async () => {

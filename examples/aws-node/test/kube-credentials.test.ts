@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { selfSignedCertificate } from '@vpc-cni-kit/kube-simulator';
-import { scratchDir } from '@vpc-cni-kit/testkit';
+import { fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeStartFailure } from '../src/cli/start-failure.js';
 import { loadConfig } from '../src/config/config.js';
@@ -58,6 +58,24 @@ describe('resolveInCluster: ca.crt', () => {
   });
 });
 
+describe('resolveInCluster: only regular files', () => {
+  it.each(['token', 'ca.crt'])('a FIFO as %s is the reason, named at once, never waited on', async (name) => {
+    const ca = (await selfSignedCertificate()).cert;
+    const dir = serviceAccount(name === 'token' ? { 'ca.crt': ca } : { token: 't' });
+    // A plain read waited for a writer: here one comes after 3 s, so such a read ends (and fails the test).
+    const fifo = fifoWithLateWriter(join(dir, name));
+    try {
+      const started = performance.now();
+      expect(await resolveInCluster(settings(dir))).toEqual({
+        reason: `ServiceAccount ${fifo.path} is a FIFO, not a regular file`,
+      });
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      fifo.stop();
+    }
+  });
+});
+
 describe('a setting that needs the API names why the API cannot be used', () => {
   const env = (dir: string, extra: Record<string, string>) => ({
     KUBERNETES_SERVICE_HOST: '127.0.0.1',
@@ -88,6 +106,24 @@ describe('a setting that needs the API names why the API cannot be used', () => 
       ),
     ).toBe(true);
     expect(line).not.toContain('run in a cluster');
+  });
+
+  it('with a FIFO as the token: one line naming it, within seconds, not a start that hangs', async () => {
+    const dir = serviceAccount({ 'ca.crt': (await selfSignedCertificate()).cert });
+    const fifo = fifoWithLateWriter(join(dir, 'token'));
+    try {
+      const started = performance.now();
+      const error = await startDaemon(loadConfig(env(dir, { ENABLE_POD_ENI: 'true' })), {
+        log: silentLogger,
+        version: 'test',
+      }).catch((e: unknown) => e);
+      expect(describeStartFailure(error, { imdsEndpoint: undefined })).toBe(
+        `failed to start: ENABLE_POD_ENI=true needs the Kubernetes API (each pod's vpc.amazonaws.com/pod-eni annotation), which cannot be used: ServiceAccount ${fifo.path} is a FIFO, not a regular file; mount the ServiceAccount token and ca.crt there (automountServiceAccountToken) or set AWS_NODE_SERVICE_ACCOUNT_DIR`,
+      );
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      fifo.stop();
+    }
   });
 
   it('with a garbage ca.crt: the CA named', async () => {

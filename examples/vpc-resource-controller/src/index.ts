@@ -56,6 +56,7 @@ export {
   TRUNK_DESCRIPTION,
   tagValue,
 } from './ec2/tags.js';
+export { type HttpLimits, PROBE_HTTP_LIMITS, WEBHOOK_HTTP_LIMITS } from './http-limits.js';
 export {
   type InClusterSource,
   KubeConfigError,

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { scratchDir } from '@vpc-cni-kit/testkit';
+import { fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLogger, runProgram, startController } from '../src/index.js';
 import { KubeConfigError, kubeApis } from '../src/kube/apis.js';
@@ -64,6 +64,41 @@ describe('vpc-resource-controller at start', () => {
     expect((await start(env, [], sa)).line).toMatch(
       /^vpc-resource-controller: ServiceAccount ca\.crt missing in /,
     );
+  });
+
+  it('a FIFO in place of the token, the ca.crt or a kubeconfig: one line naming it, at once, not a start that hangs', async () => {
+    const env = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(sim.port) };
+    const hint =
+      "(hint: the ServiceAccount's projected volume must hold the token and ca.crt as files the controller can read; check what is mounted over it, or pass --kubeconfig)";
+    // The client read them with readFileSync on the event loop: a FIFO there held the process, its probe deadline
+    // included, until a writer came (here after 3 s, so that a read that waits ends and fails the test).
+    for (const [name, other, otherText] of [
+      ['token', 'ca.crt', sim.caPem!],
+      ['ca.crt', 'token', sim.adminToken],
+    ] as const) {
+      const sa = join(dir.path, `sa-fifo-${name}`);
+      mkdirSync(sa);
+      writeFileSync(join(sa, other), otherText);
+      const fifo = fifoWithLateWriter(join(sa, name));
+      try {
+        const started = performance.now();
+        expect(await start(env, [], sa)).toEqual({
+          code: 1,
+          line: `vpc-resource-controller: ServiceAccount ${name} ${fifo.path} is a FIFO, not a regular file ${hint}`,
+        });
+        expect(performance.now() - started).toBeLessThan(2000);
+      } finally {
+        fifo.stop();
+      }
+    }
+    const kubeconfig = fifoWithLateWriter(join(dir.path, 'kubeconfig.fifo'));
+    try {
+      expect((await start({}, ['--kubeconfig', kubeconfig.path])).line).toBe(
+        `vpc-resource-controller: cannot load the Kubernetes configuration from ${kubeconfig.path}: a FIFO, not a regular file (hint: check the --kubeconfig path)`,
+      );
+    } finally {
+      kubeconfig.stop();
+    }
   });
 
   it('names the KUBECONFIG variable, or the --kubeconfig flag, whichever gave the unreadable file', async () => {

@@ -1,3 +1,4 @@
+import type { NonRegularFileType as RegularFileType } from '@vpc-cni-kit/regular-file';
 /**
  * Every way a datastore operation can fail, as a closed set of stable codes. Match on `code`, never on the
  * message text.
@@ -60,17 +61,10 @@ const CODES: ReadonlySet<string> = new Set<DatastoreErrorCode>([
 ]);
 
 /**
- * What a checkpoint path that is not a regular file holds, as `stat(2)` tells it: a `'FIFO'` (named pipe),
- * a `'socket'`, a `'character device'` or `'block device'`, a `'directory'`, or a `'special file'` of
- * another kind. The values read as nouns in a sentence ("it is a FIFO, not a regular file").
+ * What a checkpoint path that is not a regular file holds (`'FIFO'`, `'socket'`, `'character device'`, …): the
+ * type of `@vpc-cni-kit/regular-file`, which reads the checkpoint.
  */
-export type NonRegularFileType =
-  | 'directory'
-  | 'FIFO'
-  | 'socket'
-  | 'character device'
-  | 'block device'
-  | 'special file';
+export type NonRegularFileType = RegularFileType;
 
 /** Context attached to a {@link DatastoreError}; which fields are set depends on the code. */
 export interface DatastoreErrorDetails {

@@ -2,13 +2,13 @@ import { close, constants, fsync, openSync, write } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { createTempFile, tempPathFor } from '@vpc-cni-kit/regular-file';
 import type { GroupCommitCheckpointer } from './checkpoint.js';
 import { DatastoreError } from './errors.js';
 import type { FileCheckpointerOptions } from './file-checkpointer.js';
 import { createGroupCommit, type GroupCommitStats } from './group-commit.js';
 import { isMemoryBacked } from './internal/memory-fs.js';
 import { readCheckpointFile } from './internal/read-file.js';
-import { tempPathFor } from './internal/temp-name.js';
 import { writeFileDurablySync } from './internal/write-sync.js';
 
 /** The file-backed {@link GroupCommitCheckpointer}, with its counters. */
@@ -46,11 +46,6 @@ export interface GroupCommitFileCheckpointerOptions extends FileCheckpointerOpti
   readonly inline?: boolean;
 }
 
-/** Exclusive create, and every write durable (data and metadata) before it returns: write + fsync in one. */
-const CREATE_SYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_SYNC;
-/** Exclusive create, no flush. */
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-
 const fsyncAsync = promisify(fsync);
 const closeAsync = promisify(close);
 const writeAsync = promisify(write);
@@ -70,7 +65,8 @@ async function writeDurably(path: string, text: string, mode: number, flush: boo
   let dfd: number | undefined;
   try {
     if (flush) dfd = openSync(dir, 'r');
-    fd = openSync(tmp, flush ? CREATE_SYNC : CREATE, mode);
+    // Exclusive create; with flush every write is durable (data and metadata) before it returns: write + fsync.
+    fd = createTempFile(tmp, mode, flush ? constants.O_SYNC : 0);
     const buf = Buffer.from(text, 'utf8');
     let off = 0;
     while (off < buf.length) off += (await writeAsync(fd, buf, off, buf.length - off, null)).bytesWritten;

@@ -1,4 +1,3 @@
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import {
   serializeCheckpoint,
 } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
-import { scratchDir } from '@vpc-cni-kit/testkit';
+import { fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eni, pod } from './helpers.js';
 
@@ -260,11 +259,9 @@ describe('file checkpointer', () => {
     it('a FIFO is refused at once, never waited on for a writer', () => {
       const dir = scratchDir('vck-ds-');
       dirs.push(dir);
-      const path = join(dir.path, 'ipam.json');
-      execFileSync('mkfifo', [path]);
       // A writer that comes after 3 s, so a read that waits for one returns (and fails this test) instead of
       // hanging the test run; a read that does not wait is long done by then.
-      const writer = spawn('sh', ['-c', 'sleep 3; echo "{}" > "$0"', path], { stdio: 'ignore' });
+      const { path, stop } = fifoWithLateWriter(join(dir.path, 'ipam.json'), 3000, '{}');
       try {
         const started = performance.now();
         expect(readFailure(path)).toEqual({
@@ -273,7 +270,7 @@ describe('file checkpointer', () => {
         });
         expect(performance.now() - started).toBeLessThan(2000);
       } finally {
-        writer.kill('SIGKILL');
+        stop();
       }
     });
 

@@ -2,11 +2,22 @@
  * Fault scenarios of aws-node on the virtual VPC (issue #21), each on its own one-node cluster: IMDS lagging
  * EC2 across a SIGKILL, an ADD naming the node's own network namespace, a lost AttachNetworkInterface reply,
  * a start whose metrics port is taken, a corrupt checkpoint, a gRPC socket or CNI configuration directory that
- * cannot be used (all refused before the node is changed), and calls made while the daemon restores (answered
- * UNAVAILABLE, ADR 0035).
+ * cannot be used (all refused before the node is changed), calls made while the daemon restores (answered
+ * UNAVAILABLE, ADR 0035), and an init run over a FIFO and a symbolic link left at its old temp paths.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { daemonClient, GrpcStatus, isGrpcCallError } from '@vpc-cni-kit/aws-node';
@@ -330,5 +341,42 @@ describePrivileged('aws-node under faults', () => {
     await c.startDaemon(0);
     expect(await snat()).toBe(true);
     expect(await mtu()).toBe(9001);
+  }, 180_000);
+
+  it('aws-vpc-cni-init: a FIFO or a symbolic link at the old temp path <bin>/<plugin>.tmp neither holds nor misdirects it', async () => {
+    const c = await start();
+    const node = c.nodes[0]!;
+    const bin = node.cniBinDir;
+    // What the init wrote through before: a fixed <dst>.tmp, opened for writing (a FIFO there waited for a
+    // reader for ever; a symbolic link was written through, then renamed into the plugin's place).
+    execFileSync('mkfifo', [join(bin, 'aws-cni.tmp')]);
+    const elsewhere = join(node.dir, 'not-a-plugin');
+    writeFileSync(elsewhere, 'untouched\n');
+    symlinkSync(elsewhere, join(bin, 'portmap.tmp'));
+    // Nobody ever reads the FIFO: an init that opens it is held until the 20 s deadline kills it.
+    const started = performance.now();
+    const r = await inNetns(
+      node.instance.netnsPath,
+      [process.execPath, join(awsNodeBinDir(), 'aws-vpc-cni-init.cjs')],
+      {
+        env: node.env,
+        timeoutMs: 20_000,
+      },
+    );
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(readFileSync(elsewhere, 'utf8')).toBe('untouched\n');
+    for (const plugin of ['aws-cni', 'portmap']) {
+      expect(lstatSync(join(bin, plugin)).isFile(), plugin).toBe(true);
+      expect(statSync(join(bin, plugin)).mode & 0o777, plugin).toBe(0o755);
+    }
+    // No temp file of its own left behind; the two strangers it did not open are still there.
+    expect(
+      readdirSync(bin)
+        .filter((f) => f.includes('.tmp'))
+        .sort(),
+    ).toEqual(['aws-cni.tmp', 'portmap.tmp']);
+    // The daemon installed by the first init still serves pods with the reinstalled plugin.
+    await c.addPod(0);
   }, 180_000);
 });

@@ -1,4 +1,6 @@
+export { dribble } from './dribble.js';
 export { eventually } from './eventually.js';
+export { fifoWithLateWriter, type LateFifo } from './fifo.js';
 export { freePort } from './free-port.js';
 export { debianKubectl, type KubectlResult, runKubectl, UNPACKED_DEBIAN_KUBECTL } from './kubectl.js';
 export {

@@ -7,12 +7,13 @@
  * primary interface (the reference's `configureIPv6Settings`). The command line only
  * takes `--help` and `--version`; anything else is refused (exit 2) before anything is installed.
  */
-import { chmod, cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createImdsNodeMetadata, ImdsClient } from '@vpc-cni-kit/eni-manager';
 import { open, sysctlWrite } from '@vpc-cni-kit/netlink';
 import { answerCommandLine } from '@vpc-cni-kit/command-line';
+import { replaceFileSync } from '@vpc-cni-kit/regular-file';
 import { readCommandLine } from '../cli/command-line.js';
 import { CORE_PLUGINS, executable, findCorePlugins } from '../cli/core-plugins.js';
 import { checkSysctls, initSysctls, readInitConfig, type SysctlWrite } from '../cli/init-plan.js';
@@ -41,10 +42,10 @@ Exit status: 0 done, 1 failed (one line on stderr says why), 2 bad command line.
 `;
 
 async function installFile(src: string, dst: string, mode: number): Promise<void> {
-  // The reference's copy semantics: <dst>.tmp, rename over <dst>, then chmod.
-  const tmp = `${dst}.tmp`;
-  await writeFile(tmp, await readFile(src));
-  await rename(tmp, dst);
+  // The reference's copy semantics (a temp file beside <dst> renamed over it, then chmod), with a temp file that
+  // is this process's own and created exclusively: the reference's fixed <dst>.tmp, opened for writing, waits
+  // for ever on a FIFO left there and writes through a symbolic link to wherever it points.
+  replaceFileSync(dst, await readFile(src), { mode });
   await chmod(dst, mode);
 }
 

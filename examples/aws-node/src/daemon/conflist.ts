@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { replaceFileSync } from '@vpc-cni-kit/regular-file';
 import type { AwsNodeConfig } from '../config/config.js';
 import { isMakeDirectoryError, makeDirectories } from '../fs/make-directories.js';
 import { StartError } from './start-error.js';
@@ -104,13 +104,16 @@ export function renderConflist(
   return `${JSON.stringify({ cniVersion: '0.4.0', name: 'aws-cni', disableCheck: false, plugins }, null, 2)}\n`;
 }
 
-/** Writes the conflist atomically (temp file, rename) into `dir`; returns its path. */
+/**
+ * Writes the conflist atomically into `dir` ({@link replaceFileSync}: an exclusive temp file of this process,
+ * flushed, renamed over the conflist), so kubelet never reads half of one; returns its path.
+ *
+ * @throws RegularFileError `WriteFailed` naming the conflist
+ */
 export async function writeConflist(dir: string, content: string): Promise<string> {
   makeDirectories(dir);
   const path = join(dir, CONFLIST_NAME);
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, content, { mode: 0o644 });
-  await rename(tmp, path);
+  replaceFileSync(path, content, { mode: 0o644 });
   return path;
 }
 

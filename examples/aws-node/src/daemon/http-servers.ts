@@ -18,9 +18,35 @@ export interface HttpEndpoint {
 }
 
 /**
- * Listens on `host:port`, `:port`, `[ipv6]:port` or `unix:<path>` (see {@link parseBindAddress}). A stale socket at
- * a unix path is replaced; a file or directory there is refused (never deleted), with `setting` (the variable that
- * named the address) in the hint.
+ * How long a client of the metrics and introspection endpoints may take, in milliseconds. Node's defaults let one
+ * that sends its headers a byte at a time hold a connection for 60 s, and one that never finishes a request body
+ * for 300 s (each plus up to 30 s before the check runs). The real clients send a whole GET at once: a Prometheus
+ * scrape (10 s timeout by default), `aws-node status`, a `curl` by an operator. A connection is closed when its
+ * headers are not in after `headersMs` or its whole request after `requestMs`, checked every `checkEveryMs`;
+ * between requests a kept-alive connection stays open `keepAliveMs` (Node's default, written down). Headers
+ * are limited to Node's default 16 KiB (`maxHeaderSize`), where a larger request is answered 431.
+ */
+export const HTTP_LIMITS = {
+  headersMs: 5_000,
+  requestMs: 10_000,
+  keepAliveMs: 5_000,
+  checkEveryMs: 1_000,
+} as const;
+
+/** Sets {@link HTTP_LIMITS} on `server`, before it listens (the checks start with it). */
+function limit(server: Server): void {
+  server.headersTimeout = HTTP_LIMITS.headersMs;
+  server.requestTimeout = HTTP_LIMITS.requestMs;
+  server.keepAliveTimeout = HTTP_LIMITS.keepAliveMs;
+  // Read when the server starts listening; @types/node declares it only as a createServer option.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+    HTTP_LIMITS.checkEveryMs;
+}
+
+/**
+ * Listens on `host:port`, `:port`, `[ipv6]:port` or `unix:<path>` (see {@link parseBindAddress}), with
+ * {@link HTTP_LIMITS}. A stale socket at a unix path is replaced; a file or directory there is refused (never
+ * deleted), with `setting` (the variable that named the address) in the hint.
  */
 export async function listen(
   server: Server,
@@ -32,6 +58,7 @@ export async function listen(
     throw new StartError('ListenFailed', `cannot listen on ${JSON.stringify(bind)}: ${at.problem}`);
   // A stale socket is replaced; anything else at a unix path (an operator's file) is refused, never deleted.
   if (at.kind === 'unix') await checkSocketPath(at.path, setting);
+  limit(server);
   try {
     if (at.kind === 'unix') await rm(at.path, { force: true });
     await new Promise<void>((resolve, reject) => {

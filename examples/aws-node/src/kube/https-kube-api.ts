@@ -3,9 +3,9 @@
  * and a deadline, not a generated client. Hand-written because `@kubernetes/client-node` cost the daemon ~30 MiB
  * of RSS and 205–250 ms of load time even bundled and loaded lazily (docs/adr/0003-bundled-daemon.md, second addendum).
  */
-import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import type { InClusterTarget } from './in-cluster.js';
+import { readRegularFile } from '@vpc-cni-kit/regular-file';
+import { type InClusterTarget, whyUnreadable } from './in-cluster.js';
 import {
   type CustomResource,
   classifyStatus,
@@ -89,21 +89,26 @@ class Transport {
     return this.#request(method, path(), body);
   }
 
-  /** The request headers, with the token as it is now (projected ServiceAccount tokens are rotated). */
-  async #headers(where: string, deadline: AbortSignal): Promise<Record<string, string | number>> {
-    let token: string;
+  /**
+   * The request headers, with the token as it is now (projected ServiceAccount tokens are rotated). The token
+   * is read only from a regular file (`readRegularFile`: a FIFO put in its place is refused at once, never
+   * waited on); it is a few hundred bytes on the kubelet's tmpfs, read in the call.
+   */
+  #headers(where: string): Record<string, string | number> {
+    let token: string | undefined;
+    let why = 'ENOENT';
     try {
-      token = (await readFile(this.#tokenFile, { encoding: 'utf8', signal: deadline })).trim();
+      token = readRegularFile(this.#tokenFile, 'utf8');
     } catch (e) {
-      if (deadline.aborted)
-        throw new KubeCallError('Unreachable', 0, `${where}: token not read within ${this.#timeoutMs} ms`);
+      why = whyUnreadable(e);
+    }
+    if (token === undefined)
       throw new KubeCallError(
         'Unauthorized',
         0,
-        `${where}: token file ${this.#tokenFile} unreadable: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+        `${where}: token file ${this.#tokenFile} unreadable: ${why}`,
       );
-    }
-    return { Accept: 'application/json', Authorization: `Bearer ${token}`, 'User-Agent': 'aws-node' };
+    return { Accept: 'application/json', Authorization: `Bearer ${token.trim()}`, 'User-Agent': 'aws-node' };
   }
 
   #options(method: Method, path: string, headers: Record<string, string | number>) {
@@ -142,7 +147,7 @@ class Transport {
   async #request(method: Method, path: string, body?: Body): Promise<KubeObject> {
     const deadline = AbortSignal.timeout(this.#timeoutMs);
     const where = `${method} ${path}`;
-    const headers = await this.#headers(where, deadline);
+    const headers = this.#headers(where);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body.value));
     if (body !== undefined && payload !== undefined) {
       headers['Content-Type'] = body.contentType;
@@ -211,7 +216,7 @@ class Transport {
     const p = path();
     const where = `GET ${p}`;
     const opening = AbortSignal.timeout(this.#timeoutMs);
-    const headers = await this.#headers(where, opening);
+    const headers = this.#headers(where);
     if (options.signal.aborted) return;
     return new Promise<void>((resolve, reject) => {
       let settled = false;

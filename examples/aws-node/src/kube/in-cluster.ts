@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isRegularFileError, readRegularFile } from '@vpc-cni-kit/regular-file';
 import type { KubeSettings } from '../config/kube-settings.js';
 
 /** The API server and the credentials to use, read from the ServiceAccount directory. */
@@ -20,25 +20,39 @@ export type NotInCluster = { readonly reason: string };
  * Resolves the in-cluster target the way the reference's REST config does: `CLUSTER_ENDPOINT` or the
  * `KUBERNETES_SERVICE_*` address, the ServiceAccount token file and `ca.crt` (which must hold PEM certificates
  * that parse). Missing or unusable files are a reason, never an exception: the daemon then runs without its
- * Kubernetes features, and refuses to start when a setting needs them (naming the reason).
+ * Kubernetes features, and refuses to start when a setting needs them (naming the reason). Only regular files
+ * are read: a FIFO (or a device, a socket, a directory) in place of either is named as what it is, at once,
+ * where a plain read of a FIFO would wait for a writer and hold the start for ever.
  */
 export async function resolveInCluster(s: KubeSettings): Promise<InClusterTarget | NotInCluster> {
   if (s.apiServer === undefined)
     return { reason: 'not in a cluster (KUBERNETES_SERVICE_HOST and CLUSTER_ENDPOINT unset)' };
   const tokenFile = join(s.serviceAccountDir, 'token');
-  let caPem: string;
+  const caFile = join(s.serviceAccountDir, 'ca.crt');
+  let caPem: string | undefined;
   try {
-    await readFile(tokenFile, 'utf8');
-    caPem = await readFile(join(s.serviceAccountDir, 'ca.crt'), 'utf8');
+    if (readRegularFile(tokenFile) !== undefined) caPem = readRegularFile(caFile, 'utf8');
   } catch (e) {
-    return {
-      reason: `ServiceAccount credentials unreadable in ${s.serviceAccountDir}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-    };
+    if (isRegularFileError(e) && e.fileType !== undefined)
+      return { reason: `ServiceAccount ${e.path} is a ${e.fileType}, not a regular file` };
+    return { reason: `ServiceAccount credentials unreadable in ${s.serviceAccountDir}: ${whyUnreadable(e)}` };
   }
+  if (caPem === undefined)
+    return { reason: `ServiceAccount credentials unreadable in ${s.serviceAccountDir}: ENOENT` };
   const caProblem = pemCertificatesProblem(caPem);
   if (caProblem !== undefined)
     return { reason: `ServiceAccount ca.crt in ${s.serviceAccountDir} ${caProblem}` };
   return { server: s.apiServer, tokenFile, caPem };
+}
+
+/**
+ * Why a ServiceAccount file could not be read, as the end of a sentence: the errno (`EACCES`), or what is there
+ * when it is not a regular file (`a FIFO, not a regular file`).
+ */
+export function whyUnreadable(error: unknown): string {
+  if (!isRegularFileError(error)) return String(error);
+  if (error.fileType !== undefined) return `a ${error.fileType}, not a regular file`;
+  return error.errno ?? error.message;
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;

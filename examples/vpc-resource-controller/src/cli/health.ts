@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { limitHttpServer, PROBE_HTTP_LIMITS } from '../http-limits.js';
 
 /** What the probes ask. */
 export interface HealthSource {
@@ -34,13 +35,14 @@ export function serveHealthProbes(
 }
 
 /**
- * Listens on `address` ('' host: every address; port 0 picks one). Resolves with the server and the address it
- * listens on; rejects with the listen error (`EADDRINUSE`, `EACCES`…).
+ * Listens on `address` ('' host: every address; port 0 picks one) with {@link PROBE_HTTP_LIMITS}. Resolves with the
+ * server and the address it listens on; rejects with the listen error (`EADDRINUSE`, `EACCES`…).
  */
 export function listen(
   server: Server,
   address: { readonly host: string; readonly port: number },
 ): Promise<{ server: Server; address: AddressInfo }> {
+  limitHttpServer(server, PROBE_HTTP_LIMITS);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host === '' ? undefined : address.host, () => {

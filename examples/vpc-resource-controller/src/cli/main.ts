@@ -66,6 +66,11 @@ export async function runProgram(io: ProgramIo): Promise<number> {
           e.message,
           'mount the ServiceAccount token (automountServiceAccountToken: true), or pass --kubeconfig',
         );
+      case 'ServiceAccountUnreadable':
+        return fail(
+          e.message,
+          "the ServiceAccount's projected volume must hold the token and ca.crt as files the controller can read; check what is mounted over it, or pass --kubeconfig",
+        );
       case 'KubeconfigUnreadable':
         return fail(
           `cannot load the Kubernetes configuration from ${e.message}`,

@@ -1,4 +1,3 @@
-import { accessSync, constants } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -9,6 +8,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { isRegularFileError, readRegularFile } from '@vpc-cni-kit/regular-file';
 import { KubeConfigError } from './config-error.js';
 import { loadKubeconfigFiles } from './kubeconfig.js';
 
@@ -71,12 +71,19 @@ function loadInCluster(config: KubeConfig, source: InClusterSource): void {
       'not in a cluster (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set)',
     );
   const dir = source.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  // Each read once here, and only a regular file: the client reads them later with a plain readFileSync on the
+  // event loop (the CA at every request), which a FIFO in their place would hold for ever, timers and all.
   const missing = ['token', 'ca.crt'].filter((f) => {
     try {
-      accessSync(join(dir, f), constants.R_OK);
-      return false;
-    } catch {
-      return true;
+      return readRegularFile(join(dir, f)) === undefined;
+    } catch (e) {
+      if (!isRegularFileError(e)) throw e;
+      throw new KubeConfigError(
+        'ServiceAccountUnreadable',
+        e.fileType !== undefined
+          ? `ServiceAccount ${f} ${e.path} is a ${e.fileType}, not a regular file`
+          : `ServiceAccount ${f} ${e.path} cannot be read (${e.errno ?? e.message})`,
+      );
     }
   });
   if (missing.length > 0)

@@ -10,9 +10,9 @@
  * `loadFromDefault` reads `process.env` itself, lets a later file's `current-context` win and throws on a name
  * two files share, where kubectl keeps the first.
  */
-import { readFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
 import { type Cluster, type Context, KubeConfig, type User } from '@kubernetes/client-node';
+import { isRegularFileError, readRegularFile } from '@vpc-cni-kit/regular-file';
 import { load as loadYaml } from 'js-yaml';
 import { KubeConfigError } from './config-error.js';
 
@@ -65,15 +65,17 @@ export function loadKubeconfigFiles(files: readonly string[]): KubeConfig {
  */
 function loadOne(file: string): KubeConfig {
   const unreadable = (why: string) => new KubeConfigError('KubeconfigUnreadable', `${file}: ${why}`);
-  let text: string;
+  let text: string | undefined;
   let doc: unknown;
   try {
-    text = readFileSync(file, 'utf8');
+    // Only a regular file: a FIFO given as a kubeconfig would otherwise hold the start for ever.
+    text = readRegularFile(file, 'utf8');
     // The parser the client uses, so that both read the file alike.
-    doc = loadYaml(text);
+    if (text !== undefined) doc = loadYaml(text);
   } catch (e) {
     throw unreadable(whyUnreadable(e));
   }
+  if (text === undefined) throw unreadable('ENOENT');
   const config = new KubeConfig();
   if (doc === undefined || doc === null) return config;
   // The client would read a scalar or a list as a kubeconfig with nothing in it: a file in a list that only
@@ -91,6 +93,8 @@ function loadOne(file: string): KubeConfig {
 
 /** Why a file did not load, in a few words: its errno code (`ENOENT`, `EACCES`, `EISDIR`), else the first line. */
 function whyUnreadable(e: unknown): string {
+  if (isRegularFileError(e))
+    return e.fileType !== undefined ? `a ${e.fileType}, not a regular file` : (e.errno ?? e.message);
   const code = (e as NodeJS.ErrnoException | null)?.code;
   if (typeof code === 'string') return code;
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../controller/logger.js';
 import type { ControllerMetrics } from '../controller/metrics.js';
+import { limitHttpServer, WEBHOOK_HTTP_LIMITS } from '../http-limits.js';
 import {
   ANNOTATION_VALIDATION_PATH,
   DEFAULT_ANNOTATION_WRITERS,
@@ -57,7 +58,7 @@ export class WebhookStartError extends Error {
   }
 }
 
-/** Admission reviews are small; the API server's own request limit bounds them. */
+/** Admission reviews are small; the API server's own request limit bounds them (a larger body is a 400). */
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 function reply(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
@@ -86,7 +87,8 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  * serving certificate Secret), reloaded when they change (a valid new pair is served from the next handshake on;
  * an invalid one is a warning and the old pair stays): `POST /mutate-v1-pod` (the mutation, {@link reviewPod})
  * and `POST /validate-v1-pod` (the annotation validation, {@link reviewPodAnnotation}) answer AdmissionReviews; a
- * malformed body is 400 with the reason, another path 404, another method 405. Rejects with
+ * malformed body (or one over 3 MiB) is 400 with the reason, another path 404, another method 405. A client
+ * that is slow to send its request is closed within {@link WEBHOOK_HTTP_LIMITS}. Rejects with
  * {@link WebhookStartError}.
  */
 export async function serveWebhook(
@@ -106,7 +108,7 @@ export async function serveWebhook(
   const writers = o.annotationWriters ?? DEFAULT_ANNOTATION_WRITERS;
   let server: Server;
   try {
-    server = createServer({ cert, key }, (req, res) => {
+    server = createServer({ cert, key, handshakeTimeout: WEBHOOK_HTTP_LIMITS.handshakeMs }, (req, res) => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== POD_MUTATION_PATH && path !== ANNOTATION_VALIDATION_PATH)
         return reply(res, 404, 'not found\n');
@@ -147,6 +149,7 @@ export async function serveWebhook(
       `the certificate or key is not usable PEM: ${(e as Error).message.split('\n')[0]}`,
     );
   }
+  limitHttpServer(server, WEBHOOK_HTTP_LIMITS);
   const reloader =
     o.reload === false
       ? undefined
