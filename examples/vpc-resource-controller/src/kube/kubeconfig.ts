@@ -59,16 +59,17 @@ export function loadKubeconfigFiles(
     contexts: [...contexts.values()],
     currentContext,
   });
-  if (!config.getCurrentCluster()?.server)
-    throw new KubeConfigError(
-      'KubeconfigUnreadable',
-      `${files.join(delimiter)}: its current context names no cluster with a server`,
-    );
+  // The credential files first: the server check reads the current cluster, and with it its CA.
   const [failure] = config.readCredentialFiles();
   if (failure !== undefined)
     throw new KubeConfigError(
       'KubeconfigUnreadable',
       `${files.join(delimiter)}: ${failure.role} ${failure.message}`,
+    );
+  if (!config.getCurrentCluster()?.server)
+    throw new KubeConfigError(
+      'KubeconfigUnreadable',
+      `${files.join(delimiter)}: its current context names no cluster with a server`,
     );
   return config;
 }
