@@ -99,6 +99,20 @@ describe('vpc-resource-controller at start', () => {
     } finally {
       kubeconfig.stop();
     }
+    // A kubeconfig naming a FIFO as its CA: the client read that at the start's first request.
+    const ca = fifoWithLateWriter(join(dir.path, 'ca.fifo'));
+    const naming = join(dir.path, 'kubeconfig-ca-fifo.yaml');
+    writeFileSync(
+      naming,
+      sim.kubeconfig().replace(/certificate-authority-data: \S+/, `certificate-authority: ${ca.path}`),
+    );
+    try {
+      expect((await start({}, ['--kubeconfig', naming])).line).toBe(
+        `vpc-resource-controller: cannot load the Kubernetes configuration from ${naming}: certificate-authority ${ca.path} is a FIFO, not a regular file (hint: check the --kubeconfig path)`,
+      );
+    } finally {
+      ca.stop();
+    }
   });
 
   it('names the KUBECONFIG variable, or the --kubeconfig flag, whichever gave the unreadable file', async () => {
