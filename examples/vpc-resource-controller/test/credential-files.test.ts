@@ -6,24 +6,17 @@
  */
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type KubeSimulator, selfSignedCertificate, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from '@vpc-cni-kit/kube-simulator';
+import { fifoWithLateWriter } from '@vpc-cni-kit/testkit';
+import { describe, expect, it } from 'vitest';
 import { reportCredentialFiles } from '../src/controller/credential-report.js';
 import { ControllerMetrics, jsonLogger } from '../src/index.js';
 import { httpStatus, type KubeApis, KubeConfigError, kubeApis } from '../src/kube/apis.js';
 import type { CredentialFileEvent } from '../src/kube/credential-file.js';
+import { simulatorForFile } from './support/simulator-file.js';
 
-const dir = scratchDir('vpc-rc-credentials');
-let sim: KubeSimulator;
-
-beforeAll(async () => {
-  sim = await startKubeSimulator();
-});
-afterAll(async () => {
-  await sim.close();
-  dir.remove();
-});
+const fixture = simulatorForFile('vpc-rc-credentials');
+const { dir } = fixture;
 
 /** Writes `text` at `path` as the kubelet does: a new file renamed over whatever is there (a FIFO too). */
 function replace(path: string, text: string): void {
@@ -35,8 +28,8 @@ function replace(path: string, text: string): void {
 function serviceAccount(name: string): string {
   const sa = join(dir.path, name);
   mkdirSync(sa);
-  writeFileSync(join(sa, 'token'), sim.adminToken);
-  writeFileSync(join(sa, 'ca.crt'), sim.caPem!);
+  writeFileSync(join(sa, 'token'), fixture.sim.adminToken);
+  writeFileSync(join(sa, 'ca.crt'), fixture.sim.caPem!);
   return sa;
 }
 
@@ -47,7 +40,7 @@ function inCluster(sa: string) {
   const api = kubeApis(
     undefined,
     {
-      env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(sim.port) },
+      env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(fixture.sim.port) },
       serviceAccountDir: sa,
     },
     { now: () => clock.ms, onEvent: (e) => events.push(e) },
@@ -61,6 +54,17 @@ async function request(api: KubeApis): Promise<string[] | number> {
     return (await api.core.listNamespace()).items.map((n) => n.metadata?.name ?? '');
   } catch (e) {
     return httpStatus(e);
+  }
+}
+
+/** Runs `during` with a FIFO in place of the file at `path` (its writer would come after 5 s), left there. */
+async function whileFifo<T>(path: string, during: () => Promise<T>): Promise<T> {
+  rmSync(path);
+  const fifo = fifoWithLateWriter(path, 5000);
+  try {
+    return await during();
+  } finally {
+    fifo.stop();
   }
 }
 
@@ -78,9 +82,7 @@ describe('Kubernetes credential files after start', () => {
     const { api, events, nextPeriod } = inCluster(sa);
     expect(await request(api)).toContain('default');
     const token = join(sa, 'token');
-    rmSync(token);
-    const fifo = fifoWithLateWriter(token, 5000);
-    try {
+    await whileFifo(token, async () => {
       // The client re-read the token every 60 s with readFileSync, which waited here for a writer.
       nextPeriod();
       expect(await quickly(() => request(api))).toContain('default');
@@ -94,14 +96,12 @@ describe('Kubernetes credential files after start', () => {
       // Within a period nothing is read again.
       expect(await request(api)).toContain('default');
       expect(events).toHaveLength(2);
-    } finally {
-      fifo.stop();
-    }
+    });
     // The kubelet writes a new token: used from the next re-read (this one has no rights: 403).
-    sim.objects.create('v1', 'serviceaccounts', {
+    fixture.sim.objects.create('v1', 'serviceaccounts', {
       metadata: { name: 'nobody', namespace: 'default' },
     } as never);
-    replace(token, sim.mintServiceAccountToken('default', 'nobody'));
+    replace(token, fixture.sim.mintServiceAccountToken('default', 'nobody'));
     expect(await request(api)).toContain('default');
     nextPeriod();
     expect(await request(api)).toBe(403);
@@ -113,9 +113,7 @@ describe('Kubernetes credential files after start', () => {
     const { api, events, nextPeriod } = inCluster(sa);
     expect(await request(api)).toContain('default');
     const ca = join(sa, 'ca.crt');
-    rmSync(ca);
-    const fifo = fifoWithLateWriter(ca, 5000);
-    try {
+    await whileFifo(ca, async () => {
       // The client read the CA at every request with readFileSync.
       expect(await quickly(() => request(api))).toContain('default');
       nextPeriod();
@@ -129,16 +127,14 @@ describe('Kubernetes credential files after start', () => {
           first: true,
         },
       ]);
-    } finally {
-      fifo.stop();
-    }
+    });
     // A rotated CA (here one that did not sign the server: the next request fails its TLS) is read at the next
     // period, and the right one again after that.
     replace(ca, (await selfSignedCertificate()).cert);
     nextPeriod();
     expect(await request(api)).toBe(0);
     expect(events.at(-1)).toEqual({ kind: 'recovered', role: 'certificate-authority', path: ca });
-    replace(ca, sim.caPem!);
+    replace(ca, fixture.sim.caPem!);
     nextPeriod();
     expect(await request(api)).toContain('default');
   });
@@ -146,8 +142,8 @@ describe('Kubernetes credential files after start', () => {
   it("a kubeconfig's certificate-authority and token-file: read by the controller, a FIFO refused at load", async () => {
     const base = join(dir.path, 'kubeconfig-files');
     mkdirSync(base);
-    writeFileSync(join(base, 'ca.pem'), sim.caPem!);
-    writeFileSync(join(base, 'token'), sim.adminToken);
+    writeFileSync(join(base, 'ca.pem'), fixture.sim.caPem!);
+    writeFileSync(join(base, 'token'), fixture.sim.adminToken);
     const token = join(base, 'token');
     const yaml = (ca: string, token: string) =>
       [
@@ -155,7 +151,7 @@ describe('Kubernetes credential files after start', () => {
         'kind: Config',
         'current-context: sim',
         'contexts: [{name: sim, context: {cluster: sim, user: sim}}]',
-        `clusters: [{name: sim, cluster: {server: "${sim.url}", certificate-authority: ${ca}}}]`,
+        `clusters: [{name: sim, cluster: {server: "${fixture.sim.url}", certificate-authority: ${ca}}}]`,
         `users: [{name: sim, user: {token-file: ${token}}}]`,
         '',
       ].join('\n');
@@ -163,12 +159,10 @@ describe('Kubernetes credential files after start', () => {
     const kubeconfig = join(base, 'config');
     writeFileSync(kubeconfig, yaml('ca.pem', token));
     const api = kubeApis(kubeconfig);
-    expect(api.config.getCurrentUser()?.token).toBe(sim.adminToken);
+    expect(api.config.getCurrentUser()?.token).toBe(fixture.sim.adminToken);
     expect(await request(api)).toContain('default');
     const ca = join(base, 'ca.pem');
-    rmSync(ca);
-    const fifo = fifoWithLateWriter(ca, 5000);
-    try {
+    await whileFifo(ca, async () => {
       expect(await quickly(() => request(api))).toContain('default');
       // At load, a FIFO as the CA or as the token file is one error naming it, at once.
       expect(() => kubeApis(kubeconfig)).toThrow(
@@ -177,25 +171,19 @@ describe('Kubernetes credential files after start', () => {
           `${kubeconfig}: certificate-authority ${ca} is a FIFO, not a regular file`,
         ),
       );
-      replace(ca, sim.caPem!);
-      rmSync(token);
-      const tokenFifo = fifoWithLateWriter(token, 5000);
-      try {
-        expect(() => kubeApis(kubeconfig)).toThrow(
-          new KubeConfigError(
-            'KubeconfigUnreadable',
-            `${kubeconfig}: token-file ${token} is a FIFO, not a regular file`,
-          ),
-        );
-      } finally {
-        tokenFifo.stop();
-      }
-    } finally {
-      fifo.stop();
-    }
+    });
+    replace(ca, fixture.sim.caPem!);
+    await whileFifo(token, async () =>
+      expect(() => kubeApis(kubeconfig)).toThrow(
+        new KubeConfigError(
+          'KubeconfigUnreadable',
+          `${kubeconfig}: token-file ${token} is a FIFO, not a regular file`,
+        ),
+      ),
+    );
     // A token file's surrounding white space is not part of the token (client-go trims it too).
-    replace(token, `${sim.adminToken}\n`);
-    expect(kubeApis(kubeconfig).config.getCurrentUser()?.token).toBe(sim.adminToken);
+    replace(token, `${fixture.sim.adminToken}\n`);
+    expect(kubeApis(kubeconfig).config.getCurrentUser()?.token).toBe(fixture.sim.adminToken);
   });
 
   it('the program reports a kept re-read once as a warning with a hint, counts each, and says when it recovers', async () => {

@@ -61,7 +61,7 @@ function describe(cert: Buffer): { subject: string; notAfter: string; fingerprin
  * see; cert-manager and the kubelet both rotate that way) and, in case a watch misses something, the files are
  * read every `pollMs`. A new pair is applied only when the key matches the certificate and both parse; an invalid
  * or unreadable one (a file that is not a regular file included: it is never waited on, see
- * {@link readCertificatePair}) is one warning (once per content) and the pair being served stays.
+ * `readCertificatePair`) is one warning (once per content) and the pair being served stays.
  */
 export class CertificateReloader {
   readonly #o: CertificateReloaderOptions;
