@@ -87,8 +87,10 @@ function loadInCluster(source: InClusterSource, credentials: CredentialRefresh):
   );
   // Each read here, and only a regular file: a FIFO in their place would otherwise hold the process for ever.
   const name = (f: CredentialFileFailure) => (f.role === 'token' ? 'token' : 'ca.crt');
-  // Named token first, as the mount lists them.
-  const failures = config.readCredentialFiles().sort((a, b) => name(b).localeCompare(name(a)));
+  const order = ['token', 'ca.crt'];
+  const failures = config
+    .readCredentialFiles()
+    .sort((a, b) => order.indexOf(name(a)) - order.indexOf(name(b)));
   const unreadable = failures.find((f) => f.code !== 'Missing');
   if (unreadable !== undefined)
     throw new KubeConfigError(
