@@ -1,8 +1,8 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePodEniAnnotation } from '@vpc-cni-kit/sgp-branch';
-import { eventually, scratchDir } from '@vpc-cni-kit/testkit';
+import { eventually, fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, startWorld, type World } from './support/world.js';
 
@@ -88,6 +88,45 @@ describe('the vpc-resource-controller program', () => {
     } finally {
       dir.remove();
     }
+  });
+
+  it('a FIFO swapped in for its CA file while it runs: it keeps answering probes and serving pods', async () => {
+    world = await startWorld();
+    const w = world;
+    w.policy();
+    const ca = join(w.scratchPath, 'ca.pem');
+    writeFileSync(ca, w.kube.caPem!);
+    const kubeconfig = join(w.scratchPath, 'kubeconfig-ca-file');
+    writeFileSync(
+      kubeconfig,
+      w.kube.kubeconfig().replace(/certificate-authority-data: \S+/, `certificate-authority: ${ca}`),
+    );
+    const run = w.spawnBin(['--health-probe-bind-address', '127.0.0.1:0'], { kubeconfig });
+    const probes = await eventually(
+      'the probes',
+      () => run.log.find((l) => l.includes('"serving health probes"')),
+      20_000,
+    );
+    const port = (JSON.parse(probes) as { port: number }).port;
+    await eventually(
+      'trunks',
+      () => w.ec2.state.enis().filter((e) => e.interfaceType === 'trunk').length === 2,
+      20_000,
+    );
+    // The client read the CA at every request with readFileSync: the process froze at the next one.
+    rmSync(ca);
+    const fifo = fifoWithLateWriter(ca, 60_000);
+    try {
+      w.pod('client-1', 'node-1', { app: 'db-client' });
+      await eventually('the pod annotated', () => w.annotation('client-1'), 15_000);
+      const healthz = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) });
+      expect(healthz.status).toBe(200);
+      expect(run.child.exitCode).toBeNull();
+    } finally {
+      fifo.stop();
+    }
+    run.child.kill('SIGTERM');
+    expect(await exited(run.child)).toBe(0);
   });
 
   it('killed (SIGKILL) mid-churn and restarted, it leaks no branch ENI and serves every pod', async () => {

@@ -5,24 +5,16 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { type KubeSimulator, startKubeSimulator } from '@vpc-cni-kit/kube-simulator';
-import { fifoWithLateWriter, scratchDir } from '@vpc-cni-kit/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fifoWithLateWriter } from '@vpc-cni-kit/testkit';
+import { describe, expect, it } from 'vitest';
 import { jsonLogger, runProgram, startController } from '../src/index.js';
 import { KubeConfigError, kubeApis } from '../src/kube/apis.js';
 import { kubeconfigList } from '../src/kube/kubeconfig.js';
+import { simulatorForFile } from './support/simulator-file.js';
 
 const ARGS = ['--cluster-name', 'c', '--region', 'us-west-2', '--metrics-bind-address', '0'];
-const dir = scratchDir('vpc-rc-start-up');
-let sim: KubeSimulator;
-
-beforeAll(async () => {
-  sim = await startKubeSimulator();
-});
-afterAll(async () => {
-  await sim.close();
-  dir.remove();
-});
+const fixture = simulatorForFile('vpc-rc-start-up');
+const { dir } = fixture;
 
 async function start(env: Record<string, string>, argv: string[] = [], serviceAccountDir?: string) {
   let stdout = '';
@@ -67,14 +59,14 @@ describe('vpc-resource-controller at start', () => {
   });
 
   it('a FIFO in place of the token, the ca.crt or a kubeconfig: one line naming it, at once, not a start that hangs', async () => {
-    const env = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(sim.port) };
+    const env = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(fixture.sim.port) };
     const hint =
       "(hint: the ServiceAccount's projected volume must hold the token and ca.crt as files the controller can read; check what is mounted over it, or pass --kubeconfig)";
     // The client read them with readFileSync on the event loop: a FIFO there held the process, its probe deadline
     // included, until a writer came (here after 3 s, so that a read that waits ends and fails the test).
     for (const [name, other, otherText] of [
-      ['token', 'ca.crt', sim.caPem!],
-      ['ca.crt', 'token', sim.adminToken],
+      ['token', 'ca.crt', fixture.sim.caPem!],
+      ['ca.crt', 'token', fixture.sim.adminToken],
     ] as const) {
       const sa = join(dir.path, `sa-fifo-${name}`);
       mkdirSync(sa);
@@ -99,6 +91,22 @@ describe('vpc-resource-controller at start', () => {
     } finally {
       kubeconfig.stop();
     }
+    // A kubeconfig naming a FIFO as its CA: the client read that at the start's first request.
+    const ca = fifoWithLateWriter(join(dir.path, 'ca.fifo'));
+    const naming = join(dir.path, 'kubeconfig-ca-fifo.yaml');
+    writeFileSync(
+      naming,
+      fixture.sim
+        .kubeconfig()
+        .replace(/certificate-authority-data: \S+/, `certificate-authority: ${ca.path}`),
+    );
+    try {
+      expect((await start({}, ['--kubeconfig', naming])).line).toBe(
+        `vpc-resource-controller: cannot load the Kubernetes configuration from ${naming}: certificate-authority ${ca.path} is a FIFO, not a regular file (hint: check the --kubeconfig path)`,
+      );
+    } finally {
+      ca.stop();
+    }
   });
 
   it('names the KUBECONFIG variable, or the --kubeconfig flag, whichever gave the unreadable file', async () => {
@@ -120,13 +128,13 @@ describe('vpc-resource-controller at start', () => {
   it('loads the in-cluster configuration from the environment and the ServiceAccount mount', async () => {
     const sa = join(dir.path, 'sa');
     mkdirSync(sa);
-    writeFileSync(join(sa, 'token'), sim.adminToken);
-    writeFileSync(join(sa, 'ca.crt'), sim.caPem!);
+    writeFileSync(join(sa, 'token'), fixture.sim.adminToken);
+    writeFileSync(join(sa, 'ca.crt'), fixture.sim.caPem!);
     const api = kubeApis(undefined, {
-      env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(sim.port) },
+      env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(fixture.sim.port) },
       serviceAccountDir: sa,
     });
-    expect(api.config.getCurrentCluster()?.server).toBe(`https://127.0.0.1:${sim.port}`);
+    expect(api.config.getCurrentCluster()?.server).toBe(`https://127.0.0.1:${fixture.sim.port}`);
     expect((await api.core.listNamespace()).items.map((n) => n.metadata?.name)).toContain('default');
     expect(() => kubeApis(undefined, { env: {} })).toThrow(KubeConfigError);
   });
@@ -139,7 +147,7 @@ describe('vpc-resource-controller at start', () => {
       return path;
     };
     /** The simulator's admin kubeconfig, its cluster, user and context all named `sim`. */
-    const simConfig = () => sim.kubeconfig({ name: 'sim' });
+    const simConfig = () => fixture.sim.kubeconfig({ name: 'sim' });
 
     it('splits at the delimiter and drops empty entries', () => {
       expect(kubeconfigList(['', 'a', '', 'b', ''].join(delimiter))).toEqual(['a', 'b']);
@@ -151,24 +159,24 @@ describe('vpc-resource-controller at start', () => {
     it('merges the files: a context from one, its cluster and user from another, and reaches the server', async () => {
       // The first file names only the current context; the second holds it all. kubectl merges them.
       const ctx = file('ctx-only.yaml', 'apiVersion: v1\nkind: Config\ncurrent-context: sim\n');
-      const full = file('sim.yaml', simConfig());
+      const full = file('fixture.sim.yaml', simConfig());
       const api = kubeApis(kubeconfigList(['', ctx, '', full].join(delimiter)));
-      expect(api.config.getCurrentCluster()?.server).toBe(sim.url);
+      expect(api.config.getCurrentCluster()?.server).toBe(fixture.sim.url);
       expect((await api.core.listNamespace()).items.map((n) => n.metadata?.name)).toContain('default');
     });
 
     it('keeps the first file that names a cluster, user or context, and the first current-context', async () => {
       // A later file with the same names but a dead server and a wrong token changes nothing.
       const wrong = simConfig()
-        .replace(sim.url, 'https://127.0.0.1:1')
-        .replace(sim.adminToken, 'not-the-token')
+        .replace(fixture.sim.url, 'https://127.0.0.1:1')
+        .replace(fixture.sim.adminToken, 'not-the-token')
         .replace('current-context: sim', 'current-context: other');
       const good = file('first.yaml', simConfig());
       const later = file('later.yaml', wrong);
       const api = kubeApis([good, later]);
       expect(api.config.currentContext).toBe('sim');
-      expect(api.config.getCurrentCluster()?.server).toBe(sim.url);
-      expect(api.config.getCurrentUser()?.token).toBe(sim.adminToken);
+      expect(api.config.getCurrentCluster()?.server).toBe(fixture.sim.url);
+      expect(api.config.getCurrentUser()?.token).toBe(fixture.sim.adminToken);
       expect((await api.core.listNamespace()).items.length).toBeGreaterThan(0);
       // The other order: the dead server is the one kept.
       expect(kubeApis([later, good]).config.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');

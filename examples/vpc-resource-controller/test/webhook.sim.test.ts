@@ -8,7 +8,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selfSignedCertificate, type TlsMaterial } from '@vpc-cni-kit/kube-simulator';
-import { debianKubectl, eventually, runKubectl } from '@vpc-cni-kit/testkit';
+import { debianKubectl, eventually, fifoWithLateWriter, runKubectl } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import {
@@ -472,6 +472,24 @@ describe('the webhook end to end (kube-simulator → the program over HTTPS)', (
     );
     expect(w.annotation('client-3')).toBeUndefined();
     expect(w.branches()).toEqual([]);
+  });
+
+  it('a FIFO as the certificate stops the program at start with one line naming it (exit 1), not a start that waits', async () => {
+    world = await startWorld();
+    // The server read it with readFileSync, which waited for a writer (here one comes after 15 s).
+    const fifo = fifoWithLateWriter(join(world.scratchPath, 'tls.crt'), 15_000);
+    try {
+      const started = performance.now();
+      const run = world.spawnBin(['--webhook-bind-address', '127.0.0.1:0', '--webhook-cert-file', fifo.path]);
+      const code = await new Promise<number | null>((r) => run.child.once('exit', r));
+      expect(code).toBe(1);
+      expect(run.stderr.join('')).toBe(
+        `vpc-resource-controller: cannot serve the webhook: ${fifo.path} is a FIFO, not a regular file (hint: mount the serving certificate Secret, or pass --webhook-cert-file and --webhook-key-file)\n`,
+      );
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      fifo.stop();
+    }
   });
 
   it('a certificate it cannot read stops the program at start with one line and a hint (exit 1)', async () => {

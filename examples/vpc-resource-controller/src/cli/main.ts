@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { VersionApi } from '@kubernetes/client-node';
 import { answerCommandLine } from '@vpc-cni-kit/command-line';
 import { type RunningController, runController } from '../controller/controller.js';
+import { reportCredentialFiles } from '../controller/credential-report.js';
 import { jsonLogger } from '../controller/logger.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import { describeKubeError, type InClusterSource, KubeConfigError, kubeApis } from '../kube/apis.js';
@@ -28,6 +29,11 @@ export interface ProgramIo {
   readonly onSignal: (handler: (signal: string) => void) => void;
   /** Where the in-cluster ServiceAccount is mounted. @defaultValue `/var/run/secrets/kubernetes.io/serviceaccount` */
   readonly serviceAccountDir?: string | undefined;
+  /**
+   * How often the Kubernetes credential files (token, CA, client certificate) are re-read.
+   * @defaultValue 60000 (`CREDENTIAL_REFRESH_MS`)
+   */
+  readonly credentialRefreshMs?: number | undefined;
 }
 
 /** How long the API server has to answer at start before the program gives up with one line. */
@@ -52,10 +58,15 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     return 1;
   };
 
+  const log = jsonLogger(io.stdout, s.logLevel);
+  const metrics = new ControllerMetrics({ processMetrics: s.metrics !== undefined });
   const inCluster: InClusterSource = { env: io.env, serviceAccountDir: io.serviceAccountDir };
   let api: ReturnType<typeof kubeApis>;
   try {
-    api = kubeApis(s.kubeconfig, inCluster);
+    api = kubeApis(s.kubeconfig, inCluster, {
+      refreshMs: io.credentialRefreshMs,
+      onEvent: reportCredentialFiles(log, metrics),
+    });
   } catch (e) {
     if (!(e instanceof KubeConfigError)) throw e;
     switch (e.code) {
@@ -102,7 +113,6 @@ export async function runProgram(io: ProgramIo): Promise<number> {
     clearTimeout(timer);
   }
 
-  const log = jsonLogger(io.stdout, s.logLevel);
   log.log('info', 'starting', {
     version: VERSION,
     cluster: s.clusterName,
@@ -113,7 +123,6 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   /** The line saying where a server listens. */
   const listening = (msg: string, at: { address: AddressInfo }, more: Record<string, unknown> = {}) =>
     log.log('info', msg, { address: at.address.address, port: at.address.port, ...more });
-  const metrics = new ControllerMetrics({ processMetrics: s.metrics !== undefined });
   let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   if (s.metrics !== undefined) {
     try {

@@ -7,6 +7,7 @@ import {
 import type { BranchLedger } from '@vpc-cni-kit/sgp-branch';
 import { type InClusterSource, type KubeApis, kubeApis } from '../kube/apis.js';
 import { type LeaderElectionOptions, LeaderElector } from '../kube/leader.js';
+import { reportCredentialFiles } from './credential-report.js';
 import type { Logger } from './logger.js';
 import type { ControllerMetrics } from './metrics.js';
 import { Runtime } from './runtime.js';
@@ -89,7 +90,8 @@ export interface RunningController {
  * `tickMs` while cooldowns or retries wait. Failures on a pod become Events on it (once per cause).
  */
 export async function startController(options: ControllerOptions): Promise<RunningController> {
-  return runController(kubeApis(options.kubeconfig, options.inCluster), options);
+  const onEvent = reportCredentialFiles(options.log, options.metrics);
+  return runController(kubeApis(options.kubeconfig, options.inCluster, { onEvent }), options);
 }
 
 /**

@@ -146,6 +146,12 @@ export class ControllerMetrics {
     labelNames: ['name'],
     registers: [this.registry],
   });
+  private readonly credentialRereads = new Counter({
+    name: 'kube_credential_file_reread_refused_total',
+    help: 'Re-reads of a Kubernetes credential file that found no regular file (the content read before stayed in use), by file role',
+    labelNames: ['file'],
+    registers: [this.registry],
+  });
   private readonly webhookRequests = new Counter({
     name: 'controller_runtime_webhook_requests_total',
     help: 'Admission requests answered, by webhook path and HTTP status',
@@ -248,6 +254,11 @@ export class ControllerMetrics {
   /** Whether this replica holds the Lease `name`. */
   leader(name: string, leading: boolean): void {
     this.leaderStatus.set({ name }, leading ? 1 : 0);
+  }
+
+  /** A re-read of a Kubernetes credential file (`token`, `certificate-authority`, …) whose content was not used. */
+  credentialFileRefused(file: string): void {
+    this.credentialRereads.inc({ file });
   }
 
   /**

@@ -4,12 +4,13 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
+  type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import { isRegularFileError, readRegularFile } from '@vpc-cni-kit/regular-file';
 import { KubeConfigError } from './config-error.js';
+import type { CredentialFileFailure, CredentialRefresh } from './credential-file.js';
+import { FileSafeKubeConfig } from './file-safe-kube-config.js';
 import { loadKubeconfigFiles } from './kubeconfig.js';
 
 export { KubeConfigError, type KubeConfigErrorCode } from './config-error.js';
@@ -39,21 +40,24 @@ export interface InClusterSource {
 
 /**
  * Connects to the API server named by kubeconfig files, or, without any, in-cluster (`KUBERNETES_SERVICE_HOST`
- * and `_PORT` from `inCluster.env`, the ServiceAccount token and cluster CA from its directory; the token is
- * re-read as it rotates). `kubeconfig` is one file (`--kubeconfig`) or a list merged as kubectl merges a
- * `KUBECONFIG` list ({@link loadKubeconfigFiles}); an empty list is none. Throws a {@link KubeConfigError} when
- * the configuration is missing or unreadable, naming the file; it contacts nothing.
+ * and `_PORT` from `inCluster.env`, the ServiceAccount token and cluster CA from its directory). `kubeconfig` is
+ * one file (`--kubeconfig`) or a list merged as kubectl merges a `KUBECONFIG` list ({@link loadKubeconfigFiles});
+ * an empty list is none. Throws a {@link KubeConfigError} when the configuration is missing or unreadable, naming
+ * the file; it contacts nothing.
+ *
+ * Every credential file (the token, the CA, a kubeconfig's client certificate and key) is read by the controller,
+ * only as a regular file, at once and then every `credentials.refreshMs` (the kubelet rotates the token): the
+ * client never reads one itself ({@link FileSafeKubeConfig}). A re-read that finds no regular file keeps the
+ * content read before and is told to `credentials.onEvent`.
  */
 export function kubeApis(
   kubeconfig: string | readonly string[] | undefined,
   inCluster: InClusterSource = { env: process.env },
+  credentials: CredentialRefresh = {},
 ): KubeApis {
   const files = typeof kubeconfig === 'string' ? [kubeconfig] : (kubeconfig ?? []);
-  let config: KubeConfig;
-  if (files.length === 0) {
-    config = new KubeConfig();
-    loadInCluster(config, inCluster);
-  } else config = loadKubeconfigFiles(files);
+  const config =
+    files.length === 0 ? loadInCluster(inCluster, credentials) : loadKubeconfigFiles(files, credentials);
   return {
     config,
     core: config.makeApiClient(CoreV1Api),
@@ -62,7 +66,7 @@ export function kubeApis(
   };
 }
 
-function loadInCluster(config: KubeConfig, source: InClusterSource): void {
+function loadInCluster(source: InClusterSource, credentials: CredentialRefresh): FileSafeKubeConfig {
   const host = source.env['KUBERNETES_SERVICE_HOST'];
   const port = source.env['KUBERNETES_SERVICE_PORT'];
   if (!host || !port)
@@ -71,26 +75,7 @@ function loadInCluster(config: KubeConfig, source: InClusterSource): void {
       'not in a cluster (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set)',
     );
   const dir = source.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
-  // Each read once here, and only a regular file: the client reads them later with a plain readFileSync on the
-  // event loop (the CA at every request), which a FIFO in their place would hold for ever, timers and all.
-  const missing = ['token', 'ca.crt'].filter((f) => {
-    try {
-      return readRegularFile(join(dir, f)) === undefined;
-    } catch (e) {
-      if (!isRegularFileError(e)) throw e;
-      throw new KubeConfigError(
-        'ServiceAccountUnreadable',
-        e.fileType !== undefined
-          ? `ServiceAccount ${f} ${e.path} is a ${e.fileType}, not a regular file`
-          : `ServiceAccount ${f} ${e.path} cannot be read (${e.errno ?? e.message})`,
-      );
-    }
-  });
-  if (missing.length > 0)
-    throw new KubeConfigError(
-      'ServiceAccountMissing',
-      `ServiceAccount ${missing.join(' and ')} missing in ${dir}`,
-    );
+  const config = new FileSafeKubeConfig(credentials);
   config.loadFromClusterAndUser(
     {
       name: 'inCluster',
@@ -100,6 +85,26 @@ function loadInCluster(config: KubeConfig, source: InClusterSource): void {
     },
     { name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: join(dir, 'token') } } },
   );
+  // Each read here, and only a regular file: a FIFO in their place would otherwise hold the process for ever.
+  const name = (f: CredentialFileFailure) => (f.role === 'token' ? 'token' : 'ca.crt');
+  const order = ['token', 'ca.crt'];
+  const failures = config
+    .readCredentialFiles()
+    .sort((a, b) => order.indexOf(name(a)) - order.indexOf(name(b)));
+  const unreadable = failures.find((f) => f.code !== 'Missing');
+  if (unreadable !== undefined)
+    throw new KubeConfigError(
+      'ServiceAccountUnreadable',
+      unreadable.code === 'NotRegularFile'
+        ? `ServiceAccount ${name(unreadable)} ${unreadable.path} is a ${unreadable.fileType}, not a regular file`
+        : `ServiceAccount ${name(unreadable)} ${unreadable.path} cannot be read (${unreadable.errno ?? unreadable.message})`,
+    );
+  if (failures.length > 0)
+    throw new KubeConfigError(
+      'ServiceAccountMissing',
+      `ServiceAccount ${failures.map(name).join(' and ')} missing in ${dir}`,
+    );
+  return config;
 }
 
 /** Request options sending a body as a JSON patch (RFC 6902). */

@@ -10,11 +10,13 @@
  * `loadFromDefault` reads `process.env` itself, lets a later file's `current-context` win and throws on a name
  * two files share, where kubectl keeps the first.
  */
-import { delimiter, dirname } from 'node:path';
+import { delimiter, dirname, resolve } from 'node:path';
 import { type Cluster, type Context, KubeConfig, type User } from '@kubernetes/client-node';
 import { isRegularFileError, readRegularFile } from '@vpc-cni-kit/regular-file';
 import { load as loadYaml } from 'js-yaml';
 import { KubeConfigError } from './config-error.js';
+import { type CredentialRefresh, readCredential } from './credential-file.js';
+import { FileSafeKubeConfig } from './file-safe-kube-config.js';
 
 /**
  * The files a `KUBECONFIG` value lists, in order: split at `separator` (default: the platform's path delimiter),
@@ -26,11 +28,18 @@ export function kubeconfigList(value: string | undefined, separator: string = de
 
 /**
  * Loads and merges kubeconfig `files` (at least one) as kubectl does: per name, the first file's cluster, user
- * and context win; the first non-empty `current-context` wins. Throws a {@link KubeConfigError}
- * (`KubeconfigUnreadable`) naming the first file that cannot be read or parsed, or, when the merged current
- * context names no cluster with a server, naming the list. Contacts nothing.
+ * and context win; the first non-empty `current-context` wins. The credential files the current context names
+ * (`certificate-authority`, `client-certificate`, `client-key`) are read here, only as regular files, and then
+ * re-read every `credentials.refreshMs` by the returned {@link FileSafeKubeConfig}, never by the client; a
+ * user's `token-file` is read once at load (as client-node reads it), also only as a regular file. Throws a
+ * {@link KubeConfigError} (`KubeconfigUnreadable`) naming the first file that cannot be read or parsed, or, when
+ * the merged current context names no cluster with a server or a credential file it names cannot be read,
+ * naming the list. Contacts nothing.
  */
-export function loadKubeconfigFiles(files: readonly string[]): KubeConfig {
+export function loadKubeconfigFiles(
+  files: readonly string[],
+  credentials: CredentialRefresh = {},
+): FileSafeKubeConfig {
   if (files.length === 0) throw new RangeError('loadKubeconfigFiles: no file given');
   const clusters = new Map<string, Cluster>();
   const users = new Map<string, User>();
@@ -43,13 +52,20 @@ export function loadKubeconfigFiles(files: readonly string[]): KubeConfig {
     for (const c of one.contexts) if (!contexts.has(c.name)) contexts.set(c.name, c);
     if (currentContext === '' && one.currentContext) currentContext = one.currentContext;
   }
-  const config = new KubeConfig();
+  const config = new FileSafeKubeConfig(credentials);
   config.loadFromOptions({
     clusters: [...clusters.values()],
     users: [...users.values()],
     contexts: [...contexts.values()],
     currentContext,
   });
+  // The credential files first: the server check reads the current cluster, and with it its CA.
+  const [failure] = config.readCredentialFiles();
+  if (failure !== undefined)
+    throw new KubeConfigError(
+      'KubeconfigUnreadable',
+      `${files.join(delimiter)}: ${failure.role} ${failure.message}`,
+    );
   if (!config.getCurrentCluster()?.server)
     throw new KubeConfigError(
       'KubeconfigUnreadable',
@@ -83,12 +99,42 @@ function loadOne(file: string): KubeConfig {
   if (typeof doc !== 'object' || Array.isArray(doc))
     throw unreadable('not a kubeconfig (no YAML mapping with clusters, users and contexts)');
   try {
-    config.loadFromString(text);
+    // The client reads a user's token-file itself while loading, with a readFileSync that a FIFO would hold.
+    config.loadFromString(withTokenFilesRead(doc as KubeconfigDocument, dirname(file)) ?? text);
   } catch (e) {
+    if (e instanceof KubeConfigError) throw unreadable(e.message);
     throw unreadable(whyUnreadable(e));
   }
   config.makePathsAbsolute(dirname(file));
   return config;
+}
+
+/** The parts of a kubeconfig document {@link withTokenFilesRead} looks at. */
+interface KubeconfigDocument {
+  readonly users?: unknown;
+}
+
+/**
+ * The document again as text (JSON, which is YAML) with each user's `token-file` read, only as a regular file,
+ * into its `token` (a relative path against the kubeconfig's directory, as kubectl reads it), or `undefined` when
+ * no user has one. A user with a `token` keeps it and its `token-file` is not read, as the client does. Throws a
+ * {@link KubeConfigError} naming a token file that cannot be read.
+ */
+function withTokenFilesRead(doc: KubeconfigDocument, dir: string): string | undefined {
+  if (!Array.isArray(doc.users)) return undefined;
+  let read = false;
+  const users = doc.users.map((entry: unknown) => {
+    const user = (entry as { user?: Record<string, unknown> } | null)?.user;
+    const file = user?.['token-file'];
+    if (user === undefined || user === null || typeof file !== 'string' || user['token']) return entry;
+    const content = readCredential('token', resolve(dir, file));
+    if (!Buffer.isBuffer(content))
+      throw new KubeConfigError('KubeconfigUnreadable', `token-file ${content.message}`);
+    read = true;
+    const { 'token-file': _, ...rest } = user;
+    return { ...(entry as object), user: { ...rest, token: content.toString('utf8').trim() } };
+  });
+  return read ? JSON.stringify({ ...doc, users }) : undefined;
 }
 
 /** Why a file did not load, in a few words: its errno code (`ENOENT`, `EACCES`, `EISDIR`), else the first line. */

@@ -1,7 +1,8 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { type FSWatcher, readFileSync, watch } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { dirname } from 'node:path';
 import { createSecureContext } from 'node:tls';
+import { isRegularFileError, RegularFileError, readRegularFile } from '@vpc-cni-kit/regular-file';
 import type { Logger } from '../controller/logger.js';
 
 /** A certificate and its key, PEM. */
@@ -10,6 +11,24 @@ export interface CertificatePair {
   readonly cert: Buffer;
   /** Its private key. */
   readonly key: Buffer;
+}
+
+/**
+ * Reads a certificate and its key, each only if it is a regular file: an `open` that never waits, then `fstat`.
+ * A FIFO in their place (the Secret volume's files are symbolic links into it, followed) would otherwise hold the
+ * event loop, and with it every request the server answers, until something wrote to it.
+ *
+ * @throws {@link RegularFileError} `NotRegularFile` (what is there instead) or `ReadFailed` (a missing file reads
+ *   `cannot read <path>: ENOENT`).
+ */
+export function readCertificatePair(certFile: string, keyFile: string): CertificatePair {
+  return { cert: readPem(certFile), key: readPem(keyFile) };
+}
+
+function readPem(path: string): Buffer {
+  const content = readRegularFile(path);
+  if (content === undefined) throw new RegularFileError('ReadFailed', path, `cannot read ${path}: ENOENT`);
+  return content;
 }
 
 /** Options of {@link CertificateReloader}. */
@@ -41,7 +60,8 @@ function describe(cert: Buffer): { subject: string; notAfter: string; fingerprin
  * Kubernetes Secret volume rotates by swapping its `..data` symlink, which a watch on the file itself would not
  * see; cert-manager and the kubelet both rotate that way) and, in case a watch misses something, the files are
  * read every `pollMs`. A new pair is applied only when the key matches the certificate and both parse; an invalid
- * or unreadable one is one warning (once per content) and the pair being served stays.
+ * or unreadable one (a file that is not a regular file included: it is never waited on, see
+ * `readCertificatePair`) is one warning (once per content) and the pair being served stays.
  */
 export class CertificateReloader {
   readonly #o: CertificateReloaderOptions;
@@ -91,11 +111,10 @@ export class CertificateReloader {
   check(): 'unchanged' | 'reloaded' | 'refused' {
     let pair: CertificatePair;
     try {
-      pair = { cert: readFileSync(this.#o.certFile), key: readFileSync(this.#o.keyFile) };
+      pair = readCertificatePair(this.#o.certFile, this.#o.keyFile);
     } catch (e) {
-      return this.#refuse(`read:${(e as NodeJS.ErrnoException).code}`, {
-        problem: `cannot read ${(e as NodeJS.ErrnoException).path ?? 'a file'}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-      });
+      if (!isRegularFileError(e)) throw e;
+      return this.#refuse(`read:${e.message}`, { problem: e.message });
     }
     const digest = this.#digest(pair);
     if (digest === this.#served) {

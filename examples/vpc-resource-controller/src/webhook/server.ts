@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { isRegularFileError } from '@vpc-cni-kit/regular-file';
 import type { Logger } from '../controller/logger.js';
 import type { ControllerMetrics } from '../controller/metrics.js';
 import { limitHttpServer, WEBHOOK_HTTP_LIMITS } from '../http-limits.js';
@@ -10,7 +10,7 @@ import {
   DEFAULT_ANNOTATION_WRITERS,
   reviewPodAnnotation,
 } from './annotation-validation.js';
-import { CertificateReloader } from './cert-reloader.js';
+import { CertificateReloader, readCertificatePair } from './cert-reloader.js';
 import { POD_MUTATION_PATH, type PolicyLookup, type ReviewAnswer, reviewPod } from './pod-mutation.js';
 
 /** Options of {@link serveWebhook}. */
@@ -46,7 +46,8 @@ export class WebhookStartError extends Error {
   /** Discriminator. */
   readonly kind = 'WebhookStartError' as const;
   /**
-   * @param code - `CERT_UNREADABLE` (a file cannot be read or is not PEM) or `LISTEN_FAILED`
+   * @param code - `CERT_UNREADABLE` (a file is missing, is not a regular file, cannot be read or is not PEM) or
+   *   `LISTEN_FAILED`
    * @param message - one line with the cause
    */
   constructor(
@@ -97,13 +98,10 @@ export async function serveWebhook(
   let cert: Buffer;
   let key: Buffer;
   try {
-    cert = readFileSync(o.certFile);
-    key = readFileSync(o.keyFile);
+    ({ cert, key } = readCertificatePair(o.certFile, o.keyFile));
   } catch (e) {
-    throw new WebhookStartError(
-      'CERT_UNREADABLE',
-      `cannot read ${(e as NodeJS.ErrnoException).path ?? 'a file'}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-    );
+    if (!isRegularFileError(e)) throw e;
+    throw new WebhookStartError('CERT_UNREADABLE', e.message);
   }
   const writers = o.annotationWriters ?? DEFAULT_ANNOTATION_WRITERS;
   let server: Server;
