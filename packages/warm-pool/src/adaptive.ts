@@ -20,7 +20,7 @@ import type {
   AdaptiveReasonCode,
   AdaptiveTargets,
 } from './adaptive-types.js';
-import { canAddEni, slotHeadroom } from './capacity.js';
+import { canAddEni, largestEniHeadroom, slotHeadroom } from './capacity.js';
 import { INSUFFICIENT_ADDRESSES_BACKOFF_MS } from './constants.js';
 import { decide } from './decide.js';
 import { inMode, poolFigures } from './figures.js';
@@ -40,15 +40,17 @@ function coolingAddresses(input: PoolInput): number {
 }
 
 /**
- * ENI headroom: with nothing to grow, attach an ENI (with one address) when the attached ENIs' free slots
- * hold fewer than `wanted` addresses; never free an ENI whose slots the headroom needs.
+ * ENI headroom: with nothing to grow, attach an ENI (with one address) when no attached ENI has free slots for
+ * `wanted` addresses; never free an ENI whose slots the headroom needs. Counted on one ENI, not summed: a burst's
+ * grow is one `AssignPrivateIpAddresses` on one ENI, and slots split across ENIs make it two calls in a row
+ * (ADR 0044).
  */
 function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDecision {
   const f = poolFigures(input);
-  const have = slotHeadroom(input, f);
+  const have = largestEniHeadroom(input, f);
   if (d.kind === 'free-eni') {
     const others = input.stats.enis.filter((e) => e.id !== d.eniId);
-    const after = slotHeadroom({ ...input, stats: { enis: others } }, f);
+    const after = largestEniHeadroom({ ...input, stats: { enis: others } }, f);
     if (after >= wanted) return d;
     return {
       kind: 'none',

@@ -447,6 +447,24 @@ describe('decideAdaptive', () => {
     expect(r.decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
   });
 
+  it('counts the headroom on one ENI: free slots split across ENIs do not hold a burst in one call', () => {
+    // 10 free slots in all (5 on eni-1, 5 on eni-2), more than maxWarm 9, but no one ENI can take a grow of 9.
+    const split = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 4, { assigned: 4 }), mkEni(2, 4, { assigned: 2 })];
+    const run = (enis: ReturnType<typeof mkEni>[]) =>
+      decideAdaptive({
+        stats: stats(enis),
+        targets: DEFAULT_TARGETS,
+        limits: { ...limits, maxEnis: 4 },
+        timing: { now: 1_000_000 },
+        observation: obs(),
+        state: settled,
+      });
+    expect(run(split).decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
+    // One ENI with 9 free slots is headroom enough: nothing attached.
+    const whole = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 4, { assigned: 2 }), mkEni(2, 0)];
+    expect(run(whole).decision.reason.code).not.toBe('eni-headroom');
+  });
+
   it('routes a grow through a new ENI when the cluster budget has assigns waiting longer than an ENI takes', () => {
     const run = (budgetWaitMs?: { assign?: number; eni?: number }, maxEnis = 3) =>
       decideAdaptive({
