@@ -59,14 +59,19 @@ export function policyDriver(policy, limits) {
   const driver = {
     seen: { arrivals: 0, departures: 0, leadTimesMs: [], throttled: 0 },
     reasons: {},
-    decide(stats, timing, waiting, bound = 0) {
+    decide(stats, timing, waiting, bound = 0, boundJobPods = 0) {
       if (!policy.adaptive) return decide({ stats, targets: policy.targets, limits, timing });
       const r = decideAdaptive({
         stats,
         targets: policy.targets,
         limits,
         timing,
-        observation: { ...driver.seen, waiting, ...(bound > 0 ? { bound } : {}) },
+        observation: {
+          ...driver.seen,
+          waiting,
+          ...(bound > 0 ? { bound } : {}),
+          ...(boundJobPods > 0 ? { boundJobPods } : {}),
+        },
         state,
         settings: policy.adaptive,
       });
@@ -160,6 +165,9 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   // The owner hint: per owner, its pods neither seen bound nor added yet; `hinted` sums them over the owners
   // revealed (one of their pods seen bound).
   const hinting = watching && opts.ownerHint === true;
+  // Pods a Job controls (a trace event's `owner` is a Job: a batch Job, a CronJob's run, burst-100's fan-out).
+  const jobOwned = new Set();
+  if (watching) for (const e of events) if (e.event === 'add' && e.owner !== undefined) jobOwned.add(e.pod);
   const ownerOfPod = new Map();
   const unseen = new Map();
   const revealed = new Set();
@@ -269,7 +277,10 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   const decideNow = () => {
     const timing = lastShrinkAt === undefined ? { now } : { now, lastShrinkAt };
     const bound = boundCount();
-    const d = driver.decide(ds.stats(), timing, pending.size, bound);
+    // The watch sees each bound pod's controller: of the pods counted in `bound`, those of a Job.
+    let jobPods = 0;
+    for (const p of boundNow) if (jobOwned.has(p)) jobPods += 1;
+    const d = driver.decide(ds.stats(), timing, pending.size, bound, Math.min(jobPods, bound));
     opts.onDecision?.({
       now,
       bound,

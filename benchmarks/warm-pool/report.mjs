@@ -10,7 +10,7 @@ import { commandLine } from '../../scripts/lib/cli.mjs';
 import { dominates, dominatesWithWaits, paretoFront, RAW_GRID, staticGrid } from './grid.mjs';
 import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_PD_POLICY, ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';
-import { HELD_OUT_SEEDS, SHAPES, SHIPPED, TUNING_SEEDS } from './shapes.mjs';
+import { HELD_OUT_SEEDS, SHAPES, SHIPPED, shippedOwner, TUNING_SEEDS } from './shapes.mjs';
 import { paretoSvg, timelineSvg } from './svg.mjs';
 
 /** Every trace of the report: { id, set: 'shipped'|'tuning'|'held-out', shape, seed, events }. */
@@ -23,7 +23,10 @@ export function traces() {
       set: 'tuning',
       shape: f.replace('.csv', ''),
       seed: 42 + i,
-      events: parseTrace(readFileSync(join(dir, f), 'utf8'), f),
+      events: parseTrace(readFileSync(join(dir, f), 'utf8'), f).map((e) => {
+        const owner = e.event === 'add' ? shippedOwner(f.replace('.csv', ''), e.pod) : undefined;
+        return owner === undefined ? e : { ...e, owner };
+      }),
     });
   });
   for (const [shape, s] of Object.entries(SHAPES)) {

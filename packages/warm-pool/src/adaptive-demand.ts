@@ -41,6 +41,8 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   boundBursts: true,
   burstHalfLifeMs: 1_800_000,
   drainAfterMs: 120_000,
+  jobFanOut: true,
+  wholeGrow: true,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -178,6 +180,8 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   bool(s.boundBursts, 'settings.boundBursts');
   positive(s.burstHalfLifeMs, 'settings.burstHalfLifeMs');
   nonNegative(s.drainAfterMs, 'settings.drainAfterMs');
+  bool(s.jobFanOut, 'settings.jobFanOut');
+  bool(s.wholeGrow, 'settings.wholeGrow');
   return s;
 }
 
@@ -188,6 +192,11 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   count(observation.departures, 'observation.departures');
   count(observation.waiting, 'observation.waiting');
   if (observation.bound !== undefined) count(observation.bound, 'observation.bound');
+  if (observation.boundJobPods !== undefined) {
+    count(observation.boundJobPods, 'observation.boundJobPods');
+    if (observation.boundJobPods > (observation.bound ?? 0))
+      fail('observation.boundJobPods', 'must be at most observation.bound');
+  }
   if (observation.leadTimesMs !== undefined) {
     if (!Array.isArray(observation.leadTimesMs)) fail('observation.leadTimesMs', 'must be an array');
     observation.leadTimesMs.forEach((v, i) => {

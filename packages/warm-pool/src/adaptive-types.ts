@@ -147,6 +147,18 @@ export interface AdaptiveSettings {
    * idle). The next pod seen bound or arriving ends it.
    */
   readonly drainAfterMs?: number;
+  /**
+   * A bound pod of a Job (`observation.boundJobPods` > 0) is evidence of a burst: a Job's controller creates its
+   * pods together (up to its parallelism; a CronJob's run is a Job), so the first one seen bound already grows
+   * for the rest of the fan-out as a surge of several pods does (the largest burst remembered, or what one ENI
+   * holds, less the pods here). A ReplicaSet's pod or a bare pod is not such evidence.
+   */
+  readonly jobFanOut?: boolean;
+  /**
+   * A grow that the lowest-numbered ENI's free slots would cut short goes whole to the first ENI with room for
+   * all of it: one `AssignPrivateIpAddresses`, not two in a row (secondary IP mode).
+   */
+  readonly wholeGrow?: boolean;
 }
 
 /** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
@@ -170,6 +182,11 @@ export interface AdaptiveObservation {
    * ENI) are not counted; pods already waiting are in `waiting`, not here. Default 0.
    */
   readonly bound?: number;
+  /**
+   * Of `bound`, the pods a Job controls (their controller `ownerReference` is a `batch/v1` Job; a CronJob's pods
+   * are its Jobs'). Default 0. At most `bound`.
+   */
+  readonly boundJobPods?: number;
   /**
    * Lead times of grows that completed since the previous call: ms from the decision to the addresses being
    * usable (EC2 call, attach, IMDS).

@@ -20,10 +20,10 @@ import type {
   AdaptiveReasonCode,
   AdaptiveTargets,
 } from './adaptive-types.js';
-import { canAddEni, largestEniHeadroom, slotHeadroom } from './capacity.js';
+import { canAddEni, fillableEnis, largestEniHeadroom, slotHeadroom } from './capacity.js';
 import { INSUFFICIENT_ADDRESSES_BACKOFF_MS } from './constants.js';
 import { decide } from './decide.js';
-import { inMode, poolFigures } from './figures.js';
+import { inMode, poolFigures, slotsUsed } from './figures.js';
 import type { PoolDecision, PoolInput } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -37,6 +37,20 @@ function coolingAddresses(input: PoolInput): number {
     for (const c of e.cidrs) if (inMode(c, input.targets.prefixDelegation)) n += c.cooldown;
   }
   return n;
+}
+
+/**
+ * A grow the lowest-numbered ENI's free slots would cut short goes whole to the first ENI with room for all of
+ * it: one `AssignPrivateIpAddresses` instead of two in a row, the second starting only when the first has landed
+ * (0.3–0.8 s later, while a burst's pods are asking). Secondary IP mode only (a prefix grow is one prefix or
+ * more, each its own slot). Anything else is returned as it is.
+ */
+function wholeOnOneEni(input: PoolInput, d: PoolDecision): PoolDecision {
+  if (d.kind !== 'assign' || input.targets.prefixDelegation) return d;
+  const f = poolFigures(input);
+  if (d.count >= f.short) return d;
+  const room = fillableEnis(input, f).find((e) => f.maxSlotsPerEni - slotsUsed(e) >= f.short);
+  return room === undefined ? d : { ...d, eniId: room.id, count: f.short };
 }
 
 /**
@@ -272,8 +286,11 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const sized = burstToGrowFor(state, now, s.startupHalfLifeMs);
   const guess = s.surgeToBurst ? (sized > 0 ? sized : maxWarm) - surge : 0;
   const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
+  // A bound pod of a Job is a fan-out starting: a Job's controller creates its pods together, so the first one
+  // seen bound is evidence enough to grow for the rest (a ReplicaSet's or a lone pod's is not).
+  const fanOut = s.jobFanOut && (obs.boundJobPods ?? 0) > 0;
   const rest =
-    surge >= (bursty ? 1 : 2)
+    surge >= (bursty || fanOut ? 1 : 2)
       ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess))
       : 0;
   const aim = Math.max(warm + batch - 1, s.minWarm + rest);
@@ -303,7 +320,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // queueing: its tokens go to pods that wait, not to the rest of a burst ahead of them.
   const queued = (obs.budgetWaitMs?.assign ?? 0) > 0;
   const floor =
-    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3) && !queued
+    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3 || fanOut) && !queued
       ? Math.max(warm, s.minWarm + rest)
       : warm;
   const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
@@ -320,7 +337,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const surging = s.surgeDefersEni && surge >= 2 && slotHeadroom(input, f) > 0;
   const plain = decide(stepInput);
   const kept = s.eniHeadroom && !pressured ? keepHeadroom(stepInput, plain, maxWarm) : plain;
-  const step = surging && kept !== plain && kept.kind === 'create-eni' ? plain : kept;
+  const step0 = surging && kept !== plain && kept.kind === 'create-eni' ? plain : kept;
+  const step = s.wholeGrow ? wholeOnOneEni(stepInput, step0) : step0;
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
   const routed = routeByBudget(step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =
