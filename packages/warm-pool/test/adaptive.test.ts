@@ -169,6 +169,25 @@ describe('decideAdaptive', () => {
     expect(queued.decision.kind).toBe('none');
   });
 
+  it("grows for a Job's fan-out at its first pod seen bound, not for a ReplicaSet's pod", () => {
+    // One pod bound on a settled node that remembers no burst. A Job's controller creates its pods together:
+    // the pool grows at once for what one ENI holds (9) less the pod here, on top of minWarm, in one call.
+    const job = decideAdaptive({ ...atMinWarm, observation: { ...obs({ bound: 1 }), boundJobPods: 1 } });
+    expect(job.targets.aim).toBe(10);
+    expect(job.decision).toMatchObject({ kind: 'assign', eniId: 'eni-1', count: 8 });
+    // The same pod of a ReplicaSet (or bare): it takes a warm address when it asks; nothing grows yet.
+    const replica = decideAdaptive({ ...atMinWarm, observation: obs({ bound: 1 }) });
+    expect(replica.targets.aim).toBeLessThan(5);
+    expect(replica.decision.kind).toBe('none');
+    // jobFanOut off: a Job's pod is any pod.
+    const off = decideAdaptive({
+      ...atMinWarm,
+      observation: { ...obs({ bound: 1 }), boundJobPods: 1 },
+      settings: { jobFanOut: false },
+    });
+    expect(off.decision.kind).toBe('none');
+  });
+
   it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
     // 4 free slots on eni-1 (fewer than maxWarm 9): a headroom ENI is due, but not in the middle of a surge.
     const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 5, { assigned: 2 })]) };
@@ -201,7 +220,19 @@ describe('decideAdaptive', () => {
     });
     expect(r.targets.surge).toBe(3);
     expect(r.targets.aim).toBe(8);
-    expect(r.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 }); // eni-0's 4 free slots
+    // The grow of 6 (aim 8 less 2 usable) goes whole to eni-1, which has room for all of it (wholeGrow).
+    expect(r.decision).toMatchObject({ kind: 'assign', eniId: 'eni-1', count: 6 });
+    // Without wholeGrow it is cut to eni-0's 4 free slots (the static maths' lowest ENI first), a second call later.
+    const cut = decideAdaptive({
+      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs({ arrivals: 3 }),
+      state: settled,
+      settings: { wholeGrow: false },
+    });
+    expect(cut.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 });
     // The same arrivals spread out (no surge) grow by the usual batch only.
     const spread = decideAdaptive({
       stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
