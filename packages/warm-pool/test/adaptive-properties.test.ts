@@ -241,40 +241,52 @@ describe('adaptive warm pool: invariants', () => {
 
   it('with no new pods (and as many bound as before), the warm target never rises and the pool never grows after shrinking (no oscillation)', () => {
     fc.assert(
-      fc.property(node, fc.array(step, { maxLength: 20 }), fc.nat(6), fc.nat(6), (n0, history, bound, jobs) => {
-        // No recurring-burst prediction here (it warms up once for a predicted burst: the next property). The
-        // bound pods (some of them a Job's) stay bound: a level that does not move is no new demand.
-        const settings = { ...n0.settings, burstMin: 1000 };
-        const quiet = afterHistory({ ...n0, settings }, history, bound, Math.min(jobs, bound));
-        let warm = Number.POSITIVE_INFINITY;
-        let shrunk = false;
-        const kinds: string[] = [];
-        for (let tick = 0; tick < 150; tick++) {
-          const r = quiet.tick();
-          kinds.push(r.decision.kind);
-          expect(r.targets.warm, 'the warm target rose with no new pods').toBeLessThanOrEqual(warm);
-          warm = r.targets.warm;
-          if (isGrow(r.decision)) expect(shrunk, `grew after shrinking: ${kinds.join(' ')}`).toBe(false);
-          if (r.decision.kind === 'release' || r.decision.kind === 'free-eni') shrunk = true;
-        }
-      }),
+      fc.property(
+        node,
+        fc.array(step, { maxLength: 20 }),
+        fc.nat(6),
+        fc.nat(6),
+        (n0, history, bound, jobs) => {
+          // No recurring-burst prediction here (it warms up once for a predicted burst: the next property). The
+          // bound pods (some of them a Job's) stay bound: a level that does not move is no new demand.
+          const settings = { ...n0.settings, burstMin: 1000 };
+          const quiet = afterHistory({ ...n0, settings }, history, bound, Math.min(jobs, bound));
+          let warm = Number.POSITIVE_INFINITY;
+          let shrunk = false;
+          const kinds: string[] = [];
+          for (let tick = 0; tick < 150; tick++) {
+            const r = quiet.tick();
+            kinds.push(r.decision.kind);
+            expect(r.targets.warm, 'the warm target rose with no new pods').toBeLessThanOrEqual(warm);
+            warm = r.targets.warm;
+            if (isGrow(r.decision)) expect(shrunk, `grew after shrinking: ${kinds.join(' ')}`).toBe(false);
+            if (r.decision.kind === 'release' || r.decision.kind === 'free-eni') shrunk = true;
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('with no new pods, a predicted recurring burst or a remembered one turns the pool around at most twice (up once, then down)', () => {
     fc.assert(
-      fc.property(node, fc.array(step, { maxLength: 20 }), fc.nat(6), fc.nat(6), (n, history, bound, jobs) => {
-        const quiet = afterHistory(n, history, bound, Math.min(jobs, bound));
-        const dirs: string[] = [];
-        for (let tick = 0; tick < 300; tick++) {
-          const d = quiet.tick().decision;
-          const dir = isGrow(d) ? 'up' : d.kind === 'release' || d.kind === 'free-eni' ? 'down' : undefined;
-          if (dir !== undefined && dirs.at(-1) !== dir) dirs.push(dir);
-        }
-        // At most: down (shedding), up (warming for the predicted burst), down (shedding it again).
-        expect(dirs.join(' ').replace(/^up /, '').split(' ').length, dirs.join(' ')).toBeLessThanOrEqual(3);
-      }),
+      fc.property(
+        node,
+        fc.array(step, { maxLength: 20 }),
+        fc.nat(6),
+        fc.nat(6),
+        (n, history, bound, jobs) => {
+          const quiet = afterHistory(n, history, bound, Math.min(jobs, bound));
+          const dirs: string[] = [];
+          for (let tick = 0; tick < 300; tick++) {
+            const d = quiet.tick().decision;
+            const dir = isGrow(d) ? 'up' : d.kind === 'release' || d.kind === 'free-eni' ? 'down' : undefined;
+            if (dir !== undefined && dirs.at(-1) !== dir) dirs.push(dir);
+          }
+          // At most: down (shedding), up (warming for the predicted burst), down (shedding it again).
+          expect(dirs.join(' ').replace(/^up /, '').split(' ').length, dirs.join(' ')).toBeLessThanOrEqual(3);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -344,7 +356,10 @@ describe('adaptive warm pool: invariants', () => {
         { observation: { arrivals: 0, departures: 0, waiting: 0, bound: 1, boundJobPods: 2 } },
         'observation.boundJobPods',
       ],
-      [{ observation: { arrivals: 0, departures: 0, waiting: 0, boundJobPods: 1.5 } }, 'observation.boundJobPods'],
+      [
+        { observation: { arrivals: 0, departures: 0, waiting: 0, boundJobPods: 1.5 } },
+        'observation.boundJobPods',
+      ],
       [{ observation: { arrivals: 0, departures: 0, waiting: 0, bound: -2 } }, 'observation.bound'],
       [
         { observation: { arrivals: 0, departures: 0, waiting: 0, budgetWaitMs: { assign: -1 } } },

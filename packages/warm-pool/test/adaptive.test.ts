@@ -490,7 +490,11 @@ describe('decideAdaptive', () => {
         observation: obs(),
         state: settled,
       });
-    expect(run(split).decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
+    expect(run(split).decision).toMatchObject({
+      kind: 'create-eni',
+      count: 1,
+      reason: { code: 'eni-headroom' },
+    });
     // One ENI with 9 free slots is headroom enough: nothing attached.
     const whole = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 4, { assigned: 2 }), mkEni(2, 0)];
     expect(run(whole).decision.reason.code).not.toBe('eni-headroom');
