@@ -72,17 +72,21 @@ const span = (xs, f = (x) => String(x)) => {
 };
 const pct = (x) => `${Math.round(100 * x)}`;
 const metCount = (r, mode) => r.draws.filter((d) => d[mode].v.met).length;
+/** Of the draws that miss, how many fail each of the goal's tests (and who dominates most often). */
 const why = (r, mode) => {
   const vs = r.draws.map((d) => d[mode].v).filter((v) => !v.met);
   if (vs.length === 0) return '–';
+  const by = new Map();
+  for (const v of vs) for (const name of v.dominatedBy) by.set(name, (by.get(name) ?? 0) + 1);
+  const top = [...by].sort((a, b) => b[1] - a[1])[0];
   const parts = [
     [vs.filter((v) => !v.noMoreCold).length, 'more cold'],
     [vs.filter((v) => !v.halfIdle).length, 'idle > 50 %'],
-    [vs.filter((v) => !v.onFront).length, 'dominated'],
+    [vs.filter((v) => !v.onFront).length, 'dominated', top ? ` (${top[1]} by ${top[0]})` : ''],
   ];
   return parts
     .filter(([n]) => n > 0)
-    .map(([n, what]) => `${what}: ${n}`)
+    .map(([n, what, who = '']) => `${what}: ${n}${who}`)
     .join(', ');
 };
 const mark = (v) => (v.met ? 'met' : 'missed');
