@@ -18,7 +18,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   band: 0.5,
   subnetShare: 0.5,
   eniHeadroom: true,
-  burstMin: 5,
+  burstMin: 3,
   prewarmMs: 60_000,
   batchWindowMs: 30_000,
   steadyBatchWindowMs: 15_000,

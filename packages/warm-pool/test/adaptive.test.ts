@@ -223,7 +223,8 @@ describe('decideAdaptive', () => {
     at(t0 + 60_400, { arrivals: 3 });
     at(t0 + 71_000, {});
     expect(state.loneJobAt).toBeUndefined();
-    expect(at(t0 + 120_000, { bound: 1 }, 1)).toBe(10);
+    // Back, and sized by that run (3 pods, a burst remembered): 3 less the pod here, on top of minWarm.
+    expect(at(t0 + 120_000, { bound: 1 }, 1)).toBe(4);
   });
 
   it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
@@ -247,7 +248,8 @@ describe('decideAdaptive', () => {
 
   it('grows for the rest of a burst in one call while a surge is under way', () => {
     // 3 pods within one surge window on a settled node with 2 usable left, no burst remembered yet: the grow
-    // covers what one ENI holds (9) less the 3 already here, on top of minWarm — one call, not three.
+    // covers what one ENI holds (9) less the 3 already here, on top of minWarm — one call, not three. (burstMin 5:
+    // with the default 3 these pods are themselves the burst remembered, and the grow is for 3 more.)
     const r = decideAdaptive({
       stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
       targets: DEFAULT_TARGETS,
@@ -255,6 +257,7 @@ describe('decideAdaptive', () => {
       timing: { now: 1_000_000 },
       observation: obs({ arrivals: 3 }),
       state: settled,
+      settings: { burstMin: 5 },
     });
     expect(r.targets.surge).toBe(3);
     expect(r.targets.aim).toBe(8);
@@ -268,7 +271,7 @@ describe('decideAdaptive', () => {
       timing: { now: 1_000_000 },
       observation: obs({ arrivals: 3 }),
       state: settled,
-      settings: { wholeGrow: false },
+      settings: { burstMin: 5, wholeGrow: false },
     });
     expect(cut.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 });
     // The same arrivals spread out (no surge) grow by the usual batch only.
@@ -295,6 +298,8 @@ describe('decideAdaptive', () => {
         timing: { now: 1_000_000 },
         observation: obs({ arrivals: 3 }),
         state: { ...settled, bursts },
+        // Three arrivals are not a burst of their own here (burstMin 3 would make them the burst remembered).
+        settings: { burstMin: 5 },
       }).targets;
     // Only the start-up burst: it is not the size of what comes next, so the grow aims at one ENI's worth
     // (9) less the 3 here, on top of minWarm 2 — as on a node that remembers no burst.
