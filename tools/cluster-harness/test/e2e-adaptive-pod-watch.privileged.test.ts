@@ -11,7 +11,7 @@ import { enis, eventually, startOneNode } from './support/scenario.js';
 /** `/v1/warm-pool` as far as this test reads it. */
 interface WarmPool {
   adaptive: {
-    targets: { warm: number };
+    targets: { warm: number; aim: number };
     why: { code: string };
     bound: number;
     boundJobPods: number;
