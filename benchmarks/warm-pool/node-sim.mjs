@@ -115,8 +115,10 @@ export function maxPodsOf(policy) {
  * Replays `events` under `policy` and returns the metrics.
  * @param events parsed trace events ({ time (s), event: 'add'|'del', pod })
  * @param policy { name, targets, adaptive? } — `adaptive` (settings object) selects decideAdaptive
- * @param seed EC2 latency seed
- * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean, ownerHint: boolean } —
+ * @param seed EC2 latency seed, and the pod watch's (its leads are a stream of their own, mixed from it)
+ * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean, ownerHint: boolean,
+ *   latencySeed: number } — `latencySeed` (default `seed`): the EC2 latency model's seed alone, the pod watch's
+ *   leads staying those of `seed` (latency-draws.mjs re-deals the latency of a trace this way).
  *   `podWatch`: the daemon watches pods bound to its node and tells an adaptive policy how many have not asked yet
  *   (`bound`); static settings never use it. `ownerHint` (with `podWatch`; an upper bound, owner-hint.mjs): when
  *   the daemon first sees a pod of an owner (an add event's `owner`) bound, it also counts in `bound` that owner's
@@ -124,7 +126,7 @@ export function maxPodsOf(policy) {
  */
 export function simulate(events, policy, seed = 42, opts = {}) {
   const loopModel = opts.loop ?? 'daemon';
-  const lat = latencyModel(prng(seed));
+  const lat = latencyModel(prng(opts.latencySeed ?? seed));
   const maxPods = maxPodsOf(policy);
   let now = -WARMUP_MS;
   const clock = { now: () => now };

@@ -64,10 +64,12 @@ export function verdict(statics, def, m) {
 
 /**
  * Runs the grid, the default and the adaptive policy over one trace: the adaptive policy without the pod watch
- * (a node that cannot reach the API server: the verdict's top-level fields) and with it (`watched`).
+ * (a node that cannot reach the API server: the verdict's top-level fields) and with it (`watched`). Every run
+ * draws its EC2 latency with `latencySeed` (by default the trace's seed, as the report does; latency-draws.mjs
+ * passes others); the pod watch's leads always come from the trace's seed.
  */
-export function judge(trace, loop) {
-  const opts = { loop };
+export function judge(trace, loop, latencySeed = trace.seed) {
+  const opts = { loop, latencySeed };
   const statics = staticGrid().map((p) => ({ name: p.name, m: simulate(trace.events, p, trace.seed, opts) }));
   const def = statics.find((r) => r.name === 'WARM_ENI_TARGET=1');
   const adaptive = { name: 'adaptive', m: simulate(trace.events, ADAPTIVE_POLICY, trace.seed, opts) };

@@ -6,6 +6,7 @@ import {
   decayedPeak,
   horizonMs,
   isDraining,
+  jobFanOutRests,
   nextRecurringBurst,
   observe,
   recalledBurst,
@@ -288,7 +289,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
   // A bound pod of a Job is a fan-out starting: a Job's controller creates its pods together, so the first one
   // seen bound is evidence enough to grow for the rest (a ReplicaSet's or a lone pod's is not).
-  const fanOut = s.jobFanOut && (obs.boundJobPods ?? 0) > 0;
+  const fanOut = s.jobFanOut && (obs.boundJobPods ?? 0) > 0 && !jobFanOutRests(state, now);
   const rest =
     surge >= (bursty || fanOut ? 1 : 2)
       ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess))

@@ -366,6 +366,9 @@ describe('adaptive warm pool: invariants', () => {
         'observation.budgetWaitMs.assign',
       ],
       [{ state: { peak: 0 } }, 'state'],
+      [{ state: { ...initialAdaptiveState, loneJobAt: Number.NaN } }, 'state.loneJobAt'],
+      [{ state: { ...initialAdaptiveState, fanOutAt: '5' } }, 'state.fanOutAt'],
+      [{ state: { ...initialAdaptiveState, fanOutArrivals: -1 } }, 'state.fanOutArrivals'],
     ];
     for (const [patch, field] of cases) {
       let caught: unknown;

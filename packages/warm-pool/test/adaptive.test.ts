@@ -188,6 +188,44 @@ describe('decideAdaptive', () => {
     expect(off.decision.kind).toBe('none');
   });
 
+  it('rests the Job rule after a fan-out that was one pod, for 30 min or until a fan-out brings more', () => {
+    // Decisions on the same pool (atMinWarm), the state carried: only the targets' aim matters here.
+    let state = settled;
+    const at = (now: number, o: Partial<{ arrivals: number; bound: number }>, jobs = 0) => {
+      const r = decideAdaptive({
+        ...atMinWarm,
+        timing: { now },
+        observation: { ...obs(o), ...(jobs > 0 ? { boundJobPods: jobs } : {}) },
+        state,
+      });
+      state = r.state;
+      return r.targets.aim;
+    };
+    /** A single-pod Job's run at `t`: its pod bound, asking 400 ms later, nothing else within the span. */
+    const lone = (t: number) => {
+      const aim = at(t, { bound: 1 }, 1);
+      at(t + 400, { arrivals: 1 });
+      at(t + 11_000, {});
+      return aim;
+    };
+    const t0 = 1_000_000;
+    expect(lone(t0)).toBe(10); // a Job's pod bound: grow for the fan-out
+    expect(state.loneJobAt).toBe(t0 + 11_000); // the span is over: it was a single-pod Job
+    expect(lone(t0 + 60_000)).toBeLessThan(5); // the next run's pod: no grow ahead of it
+    // 30 min after the last lone run the rule is back.
+    const last = t0 + 60_000 + 11_000;
+    expect(at(last + 1_799_000, { bound: 1 }, 1)).toBeLessThan(5);
+    expect(at(last + 1_800_000, { bound: 1 }, 1)).toBe(10);
+    // A run that brings more pods ends the rest at once.
+    state = settled;
+    lone(t0);
+    at(t0 + 60_000, { bound: 1 }, 1);
+    at(t0 + 60_400, { arrivals: 3 });
+    at(t0 + 71_000, {});
+    expect(state.loneJobAt).toBeUndefined();
+    expect(at(t0 + 120_000, { bound: 1 }, 1)).toBe(10);
+  });
+
   it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
     // 4 free slots on eni-1 (fewer than maxWarm 9): a headroom ENI is due, but not in the middle of a surge.
     const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 5, { assigned: 2 })]) };
