@@ -55,28 +55,32 @@ function wholeOnOneEni(input: PoolInput, d: PoolDecision): PoolDecision {
 }
 
 /**
- * ENI headroom: with nothing to grow, attach an ENI (with one address) when no attached ENI has free slots for
- * `wanted` addresses; never free an ENI whose slots the headroom needs. Counted on one ENI, not summed: a burst's
- * grow is one `AssignPrivateIpAddresses` on one ENI, and slots split across ENIs make it two calls in a row
- * (ADR 0044).
+ * ENI headroom: with nothing to grow, attach an ENI (with one address) unless the attached ENIs can take a grow of
+ * `wanted` addresses in at most two calls: one ENI with `wanted` free slots, or free slots for twice `wanted` in
+ * all. Free slots split across ENIs make a burst's grow two `AssignPrivateIpAddresses` in a row, the second only
+ * after the first has landed (ADR 0044); on a large instance, where an ENI holds 29 or more, insisting on one
+ * would attach ENI after ENI. Never free an ENI whose slots the headroom needs.
  */
 function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDecision {
   const f = poolFigures(input);
-  const have = largestEniHeadroom(input, f);
+  const enough = (i: PoolInput) => {
+    const all = slotHeadroom(i, f);
+    return all >= wanted && (largestEniHeadroom(i, f) >= wanted || all >= 2 * wanted);
+  };
+  const room = (i: PoolInput) => `${slotHeadroom(i, f)} free slots, ${largestEniHeadroom(i, f)} on one ENI`;
   if (d.kind === 'free-eni') {
-    const others = input.stats.enis.filter((e) => e.id !== d.eniId);
-    const after = largestEniHeadroom({ ...input, stats: { enis: others } }, f);
-    if (after >= wanted) return d;
+    const others = { ...input, stats: { enis: input.stats.enis.filter((e) => e.id !== d.eniId) } };
+    if (enough(others)) return d;
     return {
       kind: 'none',
       reason: {
         code: 'within-targets',
-        message: `${d.eniId} kept: its slots are headroom (${after} < ${wanted})`,
+        message: `${d.eniId} kept: its slots are headroom (without it ${room(others)}; wanted ${wanted})`,
       },
     };
   }
   // A release waits for the headroom ENI (attaching after releasing would be a grow after a shrink).
-  if ((d.kind !== 'none' && d.kind !== 'release') || have >= wanted) return d;
+  if ((d.kind !== 'none' && d.kind !== 'release') || enough(input)) return d;
   const last = input.timing.lastInsufficientAddressesAt;
   if (last !== undefined && input.timing.now - last < INSUFFICIENT_ADDRESSES_BACKOFF_MS) return d;
   // Pods alone fill the node: no burst can use the headroom. (Assigned, not total: total falls on a release,
@@ -88,7 +92,7 @@ function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDe
     count: 1,
     reason: {
       code: 'eni-headroom',
-      message: `attached ENIs have free slots for ${have} addresses < ${wanted}: attach one more`,
+      message: `attached ENIs have ${room(input)}, wanted ${wanted} on one or twice that in all: attach one more`,
     },
   };
 }

@@ -543,6 +543,32 @@ describe('decideAdaptive', () => {
     expect(run(whole).decision.reason.code).not.toBe('eni-headroom');
   });
 
+  it('on a large instance, free slots for twice maxWarm in all are headroom enough (two calls at most)', () => {
+    // m5.4xlarge-like: 29 slots per ENI, maxWarm 29. Insisting on 29 free on one ENI would attach ENI after ENI.
+    const big = { maxEnis: 8, ipv4PerEni: 30, maxPods: 110 };
+    const run = (enis: ReturnType<typeof mkEni>[]) =>
+      decideAdaptive({
+        stats: stats(enis),
+        targets: DEFAULT_TARGETS,
+        limits: big,
+        timing: { now: 1_000_000 },
+        observation: obs(),
+        state: settled,
+      }).decision;
+    const full = mkEni(0, 29, { assigned: 29 });
+    // Free slots 13 + 16 + 15 = 44: more than maxWarm in all, none with 29, less than twice: a spare ENI.
+    const split = [
+      full,
+      mkEni(1, 16, { assigned: 14 }),
+      mkEni(2, 13, { assigned: 13 }),
+      mkEni(3, 14, { assigned: 14 }),
+    ];
+    expect(run(split)).toMatchObject({ kind: 'create-eni', reason: { code: 'eni-headroom' } });
+    // One more ENI with 14 free slots: 58, twice maxWarm — a burst of 29 takes two calls at most: no spare.
+    const spread = [...split, mkEni(4, 15, { assigned: 15 })];
+    expect(run(spread).reason.code).not.toBe('eni-headroom');
+  });
+
   it('routes a grow through a new ENI when the cluster budget has assigns waiting longer than an ENI takes', () => {
     const run = (budgetWaitMs?: { assign?: number; eni?: number }, maxEnis = 3) =>
       decideAdaptive({
