@@ -59,14 +59,19 @@ export function policyDriver(policy, limits) {
   const driver = {
     seen: { arrivals: 0, departures: 0, leadTimesMs: [], throttled: 0 },
     reasons: {},
-    decide(stats, timing, waiting, bound = 0) {
+    decide(stats, timing, waiting, bound = 0, boundJobPods = 0) {
       if (!policy.adaptive) return decide({ stats, targets: policy.targets, limits, timing });
       const r = decideAdaptive({
         stats,
         targets: policy.targets,
         limits,
         timing,
-        observation: { ...driver.seen, waiting, ...(bound > 0 ? { bound } : {}) },
+        observation: {
+          ...driver.seen,
+          waiting,
+          ...(bound > 0 ? { bound } : {}),
+          ...(boundJobPods > 0 ? { boundJobPods } : {}),
+        },
         state,
         settings: policy.adaptive,
       });
@@ -110,8 +115,10 @@ export function maxPodsOf(policy) {
  * Replays `events` under `policy` and returns the metrics.
  * @param events parsed trace events ({ time (s), event: 'add'|'del', pod })
  * @param policy { name, targets, adaptive? } — `adaptive` (settings object) selects decideAdaptive
- * @param seed EC2 latency seed
- * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean, ownerHint: boolean } —
+ * @param seed EC2 latency seed, and the pod watch's (its leads are a stream of their own, mixed from it)
+ * @param opts { loop: 'reference' | 'daemon', timeline: boolean, podWatch: boolean, ownerHint: boolean,
+ *   latencySeed: number } — `latencySeed` (default `seed`): the EC2 latency model's seed alone, the pod watch's
+ *   leads staying those of `seed` (latency-draws.mjs re-deals the latency of a trace this way).
  *   `podWatch`: the daemon watches pods bound to its node and tells an adaptive policy how many have not asked yet
  *   (`bound`); static settings never use it. `ownerHint` (with `podWatch`; an upper bound, owner-hint.mjs): when
  *   the daemon first sees a pod of an owner (an add event's `owner`) bound, it also counts in `bound` that owner's
@@ -119,7 +126,7 @@ export function maxPodsOf(policy) {
  */
 export function simulate(events, policy, seed = 42, opts = {}) {
   const loopModel = opts.loop ?? 'daemon';
-  const lat = latencyModel(prng(seed));
+  const lat = latencyModel(prng(opts.latencySeed ?? seed));
   const maxPods = maxPodsOf(policy);
   let now = -WARMUP_MS;
   const clock = { now: () => now };
@@ -160,6 +167,9 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   // The owner hint: per owner, its pods neither seen bound nor added yet; `hinted` sums them over the owners
   // revealed (one of their pods seen bound).
   const hinting = watching && opts.ownerHint === true;
+  // Pods a Job controls (a trace event's `owner` is a Job: a batch Job, a CronJob's run, burst-100's fan-out).
+  const jobOwned = new Set();
+  if (watching) for (const e of events) if (e.event === 'add' && e.owner !== undefined) jobOwned.add(e.pod);
   const ownerOfPod = new Map();
   const unseen = new Map();
   const revealed = new Set();
@@ -269,7 +279,10 @@ export function simulate(events, policy, seed = 42, opts = {}) {
   const decideNow = () => {
     const timing = lastShrinkAt === undefined ? { now } : { now, lastShrinkAt };
     const bound = boundCount();
-    const d = driver.decide(ds.stats(), timing, pending.size, bound);
+    // The watch sees each bound pod's controller: of the pods counted in `bound`, those of a Job.
+    let jobPods = 0;
+    for (const p of boundNow) if (jobOwned.has(p)) jobPods += 1;
+    const d = driver.decide(ds.stats(), timing, pending.size, bound, Math.min(jobPods, bound));
     opts.onDecision?.({
       now,
       bound,

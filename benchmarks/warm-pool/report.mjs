@@ -10,7 +10,7 @@ import { commandLine } from '../../scripts/lib/cli.mjs';
 import { dominates, dominatesWithWaits, paretoFront, RAW_GRID, staticGrid } from './grid.mjs';
 import { formatTable, parseTrace } from './lib.mjs';
 import { ADAPTIVE_PD_POLICY, ADAPTIVE_POLICY, DEFAULT_POLICY, simulate } from './node-sim.mjs';
-import { HELD_OUT_SEEDS, SHAPES, SHIPPED, TUNING_SEEDS } from './shapes.mjs';
+import { HELD_OUT_SEEDS, SHAPES, SHIPPED, shippedOwner, TUNING_SEEDS } from './shapes.mjs';
 import { paretoSvg, timelineSvg } from './svg.mjs';
 
 /** Every trace of the report: { id, set: 'shipped'|'tuning'|'held-out', shape, seed, events }. */
@@ -23,7 +23,10 @@ export function traces() {
       set: 'tuning',
       shape: f.replace('.csv', ''),
       seed: 42 + i,
-      events: parseTrace(readFileSync(join(dir, f), 'utf8'), f),
+      events: parseTrace(readFileSync(join(dir, f), 'utf8'), f).map((e) => {
+        const owner = e.event === 'add' ? shippedOwner(f.replace('.csv', ''), e.pod) : undefined;
+        return owner === undefined ? e : { ...e, owner };
+      }),
     });
   });
   for (const [shape, s] of Object.entries(SHAPES)) {
@@ -61,10 +64,12 @@ export function verdict(statics, def, m) {
 
 /**
  * Runs the grid, the default and the adaptive policy over one trace: the adaptive policy without the pod watch
- * (a node that cannot reach the API server: the verdict's top-level fields) and with it (`watched`).
+ * (a node that cannot reach the API server: the verdict's top-level fields) and with it (`watched`). Every run
+ * draws its EC2 latency with `latencySeed` (by default the trace's seed, as the report does; latency-draws.mjs
+ * passes others); the pod watch's leads always come from the trace's seed.
  */
-export function judge(trace, loop) {
-  const opts = { loop };
+export function judge(trace, loop, latencySeed = trace.seed) {
+  const opts = { loop, latencySeed };
   const statics = staticGrid().map((p) => ({ name: p.name, m: simulate(trace.events, p, trace.seed, opts) }));
   const def = statics.find((r) => r.name === 'WARM_ENI_TARGET=1');
   const adaptive = { name: 'adaptive', m: simulate(trace.events, ADAPTIVE_POLICY, trace.seed, opts) };

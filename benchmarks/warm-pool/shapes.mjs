@@ -33,8 +33,9 @@ const expLife = (mean) => (rand) => exponential(rand, mean);
 /**
  * Each shape: a description and a generator `(seed) → events`. Concurrency stays within one m5.large. An add
  * event may name its pod's `owner` (a Job created with all its pods at once: a batch Job, a CronJob's run); pods
- * a ReplicaSet replaces one at a time carry none. Read only by node-sim.mjs's
- * `ownerHint` option (owner-hint.mjs).
+ * a ReplicaSet replaces one at a time carry none. With the pod watch node-sim.mjs passes a bound pod's owner as
+ * a Job's (`observation.boundJobPods`); its `ownerHint` option (owner-hint.mjs) also counts an owner's pods to
+ * come.
  */
 export const SHAPES = {
   'steady-churn': {
@@ -168,6 +169,35 @@ export const SHAPES = {
       for (const pod of live) raw.push({ time: drainAt + rand() * 60, event: 'del', pod });
       raw.push({ time: 3600, event: 'add', pod: 'after-uncordon' });
       return raw;
+    },
+  },
+  'aligned-cronjobs': {
+    what: '6 long-running pods with light churn; three single-pod CronJobs every 1, 5 and 10 min start at the top of the minute (within 2 s), so every 10 min all three fire together; each pod runs 10–40 s, 2 h',
+    gen: (seed) => {
+      const rand = prng(seed);
+      const events = poisson({
+        rand,
+        duration: 7200,
+        rate: () => 0.01,
+        maxRate: 0.01,
+        life: expLife(600),
+        prefix: 'svc',
+        cap: 8,
+      });
+      for (let i = 1; i <= 6; i++) events.push({ time: i * 2, event: 'add', pod: `base-${i}` });
+      for (const [name, period] of [
+        ['every1m', 60],
+        ['every5m', 300],
+        ['every10m', 600],
+      ]) {
+        for (let k = 1; k * period < 7200; k++) {
+          const start = k * period + rand() * 2;
+          const pod = `${name}-${k}`;
+          events.push({ time: start, event: 'add', pod, owner: pod });
+          events.push({ time: start + 10 + rand() * 30, event: 'del', pod });
+        }
+      }
+      return events;
     },
   },
 };

@@ -1,6 +1,6 @@
 import { POD_ENI_ANNOTATION, POD_ENI_RESOURCE } from '@vpc-cni-kit/sgp-branch';
 import { describe, expect, it } from 'vitest';
-import { BoundPods, noteAdds, podVerdict } from '../src/daemon/bound-pods.js';
+import { type BoundCounts, BoundPods, noteAdds, podVerdict } from '../src/daemon/bound-pods.js';
 import { silentLogger } from '../src/log/logger.js';
 import type { CniBackend } from '../src/rpc/grpc-server.js';
 import type { AddNetworkRequest } from '../src/rpc/messages.js';
@@ -17,6 +17,7 @@ function pod(
     limits?: Record<string, string>;
     annotations?: Record<string, string>;
     uid?: string;
+    owners?: unknown;
   } = {},
 ): Record<string, unknown> {
   return {
@@ -25,6 +26,7 @@ function pod(
       namespace: 'default',
       uid: o.uid ?? `uid-${name}`,
       ...(o.annotations ? { annotations: o.annotations } : {}),
+      ...(o.owners !== undefined ? { ownerReferences: o.owners } : {}),
       ...(o.deleting ? { deletionTimestamp: '2026-11-24T12:00:00Z' } : {}),
     },
     spec: {
@@ -36,9 +38,28 @@ function pod(
   };
 }
 
+/** An owner reference as the API server stores it. */
+function owner(kind: string, apiVersion: string, controller?: boolean): Record<string, unknown> {
+  return {
+    apiVersion,
+    kind,
+    name: `${kind.toLowerCase()}-1`,
+    uid: `uid-${kind}`,
+    ...(controller !== undefined ? { controller, blockOwnerDeletion: true } : {}),
+  };
+}
+const JOB = owner('Job', 'batch/v1', true);
+const REPLICA_SET = owner('ReplicaSet', 'apps/v1', true);
+
 describe('podVerdict', () => {
   it('counts a Pending pod of this node that will take a pool address, and says why not for the others', () => {
-    expect(podVerdict(pod('a'), NODE)).toEqual({ ok: true, key: 'default/a', uid: 'uid-a', awaits: true });
+    expect(podVerdict(pod('a'), NODE)).toEqual({
+      ok: true,
+      key: 'default/a',
+      uid: 'uid-a',
+      job: false,
+      awaits: true,
+    });
     const why = (p: unknown) => {
       const v = podVerdict(p, NODE);
       return v.ok ? (v.why ?? 'awaits') : 'unreadable';
@@ -80,23 +101,115 @@ describe('podVerdict', () => {
       { ...good, spec: { ...spec, containers: [{ resources: 'lots' }] } },
       { ...good, status: 'Pending' },
       { ...good, status: { phase: 1 } },
+      { ...good, metadata: { ...meta, ownerReferences: JOB } },
+      { ...good, metadata: { ...meta, ownerReferences: 'batch/v1 Job' } },
+      { ...good, metadata: { ...meta, ownerReferences: [JOB, 'ReplicaSet'] } },
+      { ...good, metadata: { ...meta, ownerReferences: [{ ...JOB, controller: 'true' }] } },
+      { ...good, metadata: { ...meta, ownerReferences: [{ ...JOB, kind: 5 }] } },
+      { ...good, metadata: { ...meta, ownerReferences: [{ ...JOB, apiVersion: undefined }] } },
+      // Not the controller, yet malformed all the same.
+      { ...good, metadata: { ...meta, ownerReferences: [REPLICA_SET, { kind: 'Job' }] } },
+      // Two controllers: the API server refuses such a pod; one that shows it is not trusted.
+      { ...good, metadata: { ...meta, ownerReferences: [JOB, REPLICA_SET] } },
     ];
     for (const b of broken) expect(podVerdict(b, NODE), JSON.stringify(b)).toMatchObject({ ok: false });
+  });
+});
+
+describe('podVerdict: is the controller a Job?', () => {
+  const job = (owners: unknown) => {
+    const v = podVerdict(pod('p', { owners }), NODE);
+    return v.ok ? v.job : 'unreadable';
+  };
+
+  it('says so for a pod whose controller owner reference is a batch/v1 Job, and only then', () => {
+    expect(job([JOB])).toBe(true);
+    // A CronJob's pods: their controller is the Job the CronJob made.
+    expect(job([owner('Job', 'batch/v1', true), owner('Foo', 'example.com/v1', false)])).toBe(true);
+    expect(job([REPLICA_SET])).toBe(false);
+    expect(job([owner('StatefulSet', 'apps/v1', true)])).toBe(false);
+    expect(job([owner('DaemonSet', 'apps/v1', true)])).toBe(false);
+    // A Job owner that is not the controller (controller false or absent): not the Job's fan-out.
+    expect(job([owner('Job', 'batch/v1', false)])).toBe(false);
+    expect(job([owner('Job', 'batch/v1')])).toBe(false);
+    expect(job([owner('Job', 'batch/v1', false), REPLICA_SET])).toBe(false);
+    // Another group's Job kind is not batch/v1's.
+    expect(job([owner('Job', 'example.com/v1', true)])).toBe(false);
+    expect(job([owner('CronJob', 'batch/v1', true)])).toBe(false);
+    // No owner: a bare pod.
+    expect(job(undefined)).toBe(false);
+    expect(job(null)).toBe(false);
+    expect(job([])).toBe(false);
+  });
+
+  it('makes the object unreadable when the owner references cannot be read (not counted)', () => {
+    for (const owners of [
+      {},
+      'Job',
+      [null],
+      [[JOB]],
+      [{ ...JOB, controller: 1 }],
+      [{ ...JOB, kind: null }],
+      [{ ...JOB, apiVersion: ['batch/v1'] }],
+      [JOB, owner('Job', 'batch/v1', true)],
+    ])
+      expect(job(owners), JSON.stringify(owners)).toBe('unreadable');
+  });
+
+  it('reads the controller of a pod it does not count too (the verdict is the same object either way)', () => {
+    expect(podVerdict(pod('r', { phase: 'Running', owners: [JOB] }), NODE)).toMatchObject({
+      ok: true,
+      awaits: false,
+      job: true,
+    });
   });
 });
 
 describe('BoundPods', () => {
   function counter(holding: Set<string> = new Set()) {
     const logged: string[] = [];
-    let changes = 0;
+    const told: BoundCounts[] = [];
     const b = new BoundPods({
       nodeName: NODE,
       holding: () => holding,
-      onChange: () => changes++,
+      onChange: (c) => told.push(c),
       log: { ...silentLogger, debug: (m, f) => logged.push(`${m} ${JSON.stringify(f)}`) },
     });
-    return { b, logged, changes: () => changes };
+    return { b, logged, told, changes: () => told.length };
   }
+
+  it("counts the Job's pods among those counted, with the same exclusions, and tells when either count moves", () => {
+    const holding = new Set<string>();
+    const { b, told } = counter(holding);
+    b.reset([
+      pod('job-0', { owners: [JOB] }),
+      pod('job-1', { owners: [JOB] }),
+      pod('web-0', { owners: [REPLICA_SET] }),
+      pod('bare'),
+      pod('job-done', { owners: [JOB], phase: 'Succeeded' }),
+      pod('job-far', { owners: [JOB], node: 'other' }),
+    ]);
+    expect(b.counts()).toEqual({ pods: 4, jobPods: 2 });
+    expect(b.count()).toBe(4);
+    expect(told).toEqual([{ pods: 4, jobPods: 2 }]);
+    // One holds an address, one has asked: neither is bound any more, Job's or not.
+    holding.add('default/job-0');
+    b.asked('default', 'web-0');
+    expect(b.counts()).toEqual({ pods: 2, jobPods: 1 });
+    // A Job adopts the bare pod (its owner references patched): the same pods, one more of a Job's.
+    b.upsert(pod('bare', { owners: [JOB] }));
+    expect(b.counts()).toEqual({ pods: 2, jobPods: 2 });
+    expect(told.at(-1)).toEqual({ pods: 2, jobPods: 2 });
+    // An update whose owner references cannot be read is ignored (logged), as for any field of the wrong type:
+    // what the watch knew of the pod stands.
+    b.upsert(pod('job-1', { owners: [{ ...JOB, controller: 'yes' }] }));
+    expect(b.counts()).toEqual({ pods: 2, jobPods: 2 });
+    b.remove(pod('job-1'));
+    expect(b.counts()).toEqual({ pods: 1, jobPods: 1 });
+    b.lost();
+    expect(b.counts()).toEqual({ pods: 0, jobPods: 0 });
+    expect(told.at(-1)).toEqual({ pods: 0, jobPods: 0 });
+  });
 
   it('follows the list and the events, and wakes only when the count moves', () => {
     const { b, changes } = counter();

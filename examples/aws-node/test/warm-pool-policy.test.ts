@@ -4,6 +4,7 @@ import type { EniManager } from '@vpc-cni-kit/eni-manager';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, poolTargets } from '../src/config/config.js';
 import { ConfigError } from '../src/config/env-reader.js';
+import { BoundPods } from '../src/daemon/bound-pods.js';
 import { introspectionServer, listen } from '../src/daemon/http-servers.js';
 import { silentLogger } from '../src/daemon/logger.js';
 import { DaemonMetrics } from '../src/daemon/metrics.js';
@@ -106,6 +107,9 @@ function node(addresses: number) {
       calls.push(request.ipv4Count ?? 0);
       return { ipv4Addresses: add(request.ipv4Count ?? 0), ipv4Prefixes: [] };
     },
+    async unassignIpv4() {
+      return {};
+    },
   } as unknown as EniManager;
   return { datastore, eni, calls };
 }
@@ -177,8 +181,8 @@ describe('PoolLoop with the adaptive policy', () => {
       now: () => t,
       observer: metrics,
       bound: () => {
-        metrics.boundPods(bound);
-        return bound;
+        metrics.boundPods({ pods: bound, jobPods: 0 });
+        return { pods: bound, jobPods: 0 };
       },
     });
     expect((await pool.tick()).kind).toBe('none');
@@ -195,6 +199,66 @@ describe('PoolLoop with the adaptive policy', () => {
     expect(text).toContain('awscni_warm_pool_adaptive_reason_count{reason="pods-bound"} 1');
     // Without the watch (the static policy, or the switch off) nothing is asked.
     expect(loopFor(node(3)).lastAdaptive()).toBeUndefined();
+  });
+
+  it("a bound pod of a Job grows the pool for the rest of its fan-out before it asks; a ReplicaSet's does not", async () => {
+    /** One pod bound to a node up for an hour: what the pool grows by, from a real BoundPods fed its object. */
+    async function grownFor(controller: { apiVersion: string; kind: string }) {
+      const n = node(3);
+      const metrics = new DaemonMetrics();
+      let t = 1_000_000;
+      const bound = new BoundPods({
+        nodeName: 'ip-10-0-0-7',
+        holding: () => new Set(),
+        onChange: (c) => metrics.boundPods(c),
+        log: silentLogger,
+      });
+      const pool = loopFor(n, {
+        policy: 'adaptive',
+        now: () => t,
+        observer: metrics,
+        bound: () => bound.counts(),
+      });
+      // Start-up warms one ENI's worth; an hour later, with no pod, the pool has shrunk back to its minimum.
+      await pool.tick();
+      t += 3_600_000;
+      for (let i = 0; i < 20 && (await pool.tick()).kind !== 'none'; i++) t += 60_000;
+      const before = n.datastore.stats().totalIPs;
+      t += 60_000;
+      bound.upsert({
+        metadata: {
+          name: 'p-0',
+          namespace: 'batch',
+          uid: 'uid-p-0',
+          ownerReferences: [{ ...controller, name: 'c', uid: 'uid-c', controller: true }],
+        },
+        spec: { nodeName: 'ip-10-0-0-7', containers: [{ name: 'app' }] },
+        status: { phase: 'Pending' },
+      });
+      const d = await pool.tick();
+      return {
+        before,
+        grew: n.datastore.stats().totalIPs - before,
+        decision: d,
+        seen: pool.lastAdaptive(),
+        text: await metrics.registry.metrics(),
+      };
+    }
+    const job = await grownFor({ apiVersion: 'batch/v1', kind: 'Job' });
+    const replicaSet = await grownFor({ apiVersion: 'apps/v1', kind: 'ReplicaSet' });
+    // The same pool before the pod: back to the minimum.
+    expect(job.before).toBe(replicaSet.before);
+    // The Job's pod: one call growing for the rest of a fan-out (up to what one ENI holds), before any ADD.
+    expect(job.decision).toMatchObject({ kind: 'assign', unit: 'ip' });
+    expect(job.grew).toBeGreaterThanOrEqual(20);
+    // The ReplicaSet's lone pod takes a warm address; the pool grows after it, as without the watch.
+    expect(replicaSet.decision.kind).toBe('none');
+    expect(replicaSet.grew).toBe(0);
+    expect(job.seen).toMatchObject({ bound: 1, boundJobPods: 1 });
+    expect(replicaSet.seen).toMatchObject({ bound: 1, boundJobPods: 0 });
+    expect(job.text).toContain('awscni_warm_pool_adaptive_bound_job_pods 1');
+    expect(replicaSet.text).toContain('awscni_warm_pool_adaptive_bound_job_pods 0');
+    expect(replicaSet.text).toContain('awscni_warm_pool_adaptive_bound_pods 1');
   });
 
   it('the static policy stays the reference: the same node with WARM_ENI_TARGET=1 fills its ENI', async () => {

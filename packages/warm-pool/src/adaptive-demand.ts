@@ -18,7 +18,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   band: 0.5,
   subnetShare: 0.5,
   eniHeadroom: true,
-  burstMin: 5,
+  burstMin: 3,
   prewarmMs: 60_000,
   batchWindowMs: 30_000,
   steadyBatchWindowMs: 15_000,
@@ -41,6 +41,8 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   boundBursts: true,
   burstHalfLifeMs: 1_800_000,
   drainAfterMs: 120_000,
+  jobFanOut: true,
+  wholeGrow: true,
 };
 
 /** The state to start from: nothing observed yet. */
@@ -58,6 +60,12 @@ const BURST_SPAN_MS = 60_000;
 const BURSTINESS_WINDOW_MS = 1_800_000;
 /** Bursts remembered for recurrence. */
 const MAX_BURSTS = 4;
+
+/** A Job's pods arrive within this long of the first one seen bound (a Job controller creates them together). */
+const FAN_OUT_SPAN_MS = 10_000;
+
+/** How long the `jobFanOut` rule rests after a fan-out that was one pod. */
+export const LONE_JOB_REST_MS = 1_800_000;
 
 /**
  * The next burst, when the last three came at an even period (intervals within 10 % or 30 s of each other):
@@ -178,6 +186,8 @@ export function resolveAdaptiveSettings(settings: AdaptiveSettings = {}): Resolv
   bool(s.boundBursts, 'settings.boundBursts');
   positive(s.burstHalfLifeMs, 'settings.burstHalfLifeMs');
   nonNegative(s.drainAfterMs, 'settings.drainAfterMs');
+  bool(s.jobFanOut, 'settings.jobFanOut');
+  bool(s.wholeGrow, 'settings.wholeGrow');
   return s;
 }
 
@@ -188,6 +198,11 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   count(observation.departures, 'observation.departures');
   count(observation.waiting, 'observation.waiting');
   if (observation.bound !== undefined) count(observation.bound, 'observation.bound');
+  if (observation.boundJobPods !== undefined) {
+    count(observation.boundJobPods, 'observation.boundJobPods');
+    if (observation.boundJobPods > (observation.bound ?? 0))
+      fail('observation.boundJobPods', 'must be at most observation.bound');
+  }
   if (observation.leadTimesMs !== undefined) {
     if (!Array.isArray(observation.leadTimesMs)) fail('observation.leadTimesMs', 'must be an array');
     observation.leadTimesMs.forEach((v, i) => {
@@ -218,6 +233,12 @@ export function validateAdaptive(observation: AdaptiveObservation, state: Adapti
   )
     fail('state.lastArrivalAt', 'must be a finite number');
   if (state.leftSinceArrival !== undefined) count(state.leftSinceArrival, 'state.leftSinceArrival');
+  for (const key of ['fanOutAt', 'loneJobAt'] as const) {
+    const v = state[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v)))
+      fail(`state.${key}`, 'must be a finite number');
+  }
+  if (state.fanOutArrivals !== undefined) count(state.fanOutArrivals, 'state.fanOutArrivals');
 }
 
 /**
@@ -316,13 +337,29 @@ export function observe(
     bursts = [...bursts, { at: now, count: inWindow }].slice(-MAX_BURSTS);
     inBursts = inWindow;
   }
+  // Job fan-outs: a Job's pod seen bound opens one; once its span has passed, one that brought no arrival but its
+  // own first pod was a single-pod Job (the jobFanOut rule rests), and one that brought more ends the rest.
+  const arrivals = withLead.arrivals + observation.arrivals;
+  type FanOut = Pick<AdaptiveState, 'fanOutAt' | 'fanOutArrivals' | 'loneJobAt'>;
+  const { fanOutAt, fanOutArrivals, loneJobAt, ...carried } = withLead;
+  let fanOut: FanOut = {
+    ...(fanOutAt !== undefined ? { fanOutAt } : {}),
+    ...(fanOutArrivals !== undefined ? { fanOutArrivals } : {}),
+    ...(loneJobAt !== undefined ? { loneJobAt } : {}),
+  };
+  if (fanOutAt !== undefined && now - fanOutAt >= FAN_OUT_SPAN_MS) {
+    const lone = arrivals - (fanOutArrivals ?? arrivals) <= 1;
+    fanOut = lone ? { loneJobAt: now } : {};
+  }
+  if (fanOut.fanOutAt === undefined && (observation.boundJobPods ?? 0) > 0)
+    fanOut = { ...fanOut, fanOutAt: now, fanOutArrivals: arrivals };
   const dt = withLead.lastAt === undefined ? 0 : Math.max(0, now - withLead.lastAt);
   const rateCount = (withLead.rateCount ?? 0) * Math.exp(-dt / s.rateWindowMs) + observation.arrivals;
   const slow = Math.exp(-dt / BURSTINESS_WINDOW_MS);
   const allCount = (withLead.allCount ?? 0) * slow + observation.arrivals;
   const burstCount = Math.min(allCount, (withLead.burstCount ?? 0) * slow + inBursts);
   return {
-    ...withLead,
+    ...carried,
     bootAt: withLead.bootAt ?? now,
     ...((observation.throttled ?? 0) > 0 ? { throttledAt: now } : {}),
     rateCount,
@@ -339,7 +376,14 @@ export function observe(
     ...(surgeMoves ? { surgePeak: surge, surgePeakAt: now } : {}),
     peak: peakMoves ? inWindow : withLead.peak,
     peakAt: peakMoves ? now : withLead.peakAt,
-    arrivals: withLead.arrivals + observation.arrivals,
+    arrivals,
     departures: withLead.departures + observation.departures,
+    // Carried only as `fanOut` has them: a cleared field is gone.
+    ...fanOut,
   };
+}
+
+/** Whether the `jobFanOut` rule rests at `now`: a Job fan-out was one pod less than {@link LONE_JOB_REST_MS} ago. */
+export function jobFanOutRests(state: AdaptiveState, now: number): boolean {
+  return state.loneJobAt !== undefined && now - state.loneJobAt < LONE_JOB_REST_MS;
 }

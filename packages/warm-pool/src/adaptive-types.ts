@@ -147,6 +147,20 @@ export interface AdaptiveSettings {
    * idle). The next pod seen bound or arriving ends it.
    */
   readonly drainAfterMs?: number;
+  /**
+   * A bound pod of a Job (`observation.boundJobPods` > 0) is evidence of a burst: a Job's controller creates its
+   * pods together (up to its parallelism; a CronJob's run is a Job), so the first one seen bound already grows
+   * for the rest of the fan-out as a surge of several pods does (the largest burst remembered, or what one ENI
+   * holds, less the pods here). A ReplicaSet's pod or a bare pod is not such evidence. A fan-out that brings no
+   * other arrival within 10 s was a single-pod Job: the rule then rests (30 min, or until a fan-out brings more),
+   * so a node running single-pod CronJobs does not grow one ENI's worth at each run.
+   */
+  readonly jobFanOut?: boolean;
+  /**
+   * A grow that the lowest-numbered ENI's free slots would cut short goes whole to the first ENI with room for
+   * all of it: one `AssignPrivateIpAddresses`, not two in a row (secondary IP mode).
+   */
+  readonly wholeGrow?: boolean;
 }
 
 /** {@link AdaptiveSettings} with every field present (`maxWarm` 0 = one ENI's worth). */
@@ -170,6 +184,11 @@ export interface AdaptiveObservation {
    * ENI) are not counted; pods already waiting are in `waiting`, not here. Default 0.
    */
   readonly bound?: number;
+  /**
+   * Of `bound`, the pods a Job controls (their controller `ownerReference` is a `batch/v1` Job; a CronJob's pods
+   * are its Jobs'). Default 0. At most `bound`.
+   */
+  readonly boundJobPods?: number;
   /**
    * Lead times of grows that completed since the previous call: ms from the decision to the addresses being
    * usable (EC2 call, attach, IMDS).
@@ -237,6 +256,15 @@ export interface AdaptiveState {
   readonly surgePeak?: number;
   /** When `surgePeak` was seen, ms. */
   readonly surgePeakAt?: number;
+  /** When the Job fan-out under watch began (a Job's pod first seen bound), ms; undefined when none is. */
+  readonly fanOutAt?: number;
+  /** `arrivals` when that fan-out began (its own pods arrive after). */
+  readonly fanOutArrivals?: number;
+  /**
+   * When a Job fan-out last turned out to be one pod (a single-pod Job, such as most CronJobs' runs), ms: the
+   * `jobFanOut` rule rests for 30 min after it, or until a fan-out brings more.
+   */
+  readonly loneJobAt?: number;
 }
 
 /**

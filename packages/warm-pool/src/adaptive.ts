@@ -6,6 +6,7 @@ import {
   decayedPeak,
   horizonMs,
   isDraining,
+  jobFanOutRests,
   nextRecurringBurst,
   observe,
   recalledBurst,
@@ -20,10 +21,10 @@ import type {
   AdaptiveReasonCode,
   AdaptiveTargets,
 } from './adaptive-types.js';
-import { canAddEni, slotHeadroom } from './capacity.js';
+import { canAddEni, fillableEnis, largestEniHeadroom, slotHeadroom } from './capacity.js';
 import { INSUFFICIENT_ADDRESSES_BACKOFF_MS } from './constants.js';
 import { decide } from './decide.js';
-import { inMode, poolFigures } from './figures.js';
+import { inMode, poolFigures, slotsUsed } from './figures.js';
 import type { PoolDecision, PoolInput } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -40,26 +41,46 @@ function coolingAddresses(input: PoolInput): number {
 }
 
 /**
- * ENI headroom: with nothing to grow, attach an ENI (with one address) when the attached ENIs' free slots
- * hold fewer than `wanted` addresses; never free an ENI whose slots the headroom needs.
+ * A grow the lowest-numbered ENI's free slots would cut short goes whole to the first ENI with room for all of
+ * it: one `AssignPrivateIpAddresses` instead of two in a row, the second starting only when the first has landed
+ * (0.3–0.8 s later, while a burst's pods are asking). Secondary IP mode only (a prefix grow is one prefix or
+ * more, each its own slot). Anything else is returned as it is.
+ */
+function wholeOnOneEni(input: PoolInput, d: PoolDecision): PoolDecision {
+  if (d.kind !== 'assign' || input.targets.prefixDelegation) return d;
+  const f = poolFigures(input);
+  if (d.count >= f.short) return d;
+  const room = fillableEnis(input, f).find((e) => f.maxSlotsPerEni - slotsUsed(e) >= f.short);
+  return room === undefined ? d : { ...d, eniId: room.id, count: f.short };
+}
+
+/**
+ * ENI headroom: with nothing to grow, attach an ENI (with one address) unless the attached ENIs can take a grow of
+ * `wanted` addresses in at most two calls: one ENI with `wanted` free slots, or free slots for twice `wanted` in
+ * all. Free slots split across ENIs make a burst's grow two `AssignPrivateIpAddresses` in a row, the second only
+ * after the first has landed (ADR 0044); on a large instance, where an ENI holds 29 or more, insisting on one
+ * would attach ENI after ENI. Never free an ENI whose slots the headroom needs.
  */
 function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDecision {
   const f = poolFigures(input);
-  const have = slotHeadroom(input, f);
+  const enough = (i: PoolInput) => {
+    const all = slotHeadroom(i, f);
+    return all >= wanted && (largestEniHeadroom(i, f) >= wanted || all >= 2 * wanted);
+  };
+  const room = (i: PoolInput) => `${slotHeadroom(i, f)} free slots, ${largestEniHeadroom(i, f)} on one ENI`;
   if (d.kind === 'free-eni') {
-    const others = input.stats.enis.filter((e) => e.id !== d.eniId);
-    const after = slotHeadroom({ ...input, stats: { enis: others } }, f);
-    if (after >= wanted) return d;
+    const others = { ...input, stats: { enis: input.stats.enis.filter((e) => e.id !== d.eniId) } };
+    if (enough(others)) return d;
     return {
       kind: 'none',
       reason: {
         code: 'within-targets',
-        message: `${d.eniId} kept: its slots are headroom (${after} < ${wanted})`,
+        message: `${d.eniId} kept: its slots are headroom (without it ${room(others)}; wanted ${wanted})`,
       },
     };
   }
   // A release waits for the headroom ENI (attaching after releasing would be a grow after a shrink).
-  if ((d.kind !== 'none' && d.kind !== 'release') || have >= wanted) return d;
+  if ((d.kind !== 'none' && d.kind !== 'release') || enough(input)) return d;
   const last = input.timing.lastInsufficientAddressesAt;
   if (last !== undefined && input.timing.now - last < INSUFFICIENT_ADDRESSES_BACKOFF_MS) return d;
   // Pods alone fill the node: no burst can use the headroom. (Assigned, not total: total falls on a release,
@@ -71,7 +92,7 @@ function keepHeadroom(input: PoolInput, d: PoolDecision, wanted: number): PoolDe
     count: 1,
     reason: {
       code: 'eni-headroom',
-      message: `attached ENIs have free slots for ${have} addresses < ${wanted}: attach one more`,
+      message: `attached ENIs have ${room(input)}, wanted ${wanted} on one or twice that in all: attach one more`,
     },
   };
 }
@@ -270,8 +291,11 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const sized = burstToGrowFor(state, now, s.startupHalfLifeMs);
   const guess = s.surgeToBurst ? (sized > 0 ? sized : maxWarm) - surge : 0;
   const bursty = s.burstyShare > 0 && remembered > 0 && burstiness(state) >= s.burstyShare;
+  // A bound pod of a Job is a fan-out starting: a Job's controller creates its pods together, so the first one
+  // seen bound is evidence enough to grow for the rest (a ReplicaSet's or a lone pod's is not).
+  const fanOut = s.jobFanOut && (obs.boundJobPods ?? 0) > 0 && !jobFanOutRests(state, now);
   const rest =
-    surge >= (bursty ? 1 : 2)
+    surge >= (bursty || fanOut ? 1 : 2)
       ? Math.min(maxWarm, Math.max(Math.ceil(surge * (s.surgeGrowth - 1) - 1e-9), guess))
       : 0;
   const aim = Math.max(warm + batch - 1, s.minWarm + rest);
@@ -301,7 +325,7 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   // queueing: its tokens go to pods that wait, not to the rest of a burst ahead of them.
   const queued = (obs.budgetWaitMs?.assign ?? 0) > 0;
   const floor =
-    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3) && !queued
+    s.surgeAim && rest > 0 && bound > 0 && (remembered > 0 || surge >= 3 || fanOut) && !queued
       ? Math.max(warm, s.minWarm + rest)
       : warm;
   const stepWarm = usable < floor || (usable > high && !holding) ? aim + cooling : Math.max(f.available, 1);
@@ -318,7 +342,8 @@ export function decideAdaptive(input: AdaptiveInput): AdaptiveDecision {
   const surging = s.surgeDefersEni && surge >= 2 && slotHeadroom(input, f) > 0;
   const plain = decide(stepInput);
   const kept = s.eniHeadroom && !pressured ? keepHeadroom(stepInput, plain, maxWarm) : plain;
-  const step = surging && kept !== plain && kept.kind === 'create-eni' ? plain : kept;
+  const step0 = surging && kept !== plain && kept.kind === 'create-eni' ? plain : kept;
+  const step = s.wholeGrow ? wholeOnOneEni(stepInput, step0) : step0;
   // Under EC2 pressure nothing is given back (not even an empty ENI): every call is budget.
   const routed = routeByBudget(step, input, obs, s.eniLeadMs);
   const decision: PoolDecision =

@@ -38,3 +38,14 @@ export function slotHeadroom(input: PoolInput, f: PoolFigures): number {
   for (const e of fillableEnis(input, f)) n += (f.maxSlotsPerEni - slotsUsed(e)) * unit;
   return n;
 }
+
+/**
+ * Addresses the one fillable ENI with the most free slots could still take (free slots × unit size): the
+ * largest grow a single `AssignPrivateIpAddresses` (or prefix assign) can make without attaching an ENI.
+ */
+export function largestEniHeadroom(input: PoolInput, f: PoolFigures): number {
+  const unit = input.targets.prefixDelegation ? 16 : 1;
+  let n = 0;
+  for (const e of fillableEnis(input, f)) n = Math.max(n, (f.maxSlotsPerEni - slotsUsed(e)) * unit);
+  return n;
+}

@@ -50,6 +50,8 @@ const node: fc.Arbitrary<Node> = fc.record({
       surgeDefersEni: fc.boolean(),
       drainAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 5_000, max: 600_000 })),
       startupHalfLifeMs: fc.integer({ min: 1_000, max: 600_000 }),
+      jobFanOut: fc.boolean(),
+      wholeGrow: fc.boolean(),
     },
     { requiredKeys: [] },
   ),
@@ -60,6 +62,8 @@ const step = fc.record({
   arrive: fc.nat(12),
   leave: fc.nat(12),
   bound: fc.oneof(fc.constant(0), fc.nat(8)),
+  /** Of `bound`, how many a Job controls (capped at `bound`). */
+  jobPods: fc.oneof(fc.constant(0), fc.nat(8)),
   dtMs: fc.integer({ min: 10, max: 60_000 }),
   leadMs: fc.option(fc.integer({ min: 100, max: 12_000 }), { nil: undefined }),
   throttled: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(3)),
@@ -147,6 +151,7 @@ describe('adaptive warm pool: invariants', () => {
               departures,
               waiting,
               bound: st.bound,
+              boundJobPods: Math.min(st.jobPods, st.bound),
               throttled: st.throttled,
               ...(st.leadMs !== undefined ? { leadTimesMs: [st.leadMs] } : {}),
               ...(st.budget !== undefined ? { budgetWaitMs: st.budget } : {}),
@@ -199,19 +204,19 @@ describe('adaptive warm pool: invariants', () => {
    * A node that went through `history` (pods placed as they came, nobody left waiting), then one quiet pool-loop
    * pass per call of `tick`: 5 s later, nothing arriving or leaving.
    */
-  function afterHistory(n: Node, history: Step[], bound = 0) {
+  function afterHistory(n: Node, history: Step[], bound = 0, jobPods = 0) {
     const enis: ModelEni[] = [mkEni(0, 0, { pd: n.pd })];
     const limits = { maxEnis: n.maxEnis, ipv4PerEni: n.ipv4PerEni, maxPods: n.maxPods };
     let state: AdaptiveState = initialAdaptiveState;
     let now = 1_000_000;
     let lastShrinkAt: number | undefined;
-    const run = (arrivals: number, departures: number, boundNow: number) => {
+    const run = (arrivals: number, departures: number, boundNow: number, jobsNow: number) => {
       const r = decideAdaptive({
         stats: stats(enis),
         targets: targetsOf(n),
         limits,
         timing: lastShrinkAt === undefined ? { now } : { now, lastShrinkAt },
-        observation: { arrivals, departures, waiting: 0, bound: boundNow },
+        observation: { arrivals, departures, waiting: 0, bound: boundNow, boundJobPods: jobsNow },
         state,
         settings: n.settings,
       });
@@ -223,52 +228,65 @@ describe('adaptive warm pool: invariants', () => {
     for (const st of history) {
       now += st.dtMs;
       const departures = leave(enis, st.leave);
-      run(st.arrive - arrive(enis, st.arrive), departures, st.bound);
+      run(st.arrive - arrive(enis, st.arrive), departures, st.bound, Math.min(st.jobPods, st.bound));
     }
     for (const e of enis) for (const c of e.cidrs) c.cooldown = 0;
     return {
       tick() {
         now += 5_000;
-        return run(0, 0, bound);
+        return run(0, 0, bound, jobPods);
       },
     };
   }
 
   it('with no new pods (and as many bound as before), the warm target never rises and the pool never grows after shrinking (no oscillation)', () => {
     fc.assert(
-      fc.property(node, fc.array(step, { maxLength: 20 }), fc.nat(6), (n0, history, bound) => {
-        // No recurring-burst prediction here (it warms up once for a predicted burst: the next property). The
-        // bound pods stay bound: a level that does not move is no new demand.
-        const quiet = afterHistory({ ...n0, settings: { ...n0.settings, burstMin: 1000 } }, history, bound);
-        let warm = Number.POSITIVE_INFINITY;
-        let shrunk = false;
-        const kinds: string[] = [];
-        for (let tick = 0; tick < 150; tick++) {
-          const r = quiet.tick();
-          kinds.push(r.decision.kind);
-          expect(r.targets.warm, 'the warm target rose with no new pods').toBeLessThanOrEqual(warm);
-          warm = r.targets.warm;
-          if (isGrow(r.decision)) expect(shrunk, `grew after shrinking: ${kinds.join(' ')}`).toBe(false);
-          if (r.decision.kind === 'release' || r.decision.kind === 'free-eni') shrunk = true;
-        }
-      }),
+      fc.property(
+        node,
+        fc.array(step, { maxLength: 20 }),
+        fc.nat(6),
+        fc.nat(6),
+        (n0, history, bound, jobs) => {
+          // No recurring-burst prediction here (it warms up once for a predicted burst: the next property). The
+          // bound pods (some of them a Job's) stay bound: a level that does not move is no new demand.
+          const settings = { ...n0.settings, burstMin: 1000 };
+          const quiet = afterHistory({ ...n0, settings }, history, bound, Math.min(jobs, bound));
+          let warm = Number.POSITIVE_INFINITY;
+          let shrunk = false;
+          const kinds: string[] = [];
+          for (let tick = 0; tick < 150; tick++) {
+            const r = quiet.tick();
+            kinds.push(r.decision.kind);
+            expect(r.targets.warm, 'the warm target rose with no new pods').toBeLessThanOrEqual(warm);
+            warm = r.targets.warm;
+            if (isGrow(r.decision)) expect(shrunk, `grew after shrinking: ${kinds.join(' ')}`).toBe(false);
+            if (r.decision.kind === 'release' || r.decision.kind === 'free-eni') shrunk = true;
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('with no new pods, a predicted recurring burst or a remembered one turns the pool around at most twice (up once, then down)', () => {
     fc.assert(
-      fc.property(node, fc.array(step, { maxLength: 20 }), fc.nat(6), (n, history, bound) => {
-        const quiet = afterHistory(n, history, bound);
-        const dirs: string[] = [];
-        for (let tick = 0; tick < 300; tick++) {
-          const d = quiet.tick().decision;
-          const dir = isGrow(d) ? 'up' : d.kind === 'release' || d.kind === 'free-eni' ? 'down' : undefined;
-          if (dir !== undefined && dirs.at(-1) !== dir) dirs.push(dir);
-        }
-        // At most: down (shedding), up (warming for the predicted burst), down (shedding it again).
-        expect(dirs.join(' ').replace(/^up /, '').split(' ').length, dirs.join(' ')).toBeLessThanOrEqual(3);
-      }),
+      fc.property(
+        node,
+        fc.array(step, { maxLength: 20 }),
+        fc.nat(6),
+        fc.nat(6),
+        (n, history, bound, jobs) => {
+          const quiet = afterHistory(n, history, bound, Math.min(jobs, bound));
+          const dirs: string[] = [];
+          for (let tick = 0; tick < 300; tick++) {
+            const d = quiet.tick().decision;
+            const dir = isGrow(d) ? 'up' : d.kind === 'release' || d.kind === 'free-eni' ? 'down' : undefined;
+            if (dir !== undefined && dirs.at(-1) !== dir) dirs.push(dir);
+          }
+          // At most: down (shedding), up (warming for the predicted burst), down (shedding it again).
+          expect(dirs.join(' ').replace(/^up /, '').split(' ').length, dirs.join(' ')).toBeLessThanOrEqual(3);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -332,12 +350,25 @@ describe('adaptive warm pool: invariants', () => {
       [{ settings: { burstHalfLifeMs: 0 } }, 'settings.burstHalfLifeMs'],
       [{ settings: { surgeAim: null } }, 'settings.surgeAim'],
       [{ settings: { surgeDefersEni: 0 } }, 'settings.surgeDefersEni'],
+      [{ settings: { jobFanOut: 'true' } }, 'settings.jobFanOut'],
+      [{ settings: { wholeGrow: 1 } }, 'settings.wholeGrow'],
+      [
+        { observation: { arrivals: 0, departures: 0, waiting: 0, bound: 1, boundJobPods: 2 } },
+        'observation.boundJobPods',
+      ],
+      [
+        { observation: { arrivals: 0, departures: 0, waiting: 0, boundJobPods: 1.5 } },
+        'observation.boundJobPods',
+      ],
       [{ observation: { arrivals: 0, departures: 0, waiting: 0, bound: -2 } }, 'observation.bound'],
       [
         { observation: { arrivals: 0, departures: 0, waiting: 0, budgetWaitMs: { assign: -1 } } },
         'observation.budgetWaitMs.assign',
       ],
       [{ state: { peak: 0 } }, 'state'],
+      [{ state: { ...initialAdaptiveState, loneJobAt: Number.NaN } }, 'state.loneJobAt'],
+      [{ state: { ...initialAdaptiveState, fanOutAt: '5' } }, 'state.fanOutAt'],
+      [{ state: { ...initialAdaptiveState, fanOutArrivals: -1 } }, 'state.fanOutArrivals'],
     ];
     for (const [patch, field] of cases) {
       let caught: unknown;

@@ -169,6 +169,64 @@ describe('decideAdaptive', () => {
     expect(queued.decision.kind).toBe('none');
   });
 
+  it("grows for a Job's fan-out at its first pod seen bound, not for a ReplicaSet's pod", () => {
+    // One pod bound on a settled node that remembers no burst. A Job's controller creates its pods together:
+    // the pool grows at once for what one ENI holds (9) less the pod here, on top of minWarm, in one call.
+    const job = decideAdaptive({ ...atMinWarm, observation: { ...obs({ bound: 1 }), boundJobPods: 1 } });
+    expect(job.targets.aim).toBe(10);
+    expect(job.decision).toMatchObject({ kind: 'assign', eniId: 'eni-1', count: 8 });
+    // The same pod of a ReplicaSet (or bare): it takes a warm address when it asks; nothing grows yet.
+    const replica = decideAdaptive({ ...atMinWarm, observation: obs({ bound: 1 }) });
+    expect(replica.targets.aim).toBeLessThan(5);
+    expect(replica.decision.kind).toBe('none');
+    // jobFanOut off: a Job's pod is any pod.
+    const off = decideAdaptive({
+      ...atMinWarm,
+      observation: { ...obs({ bound: 1 }), boundJobPods: 1 },
+      settings: { jobFanOut: false },
+    });
+    expect(off.decision.kind).toBe('none');
+  });
+
+  it('rests the Job rule after a fan-out that was one pod, for 30 min or until a fan-out brings more', () => {
+    // Decisions on the same pool (atMinWarm), the state carried: only the targets' aim matters here.
+    let state = settled;
+    const at = (now: number, o: Partial<{ arrivals: number; bound: number }>, jobs = 0) => {
+      const r = decideAdaptive({
+        ...atMinWarm,
+        timing: { now },
+        observation: { ...obs(o), ...(jobs > 0 ? { boundJobPods: jobs } : {}) },
+        state,
+      });
+      state = r.state;
+      return r.targets.aim;
+    };
+    /** A single-pod Job's run at `t`: its pod bound, asking 400 ms later, nothing else within the span. */
+    const lone = (t: number) => {
+      const aim = at(t, { bound: 1 }, 1);
+      at(t + 400, { arrivals: 1 });
+      at(t + 11_000, {});
+      return aim;
+    };
+    const t0 = 1_000_000;
+    expect(lone(t0)).toBe(10); // a Job's pod bound: grow for the fan-out
+    expect(state.loneJobAt).toBe(t0 + 11_000); // the span is over: it was a single-pod Job
+    expect(lone(t0 + 60_000)).toBeLessThan(5); // the next run's pod: no grow ahead of it
+    // 30 min after the last lone run the rule is back.
+    const last = t0 + 60_000 + 11_000;
+    expect(at(last + 1_799_000, { bound: 1 }, 1)).toBeLessThan(5);
+    expect(at(last + 1_800_000, { bound: 1 }, 1)).toBe(10);
+    // A run that brings more pods ends the rest at once.
+    state = settled;
+    lone(t0);
+    at(t0 + 60_000, { bound: 1 }, 1);
+    at(t0 + 60_400, { arrivals: 3 });
+    at(t0 + 71_000, {});
+    expect(state.loneJobAt).toBeUndefined();
+    // Back, and sized by that run (3 pods, a burst remembered): 3 less the pod here, on top of minWarm.
+    expect(at(t0 + 120_000, { bound: 1 }, 1)).toBe(4);
+  });
+
   it('attaches no headroom ENI while a surge is under way and attached ENIs still have free slots', () => {
     // 4 free slots on eni-1 (fewer than maxWarm 9): a headroom ENI is due, but not in the middle of a surge.
     const base = { ...atMinWarm, stats: stats([mkEni(0, 9, { assigned: 9 }), mkEni(1, 5, { assigned: 2 })]) };
@@ -190,7 +248,8 @@ describe('decideAdaptive', () => {
 
   it('grows for the rest of a burst in one call while a surge is under way', () => {
     // 3 pods within one surge window on a settled node with 2 usable left, no burst remembered yet: the grow
-    // covers what one ENI holds (9) less the 3 already here, on top of minWarm — one call, not three.
+    // covers what one ENI holds (9) less the 3 already here, on top of minWarm — one call, not three. (burstMin 5:
+    // with the default 3 these pods are themselves the burst remembered, and the grow is for 3 more.)
     const r = decideAdaptive({
       stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
       targets: DEFAULT_TARGETS,
@@ -198,10 +257,23 @@ describe('decideAdaptive', () => {
       timing: { now: 1_000_000 },
       observation: obs({ arrivals: 3 }),
       state: settled,
+      settings: { burstMin: 5 },
     });
     expect(r.targets.surge).toBe(3);
     expect(r.targets.aim).toBe(8);
-    expect(r.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 }); // eni-0's 4 free slots
+    // The grow of 6 (aim 8 less 2 usable) goes whole to eni-1, which has room for all of it (wholeGrow).
+    expect(r.decision).toMatchObject({ kind: 'assign', eniId: 'eni-1', count: 6 });
+    // Without wholeGrow it is cut to eni-0's 4 free slots (the static maths' lowest ENI first), a second call later.
+    const cut = decideAdaptive({
+      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+      targets: DEFAULT_TARGETS,
+      limits,
+      timing: { now: 1_000_000 },
+      observation: obs({ arrivals: 3 }),
+      state: settled,
+      settings: { burstMin: 5, wholeGrow: false },
+    });
+    expect(cut.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 });
     // The same arrivals spread out (no surge) grow by the usual batch only.
     const spread = decideAdaptive({
       stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
@@ -226,6 +298,8 @@ describe('decideAdaptive', () => {
         timing: { now: 1_000_000 },
         observation: obs({ arrivals: 3 }),
         state: { ...settled, bursts },
+        // Three arrivals are not a burst of their own here (burstMin 3 would make them the burst remembered).
+        settings: { burstMin: 5 },
       }).targets;
     // Only the start-up burst: it is not the size of what comes next, so the grow aims at one ENI's worth
     // (9) less the 3 here, on top of minWarm 2 — as on a node that remembers no burst.
@@ -445,6 +519,54 @@ describe('decideAdaptive', () => {
       state: settled,
     });
     expect(r.decision).toMatchObject({ kind: 'create-eni', count: 1, reason: { code: 'eni-headroom' } });
+  });
+
+  it('counts the headroom on one ENI: free slots split across ENIs do not hold a burst in one call', () => {
+    // 10 free slots in all (5 on eni-1, 5 on eni-2), more than maxWarm 9, but no one ENI can take a grow of 9.
+    const split = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 4, { assigned: 4 }), mkEni(2, 4, { assigned: 2 })];
+    const run = (enis: ReturnType<typeof mkEni>[]) =>
+      decideAdaptive({
+        stats: stats(enis),
+        targets: DEFAULT_TARGETS,
+        limits: { ...limits, maxEnis: 4 },
+        timing: { now: 1_000_000 },
+        observation: obs(),
+        state: settled,
+      });
+    expect(run(split).decision).toMatchObject({
+      kind: 'create-eni',
+      count: 1,
+      reason: { code: 'eni-headroom' },
+    });
+    // One ENI with 9 free slots is headroom enough: nothing attached.
+    const whole = [mkEni(0, 9, { assigned: 9 }), mkEni(1, 4, { assigned: 2 }), mkEni(2, 0)];
+    expect(run(whole).decision.reason.code).not.toBe('eni-headroom');
+  });
+
+  it('on a large instance, free slots for twice maxWarm in all are headroom enough (two calls at most)', () => {
+    // m5.4xlarge-like: 29 slots per ENI, maxWarm 29. Insisting on 29 free on one ENI would attach ENI after ENI.
+    const big = { maxEnis: 8, ipv4PerEni: 30, maxPods: 110 };
+    const run = (enis: ReturnType<typeof mkEni>[]) =>
+      decideAdaptive({
+        stats: stats(enis),
+        targets: DEFAULT_TARGETS,
+        limits: big,
+        timing: { now: 1_000_000 },
+        observation: obs(),
+        state: settled,
+      }).decision;
+    const full = mkEni(0, 29, { assigned: 29 });
+    // Free slots 13 + 16 + 15 = 44: more than maxWarm in all, none with 29, less than twice: a spare ENI.
+    const split = [
+      full,
+      mkEni(1, 16, { assigned: 14 }),
+      mkEni(2, 13, { assigned: 13 }),
+      mkEni(3, 14, { assigned: 14 }),
+    ];
+    expect(run(split)).toMatchObject({ kind: 'create-eni', reason: { code: 'eni-headroom' } });
+    // One more ENI with 14 free slots: 58, twice maxWarm — a burst of 29 takes two calls at most: no spare.
+    const spread = [...split, mkEni(4, 15, { assigned: 15 })];
+    expect(run(spread).reason.code).not.toBe('eni-headroom');
   });
 
   it('routes a grow through a new ENI when the cluster budget has assigns waiting longer than an ENI takes', () => {

@@ -24,7 +24,7 @@ import {
 } from '@vpc-cni-kit/vpc-resource-controller';
 import { type ClusterDatabase, type DatabaseOptions, startDatabase } from './database.js';
 import { inNetns } from './exec.js';
-import { ClusterKubeApi } from './kube-api.js';
+import { ClusterKubeApi, type PodOwnerReference } from './kube-api.js';
 import { type NodeLauncher, processLauncher } from './launcher.js';
 import { ResourceController, type ResourceControllerOptions } from './resource-controller.js';
 
@@ -584,17 +584,22 @@ export class Cluster {
   /**
    * Binds a pod to node `i` as the scheduler does: its Pod object (phase Pending, `spec.nodeName` set), and
    * nothing on the node yet — no sandbox, no CNI ADD. {@link addPod} with `bound: true` and the returned name
-   * starts it later.
+   * starts it later. `ownerReferences` as its controller (a Job, a ReplicaSet) would set them.
    */
   async bindPod(
     i: number,
-    options: { namespace?: string } = {},
+    options: { namespace?: string; ownerReferences?: readonly PodOwnerReference[] } = {},
   ): Promise<{ namespace: string; name: string }> {
     const node = this.nodes[i];
     if (node === undefined) throw new Error(`no node ${i}`);
     const namespace = options.namespace ?? 'default';
     const name = `bound-${i}-${this.podSeq++}`;
-    await this.kube.createPod(namespace, name, node.nodeName);
+    await this.kube.createPod(
+      namespace,
+      name,
+      node.nodeName,
+      options.ownerReferences ? { ownerReferences: options.ownerReferences } : {},
+    );
     return { namespace, name };
   }
 

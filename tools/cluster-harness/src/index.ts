@@ -30,6 +30,7 @@ export {
   KUBE_API_PORT,
   nodeName,
   type PodObjectOptions,
+  type PodOwnerReference,
   type SecurityGroupPolicySpec,
   SGP_API,
 } from './kube-api.js';

@@ -84,6 +84,22 @@ export interface PodObjectOptions {
    * controller's webhook adds to a pod a SecurityGroupPolicy selects).
    */
   readonly limits?: Readonly<Record<string, string>>;
+  /**
+   * `metadata.ownerReferences`, as the pod's controller writes them (e.g. a Job's pod:
+   * `{ apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: true, blockOwnerDeletion: true }`).
+   */
+  readonly ownerReferences?: readonly PodOwnerReference[];
+}
+
+/** One entry of a pod's `metadata.ownerReferences` (Kubernetes' `OwnerReference`). */
+export interface PodOwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  /** This owner is the pod's managing controller (at most one entry). */
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
 }
 
 /** The name EKS gives the Node of an instance (its private DNS name). */
@@ -347,6 +363,9 @@ export class ClusterKubeApi {
         namespace,
         ...(options.labels ? { labels: { ...options.labels } } : {}),
         ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
+        ...(options.ownerReferences
+          ? { ownerReferences: options.ownerReferences.map((r) => ({ ...r })) }
+          : {}),
       },
       spec: {
         nodeName: node,

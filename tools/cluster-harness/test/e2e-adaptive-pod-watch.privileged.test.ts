@@ -10,8 +10,13 @@ import { enis, eventually, startOneNode } from './support/scenario.js';
 
 /** `/v1/warm-pool` as far as this test reads it. */
 interface WarmPool {
-  adaptive: { targets: { warm: number }; why: { code: string }; bound: number } | null;
-  boundPods?: { count: number; pods: string[]; watch: { state: string; lists: number } };
+  adaptive: {
+    targets: { warm: number; aim: number };
+    why: { code: string };
+    bound: number;
+    boundJobPods: number;
+  } | null;
+  boundPods?: { count: number; jobCount: number; pods: string[]; watch: { state: string; lists: number } };
 }
 
 /** A metric's value (0 when the daemon has not exported it). */
@@ -81,6 +86,54 @@ describePrivileged('adaptive warm pool with the pod watch', () => {
     expect(await c.ping(pods[1]!.netnsPath, c.nodes[0]!.instance.privateIp)).toBe(true);
     for (const p of pods) await c.delPod(p);
   }, 180_000);
+
+  it("a Job's bound pod is seen as a fan-out starting (/v1/warm-pool, its metric, the pool's aim); a ReplicaSet's is not", async () => {
+    // Two nodes started together: the same start-up pool and the same age when their pod is bound.
+    const c = (cluster = await startOneNode({ nodes: 2, env: { WARM_POOL_POLICY: 'adaptive' } }));
+    const warmPool = async (i: number) => (await c.introspect(i, '/v1/warm-pool')) as WarmPool;
+    for (const i of [0, 1])
+      await eventually(
+        `node ${i}'s pod watch`,
+        async () => (await warmPool(i)).boundPods?.watch.state === 'watching',
+      );
+    const controlledBy = (apiVersion: string, kind: string) => [
+      { apiVersion, kind, name: `${kind.toLowerCase()}-1`, uid: `uid-${kind}`, controller: true },
+    ];
+    const jobPod = await c.bindPod(0, { ownerReferences: controlledBy('batch/v1', 'Job') });
+    await c.bindPod(1, { ownerReferences: controlledBy('apps/v1', 'ReplicaSet') });
+    await eventually(
+      'both pools to decide with their bound pod',
+      async () => (await warmPool(0)).adaptive?.bound === 1 && (await warmPool(1)).adaptive?.bound === 1,
+      30_000,
+      100,
+    );
+    const [job, replicaSet] = [await warmPool(0), await warmPool(1)];
+    expect(job.boundPods).toMatchObject({ count: 1, jobCount: 1 });
+    expect(job.adaptive).toMatchObject({ bound: 1, boundJobPods: 1 });
+    expect(replicaSet.boundPods).toMatchObject({ count: 1, jobCount: 0 });
+    expect(replicaSet.adaptive).toMatchObject({ bound: 1, boundJobPods: 0 });
+    // The Job's node aims for the rest of a fan-out; the ReplicaSet's lone pod takes a warm address. (Just after
+    // start-up both pools already hold one ENI's worth, which is what a fan-out is guessed at before any burst:
+    // the grow itself shows once that prior has decayed, tested on the pool loop with a clock in
+    // examples/aws-node/test/warm-pool-policy.test.ts.)
+    expect(job.adaptive!.targets.aim).toBeGreaterThan(replicaSet.adaptive!.targets.aim);
+    expect((await enis(c)).TotalIPs).toBeGreaterThanOrEqual(job.adaptive!.targets.aim);
+    const [jobMetrics, replicaSetMetrics] = [await c.metrics(0), await c.metrics(1)];
+    expect(metric(jobMetrics, 'awscni_warm_pool_adaptive_bound_pods')).toBe(1);
+    expect(metric(jobMetrics, 'awscni_warm_pool_adaptive_bound_job_pods')).toBe(1);
+    expect(metric(replicaSetMetrics, 'awscni_warm_pool_adaptive_bound_pods')).toBe(1);
+    expect(metric(replicaSetMetrics, 'awscni_warm_pool_adaptive_bound_job_pods')).toBe(0);
+    expect(metric(jobMetrics, 'awscni_add_ip_req_count')).toBe(0);
+
+    // Kubelet starts the Job's pod: its ADD finds a warm address at once, and it is no longer counted.
+    const pod = await c.addPod(0, { ...jobPod, bound: true, retryForMs: 0 });
+    await eventually(
+      'the Job pod to leave the count',
+      async () => (await warmPool(0)).boundPods?.jobCount === 0,
+    );
+    expect(metric(await c.metrics(0), 'awscni_warm_pool_adaptive_bound_job_pods')).toBe(0);
+    await c.delPod(pod);
+  }, 120_000);
 
   it('the API away: the count goes to 0 with one log line, pods are still served; back: counted again', async () => {
     const c = (cluster = await startOneNode({ env: { WARM_POOL_POLICY: 'adaptive' } }));

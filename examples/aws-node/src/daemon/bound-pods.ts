@@ -20,6 +20,11 @@ export type PodVerdict =
       readonly uid: string;
       /** It will ask this node's pool for an address and has not started (see {@link podVerdict}). */
       readonly awaits: boolean;
+      /**
+       * Its controller (the owner reference with `controller: true`) is a `batch/v1` Job: one pod of a fan-out
+       * its Job creates together (a CronJob's pods are its Jobs').
+       */
+      readonly job: boolean;
       /** Why it does not, when it does not. */
       readonly why?: 'other-node' | 'host-network' | 'terminating' | 'not-pending' | 'branch-eni';
     }
@@ -33,11 +38,37 @@ export type PodVerdict =
 const bad = (problem: string): PodVerdict => ({ ok: false, problem });
 
 /**
+ * Whether `metadata.ownerReferences` names a `batch/v1` Job as the pod's controller; a string saying what is
+ * wrong when the list cannot be read (not a list, an entry not an object, `apiVersion` or `kind` not a string,
+ * `controller` not a boolean, or more than one controller: the API server accepts none of these). Absent or
+ * `null`: no owner. An owner without `controller: true` (e.g. one a user added) is not the controller.
+ */
+function controlledByJob(refs: unknown): boolean | string {
+  if (refs === undefined || refs === null) return false;
+  if (!Array.isArray(refs)) return 'metadata.ownerReferences is not a list';
+  let job: boolean | undefined;
+  for (const r of refs) {
+    const ref = jsonObject(r);
+    if (ref === undefined) return 'an owner reference is not an object';
+    const { apiVersion, kind, controller } = ref;
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string')
+      return "an owner reference's apiVersion or kind is not a string";
+    if (controller !== undefined && typeof controller !== 'boolean')
+      return "an owner reference's controller is not a boolean";
+    if (controller !== true) continue;
+    if (job !== undefined) return 'more than one owner reference is the controller';
+    job = kind === 'Job' && apiVersion === 'batch/v1';
+  }
+  return job ?? false;
+}
+
+/**
  * Whether a pod object from the API is one this node's pool will serve soon: bound to `nodeName`, not host
  * network, not terminating (`deletionTimestamp`), phase `Pending`, and not a branch-ENI pod (security groups for
  * pods: its first container's limits ask for `vpc.amazonaws.com/pod-eni`; its address is the branch ENI's. The
- * pod-eni annotation alone does not make one: such a pod gets a pool address, ADR 0039). A field of the wrong type makes the whole object unreadable: it is not
- * counted (fail closed).
+ * pod-eni annotation alone does not make one: such a pod gets a pool address, ADR 0039). It also says whether
+ * the pod's controller is a `batch/v1` Job (`metadata.ownerReferences`). A field of the wrong type makes the whole
+ * object unreadable: it is not counted (fail closed).
  */
 export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   const o = jsonObject(object);
@@ -54,6 +85,8 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   if (status === undefined) return bad('status is not an object');
   if (meta.annotations !== undefined && jsonObject(meta.annotations) === undefined)
     return bad('annotations are not an object');
+  const job = controlledByJob(meta.ownerReferences);
+  if (typeof job === 'string') return bad(job);
   const { nodeName: boundTo, hostNetwork, containers } = spec;
   if (typeof boundTo !== 'string') return bad('spec.nodeName is not a string');
   if (hostNetwork !== undefined && typeof hostNetwork !== 'boolean')
@@ -72,7 +105,7 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
   if (deleting !== undefined && deleting !== null && typeof deleting !== 'string')
     return bad('metadata.deletionTimestamp is not a string');
   const key = `${namespace}/${name}`;
-  const seen = { ok: true as const, key, uid: typeof uid === 'string' ? uid : '' };
+  const seen = { ok: true as const, key, uid: typeof uid === 'string' ? uid : '', job };
   if (boundTo !== nodeName) return { ...seen, awaits: false, why: 'other-node' };
   if (hostNetwork === true) return { ...seen, awaits: false, why: 'host-network' };
   if (typeof deleting === 'string') return { ...seen, awaits: false, why: 'terminating' };
@@ -85,14 +118,25 @@ export function podVerdict(object: unknown, nodeName: string): PodVerdict {
 /** Most ADDs remembered for pods the watch has not shown awaiting (more than a node ever runs). */
 const MAX_ASKED = 4096;
 
+/** What {@link BoundPods.counts} gives: the pool's `observation.bound` and `observation.boundJobPods`. */
+export interface BoundCounts {
+  /** Pods bound to this node that have not asked for an address yet, and hold none. */
+  readonly pods: number;
+  /** Of {@link BoundCounts.pods}, those whose controller is a `batch/v1` Job. */
+  readonly jobPods: number;
+}
+
+/** No pod bound. */
+const NONE: BoundCounts = { pods: 0, jobPods: 0 };
+
 /** What {@link BoundPods} needs. */
 export interface BoundPodsDeps {
   /** This node's name. */
   readonly nodeName: string;
   /** `namespace/name` of every pod holding an address in the datastore now. */
   readonly holding: () => ReadonlySet<string>;
-  /** Called with the new count when it changed because of the API (an event, a relist, the API lost). */
-  readonly onChange: (count: number) => void;
+  /** Called with the new counts when they changed because of the API (an event, a relist, the API lost). */
+  readonly onChange: (counts: BoundCounts) => void;
   readonly log: Logger;
 }
 
@@ -100,25 +144,36 @@ export interface BoundPodsDeps {
  * The pods of this node awaiting a pool address, kept from the pod watch ({@link PodWatchSink}): each object
  * is judged once, when it arrives ({@link podVerdict}; an unreadable one is logged at debug level and not
  * counted). {@link BoundPods.count} leaves out pods that already hold an address in the datastore and pods
- * whose ADD has been asked for ({@link BoundPods.asked}: they are the pool's `waiting`, not `bound`).
+ * whose ADD has been asked for ({@link BoundPods.asked}: they are the pool's `waiting`, not `bound`);
+ * {@link BoundPods.counts} also says how many of those a Job controls.
  */
 export class BoundPods implements PodWatchSink {
-  /** `namespace/name` → uid, for the pods that await an address. */
-  #awaiting = new Map<string, string>();
+  /** `namespace/name` → uid and whether a Job controls it, for the pods that await an address. */
+  #awaiting = new Map<string, { readonly uid: string; readonly job: boolean }>();
   /** `namespace/name` → uid (as the watch knew it then) of pods whose ADD has come. */
   #asked = new Map<string, string>();
-  #last = 0;
+  #last: BoundCounts = NONE;
 
   /** @param deps - node, datastore view, change hook and logger */
   constructor(private readonly deps: BoundPodsDeps) {}
 
   /** Pods bound to this node that have not asked for an address yet, and hold none. */
   count(): number {
-    if (this.#awaiting.size === 0) return 0;
+    return this.counts().pods;
+  }
+
+  /** {@link BoundPods.count} and how many of those pods a Job controls, in one pass. */
+  counts(): BoundCounts {
+    if (this.#awaiting.size === 0) return NONE;
     const holding = this.deps.holding();
-    let n = 0;
-    for (const key of this.#awaiting.keys()) if (!holding.has(key) && !this.#asked.has(key)) n += 1;
-    return n;
+    let pods = 0;
+    let jobPods = 0;
+    for (const [key, pod] of this.#awaiting)
+      if (!holding.has(key) && !this.#asked.has(key)) {
+        pods += 1;
+        if (pod.job) jobPods += 1;
+      }
+    return { pods, jobPods };
   }
 
   /** The pods counted now (`namespace/name`), sorted, for introspection. */
@@ -134,11 +189,11 @@ export class BoundPods implements PodWatchSink {
   asked(namespace: string, name: string): void {
     if (!name) return;
     const key = `${namespace}/${name}`;
-    this.#asked.set(key, this.#awaiting.get(key) ?? '');
+    this.#asked.set(key, this.#awaiting.get(key)?.uid ?? '');
     // ADDs of pods the watch never showed (the API is away): forget them rather than grow without bound.
     if (this.#asked.size > MAX_ASKED)
       for (const k of this.#asked.keys()) if (!this.#awaiting.has(k)) this.#asked.delete(k);
-    this.#last = this.count();
+    this.#last = this.counts();
   }
 
   reset(items: readonly unknown[]): void {
@@ -187,7 +242,7 @@ export class BoundPods implements PodWatchSink {
     const askedUid = this.#asked.get(v.key);
     if (askedUid !== undefined && askedUid !== '' && askedUid !== v.uid) this.#asked.delete(v.key);
     if (askedUid === '') this.#asked.set(v.key, v.uid);
-    if (v.awaits) this.#awaiting.set(v.key, v.uid);
+    if (v.awaits) this.#awaiting.set(v.key, { uid: v.uid, job: v.job });
     else this.#awaiting.delete(v.key);
     return v;
   }
@@ -199,10 +254,10 @@ export class BoundPods implements PodWatchSink {
     });
   }
 
-  /** Tells the daemon when the count moved (one wake per change, not per event). */
+  /** Tells the daemon when the counts moved (one wake per change, not per event). */
   #changed(): void {
-    const n = this.count();
-    if (n === this.#last) return;
+    const n = this.counts();
+    if (n.pods === this.#last.pods && n.jobPods === this.#last.jobPods) return;
     this.#last = n;
     this.deps.onChange(n);
   }

@@ -366,8 +366,8 @@ async function start(
               keys.add(`${a.metadata.namespace}/${a.metadata.name}`);
           return keys;
         },
-        onChange: (count) => {
-          metrics.boundPods(count);
+        onChange: (counts) => {
+          metrics.boundPods(counts);
           pool.wake();
         },
         log,
@@ -383,9 +383,9 @@ async function start(
     ...(boundPods
       ? {
           bound: () => {
-            const n = boundPods.count();
-            metrics.boundPods(n);
-            return n;
+            const counts = boundPods.counts();
+            metrics.boundPods(counts);
+            return counts;
           },
         }
       : {}),
@@ -690,14 +690,24 @@ async function start(
     introspectionServer(datastore, config, log, {
       eniConfigs: () => custom?.status(),
       unmanagedEnis: () => nodeEnis.unmanaged(),
-      warmPool: () => ({
-        lastDecision: pool.last(),
-        prefixFallback: pool.prefixFallback(),
-        ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
-        ...(boundPods && podWatch
-          ? { boundPods: { count: boundPods.count(), pods: boundPods.pods(), watch: podWatch.status() } }
-          : {}),
-      }),
+      warmPool: () => {
+        const bound = boundPods?.counts();
+        return {
+          lastDecision: pool.last(),
+          prefixFallback: pool.prefixFallback(),
+          ...(config.warmPoolPolicy === 'adaptive' ? { adaptive: pool.lastAdaptive() ?? null } : {}),
+          ...(boundPods && bound && podWatch
+            ? {
+                boundPods: {
+                  count: bound.pods,
+                  jobCount: bound.jobPods,
+                  pods: boundPods.pods(),
+                  watch: podWatch.status(),
+                },
+              }
+            : {}),
+        };
+      },
       failures: () => failures.list(),
       ...(branchPods !== undefined
         ? {

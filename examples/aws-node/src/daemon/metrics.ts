@@ -2,6 +2,7 @@ import type { Datastore } from '@vpc-cni-kit/datastore';
 import { type CallEvent, isEniErrorCode } from '@vpc-cni-kit/eni-manager';
 import type { AdaptiveReason, AdaptiveTargets, PoolDecision } from '@vpc-cni-kit/warm-pool';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import type { BoundCounts } from './bound-pods.js';
 import type { BackendObserver } from './ipam-backend.js';
 import type { PoolObserver } from './pool-loop.js';
 import type { ReconcileReport } from './reconcile.js';
@@ -213,6 +214,11 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     help: 'WARM_POOL_POLICY=adaptive with the pod watch: pods bound to this node that have not asked for an address yet (0 while the Kubernetes API cannot be watched)',
     registers: [this.registry],
   });
+  private readonly boundJobPodsGauge = new Gauge({
+    name: 'awscni_warm_pool_adaptive_bound_job_pods',
+    help: 'WARM_POOL_POLICY=adaptive with the pod watch: of awscni_warm_pool_adaptive_bound_pods, the pods whose controller is a batch/v1 Job (a fan-out: the pool grows for the rest of it)',
+    registers: [this.registry],
+  });
   private readonly prefixFallbackGauge = new Gauge({
     name: 'awscni_prefix_fallback',
     help: 'Prefix delegation grows in /32 secondary addresses (1) because the subnet has no free /28, or in prefixes (0)',
@@ -286,9 +292,13 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     this.adaptiveTarget.set({ target: 'draining' }, targets.draining ? 1 : 0);
     this.adaptiveReason.inc({ reason: why.code });
   }
-  /** Pods bound to this node that have not asked for an address yet (`awscni_warm_pool_adaptive_bound_pods`). */
-  boundPods(count: number): void {
-    this.boundPodsGauge.set(count);
+  /**
+   * Pods bound to this node that have not asked for an address yet (`awscni_warm_pool_adaptive_bound_pods`), and
+   * those of them a Job controls (`awscni_warm_pool_adaptive_bound_job_pods`).
+   */
+  boundPods(counts: BoundCounts): void {
+    this.boundPodsGauge.set(counts.pods);
+    this.boundJobPodsGauge.set(counts.jobPods);
   }
   prefixFallback(active: boolean): void {
     this.prefixFallbackGauge.set(active ? 1 : 0);

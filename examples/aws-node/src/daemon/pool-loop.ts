@@ -16,6 +16,7 @@ import {
   type PoolTiming,
   PREFIX_SIZE,
 } from '@vpc-cni-kit/warm-pool';
+import type { BoundCounts } from './bound-pods.js';
 import { EniConfigUnavailableError } from './custom-networking.js';
 import type { BackendObserver, PoolCondition } from './ipam-backend.js';
 import type { Logger } from './logger.js';
@@ -84,9 +85,9 @@ export interface PoolLoopDeps {
   prefixFallbackMs?: number;
   /**
    * Adaptive policy: pods bound to this node (from the pod watch) that have not asked for an address yet, now
-   * (`observation.bound`). Absent: 0.
+   * (`observation.bound`), and how many of them a Job controls (`observation.boundJobPods`). Absent: 0.
    */
-  bound?: () => number;
+  bound?: () => BoundCounts;
   /**
    * How long a {@link PoolLoop.wake} waits, so that the wakes of a burst of pods leaving (or arriving to an
    * empty pool) share one pass. @defaultValue `10`
@@ -124,7 +125,9 @@ export class PoolLoop {
   private stopped = false;
   // Adaptive policy: its state, and what the node saw since its last decision.
   private adaptiveState: AdaptiveState = initialAdaptiveState;
-  private adaptiveLast: { targets: AdaptiveTargets; why: AdaptiveReason; bound: number } | undefined;
+  private adaptiveLast:
+    | { targets: AdaptiveTargets; why: AdaptiveReason; bound: number; boundJobPods: number }
+    | undefined;
   private seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] as number[] };
 
   constructor(private readonly deps: PoolLoopDeps) {}
@@ -231,8 +234,13 @@ export class PoolLoop {
     return this.lastDecision;
   }
 
-  /** The adaptive policy's last targets, reason and the bound pods it saw (undefined before one, or static). */
-  lastAdaptive(): { targets: AdaptiveTargets; why: AdaptiveReason; bound: number } | undefined {
+  /**
+   * The adaptive policy's last targets, reason, and the bound pods it saw with those of them a Job controls
+   * (undefined before one, or static).
+   */
+  lastAdaptive():
+    | { targets: AdaptiveTargets; why: AdaptiveReason; bound: number; boundJobPods: number }
+    | undefined {
     return this.adaptiveLast;
   }
 
@@ -363,18 +371,26 @@ export class PoolLoop {
     if (this.deps.policy !== 'adaptive') return decide({ stats: datastore.stats(), targets, limits, timing });
     const { arrivals, departures, misses, throttled, leadTimesMs } = this.seen;
     this.seen = { arrivals: 0, departures: 0, misses: 0, throttled: 0, leadTimesMs: [] };
-    const bound = this.deps.bound?.() ?? 0;
+    const { pods: bound, jobPods: boundJobPods } = this.deps.bound?.() ?? { pods: 0, jobPods: 0 };
     const r = decideAdaptive({
       stats: datastore.stats(),
       targets,
       limits,
       timing,
-      observation: { arrivals, departures, waiting: misses, bound, throttled, leadTimesMs },
+      observation: {
+        arrivals,
+        departures,
+        waiting: misses,
+        bound,
+        ...(boundJobPods > 0 ? { boundJobPods } : {}),
+        throttled,
+        leadTimesMs,
+      },
       state: this.adaptiveState,
       ...(this.deps.adaptiveSettings ? { settings: this.deps.adaptiveSettings } : {}),
     });
     this.adaptiveState = r.state;
-    this.adaptiveLast = { targets: r.targets, why: r.why, bound };
+    this.adaptiveLast = { targets: r.targets, why: r.why, bound, boundJobPods };
     this.deps.observer.adaptive?.(r.targets, r.why);
     return r.decision;
   }
