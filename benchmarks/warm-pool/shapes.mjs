@@ -30,6 +30,21 @@ export function poisson({ rand, duration, rate, maxRate, life, prefix, cap, from
 
 const expLife = (mean) => (rand) => exponential(rand, mean);
 
+/** A node that runs CronJobs: light churn (0.01 pods/s, lifetimes mean 10 min, at most 8) and 6 long-running pods, 2 h. */
+function cronNode(rand) {
+  const events = poisson({
+    rand,
+    duration: 7200,
+    rate: () => 0.01,
+    maxRate: 0.01,
+    life: expLife(600),
+    prefix: 'svc',
+    cap: 8,
+  });
+  for (let i = 1; i <= 6; i++) events.push({ time: i * 2, event: 'add', pod: `base-${i}` });
+  return events;
+}
+
 /**
  * Each shape: a description and a generator `(seed) → events`. Concurrency stays within one m5.large. An add
  * event may name its pod's `owner` (a Job created with all its pods at once: a batch Job, a CronJob's run); pods
@@ -126,16 +141,7 @@ export const SHAPES = {
     what: '6 long-running pods with light churn; every 15 min a CronJob starts 10 pods within 2 s that run 30–90 s, 2 h',
     gen: (seed) => {
       const rand = prng(seed);
-      const events = poisson({
-        rand,
-        duration: 7200,
-        rate: () => 0.01,
-        maxRate: 0.01,
-        life: expLife(600),
-        prefix: 'svc',
-        cap: 8,
-      });
-      for (let i = 1; i <= 6; i++) events.push({ time: i * 2, event: 'add', pod: `base-${i}` });
+      const events = cronNode(rand);
       for (let k = 1; k * 900 < 7200; k++) {
         for (let i = 1; i <= 10; i++) {
           const start = k * 900 + rand() * 2;
@@ -175,16 +181,7 @@ export const SHAPES = {
     what: '6 long-running pods with light churn; three single-pod CronJobs every 1, 5 and 10 min start at the top of the minute (within 2 s), so every 10 min all three fire together; each pod runs 10–40 s, 2 h',
     gen: (seed) => {
       const rand = prng(seed);
-      const events = poisson({
-        rand,
-        duration: 7200,
-        rate: () => 0.01,
-        maxRate: 0.01,
-        life: expLife(600),
-        prefix: 'svc',
-        cap: 8,
-      });
-      for (let i = 1; i <= 6; i++) events.push({ time: i * 2, event: 'add', pod: `base-${i}` });
+      const events = cronNode(rand);
       for (const [name, period] of [
         ['every1m', 60],
         ['every5m', 300],

@@ -1,4 +1,5 @@
 import {
+  type AdaptiveSettings,
   type AdaptiveState,
   DEFAULT_TARGETS,
   decideAdaptive,
@@ -250,39 +251,25 @@ describe('decideAdaptive', () => {
     // 3 pods within one surge window on a settled node with 2 usable left, no burst remembered yet: the grow
     // covers what one ENI holds (9) less the 3 already here, on top of minWarm — one call, not three. (burstMin 5:
     // with the default 3 these pods are themselves the burst remembered, and the grow is for 3 more.)
-    const r = decideAdaptive({
-      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      observation: obs({ arrivals: 3 }),
-      state: settled,
-      settings: { burstMin: 5 },
-    });
+    const run = (arrivals: number, settings: AdaptiveSettings = {}) =>
+      decideAdaptive({
+        stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
+        targets: DEFAULT_TARGETS,
+        limits,
+        timing: { now: 1_000_000 },
+        observation: obs({ arrivals }),
+        state: settled,
+        settings: { burstMin: 5, ...settings },
+      });
+    const r = run(3);
     expect(r.targets.surge).toBe(3);
     expect(r.targets.aim).toBe(8);
     // The grow of 6 (aim 8 less 2 usable) goes whole to eni-1, which has room for all of it (wholeGrow).
     expect(r.decision).toMatchObject({ kind: 'assign', eniId: 'eni-1', count: 6 });
     // Without wholeGrow it is cut to eni-0's 4 free slots (the static maths' lowest ENI first), a second call later.
-    const cut = decideAdaptive({
-      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      observation: obs({ arrivals: 3 }),
-      state: settled,
-      settings: { burstMin: 5, wholeGrow: false },
-    });
-    expect(cut.decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 });
+    expect(run(3, { wholeGrow: false }).decision).toMatchObject({ kind: 'assign', eniId: 'eni-0', count: 4 });
     // The same arrivals spread out (no surge) grow by the usual batch only.
-    const spread = decideAdaptive({
-      stats: stats([mkEni(0, 5, { assigned: 3 }), mkEni(1, 0)]),
-      targets: DEFAULT_TARGETS,
-      limits,
-      timing: { now: 1_000_000 },
-      observation: obs({ arrivals: 1 }),
-      state: settled,
-    });
+    const spread = run(1);
     expect(spread.targets.surge).toBe(1);
     expect(spread.targets.aim).toBeLessThan(r.targets.aim);
   });
