@@ -19,7 +19,7 @@ export const ADAPTIVE_DEFAULTS: ResolvedAdaptiveSettings = {
   subnetShare: 0.5,
   eniHeadroom: true,
   burstMin: 3,
-  prewarmMs: 60_000,
+  prewarmMs: 20_000,
   batchWindowMs: 30_000,
   steadyBatchWindowMs: 15_000,
   rateWindowMs: 300_000,

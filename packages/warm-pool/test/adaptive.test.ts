@@ -418,7 +418,9 @@ describe('decideAdaptive', () => {
     at(1_000_000, 8); // burst 1
     at(1_000_000 + 900_000, 8); // burst 2, 15 min later
     expect(at(1_000_000 + 1_700_000, 0).why.code).toBe('min-warm'); // quiet between
-    const before = at(1_000_000 + 1_760_000, 0); // 40 s before the third
+    // 40 s before the third: still quiet (the pool warms prewarmMs, 20 s, and one horizon ahead).
+    expect(at(1_000_000 + 1_760_000, 0).why.code).toBe('min-warm');
+    const before = at(1_000_000 + 1_785_000, 0); // 15 s before the third
     expect(before.why.code).toBe('recurring-burst');
     expect(before.targets.warm).toBe(8);
   });
