@@ -2,9 +2,9 @@
 // The owner hint's upper bound on one node: the adaptive policy with its shipped settings and the pod watch, with
 // and without the hint that, when the daemon first sees a pod of a Job bound, counts that Job's pods still to come
 // in `bound` (at most the room left on the node). A measurement of a signal, not a policy change and not a tuning
-// round: no setting is chosen here, and nothing in packages/ or the daemon reads owners. Owners: batch-jobs' Jobs
-// and cronjob-spikes' runs (shapes.mjs) and burst-100's fan-out (shippedOwner); pods a ReplicaSet replaces one
-// at a time carry none. On a one-node trace every pod of a Job lands on this node: hence an upper bound.
+// round: no setting is chosen here. The daemon reads only an owner's kind (a bound pod of a Job, ADR 0047), never
+// its size. Owners: batch-jobs' Jobs, cronjob-spikes' and aligned-cronjobs' runs (shapes.mjs) and burst-100's
+// fan-out (named in report.mjs's traces by shippedOwner); pods a ReplicaSet replaces one at a time carry none. On a one-node trace every pod of a Job lands on this node: hence an upper bound.
 //
 //   node benchmarks/warm-pool/owner-hint.mjs [--markdown] [--dev]
 import { commandLine } from '../../scripts/lib/cli.mjs';
@@ -12,7 +12,7 @@ import { staticGrid } from './grid.mjs';
 import { formatTable } from './lib.mjs';
 import { ADAPTIVE_POLICY, simulate } from './node-sim.mjs';
 import { traces, verdict } from './report.mjs';
-import { HELD_OUT_SEEDS, SHAPES, shippedOwner, TUNING_SEEDS } from './shapes.mjs';
+import { HELD_OUT_SEEDS, SHAPES, TUNING_SEEDS } from './shapes.mjs';
 
 const { values: args } = commandLine(import.meta.url, {
   summary:
@@ -32,15 +32,6 @@ const { values: args } = commandLine(import.meta.url, {
 const DEV_SEEDS = Array.from({ length: 40 }, (_, i) => 3 + i);
 if (DEV_SEEDS.some((s) => TUNING_SEEDS.includes(s) || HELD_OUT_SEEDS.includes(s)))
   throw new Error('owner-hint.mjs: development seeds overlap tuning or held-out seeds');
-
-/** A trace's events with burst-100's owners named from its pod names (the generated shapes name their own). */
-const withOwners = (t) => ({
-  ...t,
-  events: t.events.map((e) => {
-    const owner = e.owner ?? (e.event === 'add' ? shippedOwner(t.id, e.pod) : undefined);
-    return owner === undefined ? e : { ...e, owner };
-  }),
-});
 
 /** The grid, the default, and the adaptive policy with the pod watch, without and with the owner hint. */
 function judge(trace) {
@@ -63,7 +54,7 @@ const pct = (v) => `${Math.round(100 * (v.idleRatio - 1))}%`;
 const t0 = performance.now();
 const results = traces()
   .filter((t) => t.set === 'tuning' || t.set === 'held-out')
-  .map((t) => judge(withOwners(t)));
+  .map((t) => judge(t));
 const rows = [
   [
     'trace',

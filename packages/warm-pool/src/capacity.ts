@@ -31,12 +31,15 @@ export function canAddEni(input: PoolInput, f: PoolFigures): boolean {
   );
 }
 
+/** Addresses each fillable ENI could still take (its free slots × unit size), lowest device number first. */
+function freeAddressesPerEni(input: PoolInput, f: PoolFigures): number[] {
+  const unit = input.targets.prefixDelegation ? 16 : 1;
+  return fillableEnis(input, f).map((e) => (f.maxSlotsPerEni - slotsUsed(e)) * unit);
+}
+
 /** Addresses the fillable ENIs could still take without attaching another ENI (free slots × unit size). */
 export function slotHeadroom(input: PoolInput, f: PoolFigures): number {
-  const unit = input.targets.prefixDelegation ? 16 : 1;
-  let n = 0;
-  for (const e of fillableEnis(input, f)) n += (f.maxSlotsPerEni - slotsUsed(e)) * unit;
-  return n;
+  return freeAddressesPerEni(input, f).reduce((a, b) => a + b, 0);
 }
 
 /**
@@ -44,8 +47,5 @@ export function slotHeadroom(input: PoolInput, f: PoolFigures): number {
  * largest grow a single `AssignPrivateIpAddresses` (or prefix assign) can make without attaching an ENI.
  */
 export function largestEniHeadroom(input: PoolInput, f: PoolFigures): number {
-  const unit = input.targets.prefixDelegation ? 16 : 1;
-  let n = 0;
-  for (const e of fillableEnis(input, f)) n = Math.max(n, (f.maxSlotsPerEni - slotsUsed(e)) * unit);
-  return n;
+  return Math.max(0, ...freeAddressesPerEni(input, f));
 }
