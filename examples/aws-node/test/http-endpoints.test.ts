@@ -6,7 +6,7 @@
  * HTTP_LIMITS.maxConnections is closed unread at once, counted in awscni_http_connections_dropped_total and warned
  * at most once a minute, while the connections already held are still served.
  */
-import { createServer, request, type Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
