@@ -6,11 +6,11 @@
  * HTTP_LIMITS.maxConnections is closed unread at once, counted in awscni_http_connections_dropped_total and warned
  * at most once a minute, while the connections already held are still served.
  */
-import { request, type Server } from 'node:http';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
-import { dribble } from '@vpc-cni-kit/testkit';
+import { dribble, idleConnections, sendUntilClosed, serverHolds } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { connectionDrops } from '../src/daemon/connection-drops.js';
@@ -174,43 +174,16 @@ describe('introspection and metrics endpoints: slow clients (HTTP_LIMITS)', () =
   }, 20_000);
 });
 
-/** A connection to `port` that has connected and sent nothing yet. */
-async function idle(port: number): Promise<Socket> {
-  const s = connect(port, '127.0.0.1');
-  sockets.push(s);
-  s.on('error', () => {});
-  await new Promise((r) => s.once('connect', r));
-  return s;
+/** Connections to `port` that have connected and sent nothing, destroyed after the test. */
+async function idle(port: number, n = 1): Promise<Socket[]> {
+  const opened = await idleConnections(port, n);
+  sockets.push(...opened);
+  return opened;
 }
 
-/** Sends a GET on `s` and resolves with what came back until the server closed it, and when that was. */
-function exchange(s: Socket, path: string): Promise<{ text: string; closedMs: number }> {
-  const started = performance.now();
-  let text = '';
-  s.setEncoding('utf8');
-  s.on('data', (c: string) => {
-    text += c;
-  });
-  const closed = new Promise<{ text: string; closedMs: number }>((resolve) =>
-    s.once('close', () => resolve({ text, closedMs: performance.now() - started })),
-  );
-  // `Connection: close`: the server ends the connection once it has answered, so 'close' marks a full answer.
-  if (!s.destroyed) s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
-  return closed;
-}
-
-/** Resolves once `server` holds `n` connections (it counts them as it accepts them). */
-async function holding(server: Server, n: number): Promise<void> {
-  const deadline = performance.now() + 3000;
-  for (;;) {
-    const now = await new Promise<number>((resolve, reject) =>
-      server.getConnections((e, c) => (e ? reject(e) : resolve(c))),
-    );
-    if (now === n) return;
-    if (performance.now() > deadline) throw new Error(`the server holds ${now} connections, not ${n}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** A GET of `path` on `s` that asks the server to close once it has answered (see testkit's `sendUntilClosed`). */
+const exchange = (s: Socket, path: string) =>
+  sendUntilClosed(s, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
 
 describe('introspection and metrics endpoints: at most HTTP_LIMITS.maxConnections at once', () => {
   it('close one over the cap unread at once, count and warn it, and still serve the connections held', async () => {
@@ -239,10 +212,10 @@ describe('introspection and metrics endpoints: at most HTTP_LIMITS.maxConnection
           (v) => v.labels['endpoint'] === kind,
         )?.value ?? 0;
 
-      const held = await Promise.all(Array.from({ length: max }, () => idle(port)));
-      await holding(server, max);
+      const held = await idle(port, max);
+      await serverHolds(server, max);
       // One more: closed by the server as it is accepted, before its request is read.
-      const over = await exchange(await idle(port), path);
+      const over = await exchange((await idle(port))[0]!, path);
       expect(over.text, `${kind}: the connection over the cap was answered`).toBe('');
       expect(over.closedMs, `${kind}: the connection over the cap was held`).toBeLessThan(1000);
       expect(await dropped()).toBe(1);
@@ -261,17 +234,17 @@ describe('introspection and metrics endpoints: at most HTTP_LIMITS.maxConnection
 
       // Back at the cap (the answered one is gone, one more takes its place): two more over it within the minute
       // are counted at once and warned about in one line later, here when the endpoint closes.
-      held.push(await idle(port));
-      await holding(server, max);
-      for (const extra of [await idle(port), await idle(port)])
+      held.push(...(await idle(port)));
+      await serverHolds(server, max);
+      for (const extra of [(await idle(port))[0]!, (await idle(port))[0]!])
         expect((await exchange(extra, path)).text).toBe('');
       expect(await dropped()).toBe(3);
       expect(warnings).toHaveLength(1);
 
       // Once the held connections are gone, a new one is served.
       for (const s of held) s.destroy();
-      await holding(server, 0);
-      const after = await exchange(await idle(port), path);
+      await serverHolds(server, 0);
+      const after = await exchange((await idle(port))[0]!, path);
       expect(after.text).toMatch(/^HTTP\/1\.1 200 /);
       expect(await dropped()).toBe(3);
 
@@ -290,9 +263,9 @@ describe('introspection and metrics endpoints: at most HTTP_LIMITS.maxConnection
     });
     open.push(ep);
     const port = Number(ep.address.split(':').at(-1));
-    const held = await Promise.all(Array.from({ length: HTTP_LIMITS.maxConnections }, () => idle(port)));
+    const held = await idle(port, HTTP_LIMITS.maxConnections);
     // The server accepts in the order the connections came (the listen queue): the last one is over the cap.
-    expect((await exchange(await idle(port), '/metrics')).text).toBe('');
+    expect((await exchange((await idle(port))[0]!, '/metrics')).text).toBe('');
     expect(drops).toHaveLength(1);
     expect((await exchange(held[0]!, '/metrics')).text).toMatch(/^HTTP\/1\.1 503 /);
   });

@@ -9,11 +9,11 @@
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request } from 'node:https';
-import { connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { selfSignedCertificate } from '@vpc-cni-kit/kube-simulator';
-import { dribble, scratchDir } from '@vpc-cni-kit/testkit';
+import { dribble, idleConnections, scratchDir, sendUntilClosed, serverHolds } from '@vpc-cni-kit/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serveHealthProbes } from '../src/cli/health.js';
 import { serveMetrics } from '../src/cli/metrics-server.js';
@@ -55,23 +55,38 @@ async function tls(port: number): Promise<Socket> {
   return s;
 }
 
+/** The admission webhook on a loopback port, with a fresh self-signed certificate written as `<name>.crt/.key`. */
+async function webhook(
+  name: string,
+  log: ReturnType<typeof jsonLogger>,
+  metrics?: ControllerMetrics,
+): Promise<{ server: Server; address: AddressInfo }> {
+  const material = await selfSignedCertificate();
+  const certFile = join(dir.path, `${name}.crt`);
+  const keyFile = join(dir.path, `${name}.key`);
+  writeFileSync(certFile, material.cert);
+  writeFileSync(keyFile, material.key);
+  const served = await serveWebhook({
+    certFile,
+    keyFile,
+    host: '127.0.0.1',
+    port: 0,
+    lookup: async () => [],
+    log,
+    metrics,
+    reload: false,
+  });
+  const server = served.server as unknown as Server;
+  servers.push(server);
+  return { server, address: served.address };
+}
+
 describe.concurrent('slow clients are closed within the limits', () => {
   it('the admission webhook: a TLS handshake never started, headers a byte at a time, a body that never ends', async () => {
-    const material = await selfSignedCertificate();
-    const certFile = join(dir.path, 'tls.crt');
-    const keyFile = join(dir.path, 'tls.key');
-    writeFileSync(certFile, material.cert);
-    writeFileSync(keyFile, material.key);
-    const { server, address } = await serveWebhook({
-      certFile,
-      keyFile,
-      host: '127.0.0.1',
-      port: 0,
-      lookup: async () => [],
-      log: jsonLogger(() => {}, 'error'),
-      reload: false,
-    });
-    servers.push(server as unknown as Server);
+    const { address } = await webhook(
+      'slow',
+      jsonLogger(() => {}, 'error'),
+    );
     const port = address.port;
     const held = Promise.all([
       plain(port).then((s) => dribble(s)),
@@ -133,47 +148,11 @@ describe.concurrent('slow clients are closed within the limits', () => {
   }, 20_000);
 });
 
-/** `n` connections to `port` that have connected and sent nothing, opened in batches the listen queue takes. */
+/** `n` connections to `port` that have connected and sent nothing, destroyed after the tests. */
 async function fill(port: number, n: number): Promise<Socket[]> {
-  const out: Socket[] = [];
-  while (out.length < n)
-    out.push(
-      ...(await Promise.all(Array.from({ length: Math.min(128, n - out.length) }, () => plain(port)))),
-    );
-  return out;
-}
-
-/** Resolves once `server` holds `n` connections (it counts them as it accepts them). */
-async function holding(server: Server, n: number): Promise<void> {
-  const deadline = performance.now() + 5000;
-  for (;;) {
-    const now = await new Promise<number>((resolve, reject) =>
-      server.getConnections((e, c) => (e ? reject(e) : resolve(c))),
-    );
-    if (now === n) return;
-    if (performance.now() > deadline) throw new Error(`the server holds ${now} connections, not ${n}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** Writes `request` on `s` (once connected) and resolves with what came back until the server closed it. */
-function exchange(s: Socket, request: string): Promise<{ text: string; closedMs: number; secured: boolean }> {
-  const started = performance.now();
-  let text = '';
-  let secured = false;
-  s.on('secureConnect', () => {
-    secured = true;
-  });
-  s.setEncoding('utf8');
-  s.on('data', (c: string) => {
-    text += c;
-  });
-  const closed = new Promise<{ text: string; closedMs: number; secured: boolean }>((resolve) =>
-    s.once('close', () => resolve({ text, closedMs: performance.now() - started, secured })),
-  );
-  if (s.connecting) s.once('connect', () => s.write(request));
-  else s.write(request);
-  return closed;
+  const opened = await idleConnections(port, n);
+  sockets.push(...opened);
+  return opened;
 }
 
 /** A GET that asks the server to close the connection once answered, so 'close' marks a whole answer. */
@@ -211,9 +190,9 @@ describe('each server holds at most its maxConnections', () => {
       ['metrics', scrape, '/metrics'],
     ] as const) {
       const held = await fill(address.port, PROBE_HTTP_LIMITS.maxConnections);
-      await holding(server, PROBE_HTTP_LIMITS.maxConnections);
+      await serverHolds(server, PROBE_HTTP_LIMITS.maxConnections);
       const before = lines.length;
-      const over = await exchange(await plain(address.port), get(path));
+      const over = await sendUntilClosed(await plain(address.port), get(path));
       expect(over.text, `${endpoint}: the connection over the cap was answered`).toBe('');
       expect(over.closedMs).toBeLessThan(1000);
       expect(await dropped(metrics, endpoint)).toBe(1);
@@ -229,15 +208,15 @@ describe('each server holds at most its maxConnections', () => {
         }),
       ]);
       // Another one within the minute: counted, not warned yet.
-      expect((await exchange(await plain(address.port), get(path))).text).toBe('');
+      expect((await sendUntilClosed(await plain(address.port), get(path))).text).toBe('');
       expect(await dropped(metrics, endpoint)).toBe(2);
       expect(lines).toHaveLength(before + 1);
       // A connection held all along still gets its whole answer.
-      expect((await exchange(held.pop()!, get(path))).text).toMatch(/^HTTP\/1\.1 200 /);
+      expect((await sendUntilClosed(held.pop()!, get(path))).text).toMatch(/^HTTP\/1\.1 200 /);
       // With the held connections gone, a new one is served.
       for (const s of held) s.destroy();
-      await holding(server, 0);
-      const after = await exchange(await plain(address.port), get(path));
+      await serverHolds(server, 0);
+      const after = await sendUntilClosed(await plain(address.port), get(path));
       expect(after.text).toMatch(/^HTTP\/1\.1 200 /);
       if (endpoint === 'metrics') {
         expect(after.text).toContain('http_connections_dropped_total{endpoint="metrics"} 2');
@@ -256,28 +235,13 @@ describe('each server holds at most its maxConnections', () => {
 
   it('the admission webhook: one over 1024 is closed before its TLS handshake; one held is still answered', async () => {
     expect(WEBHOOK_HTTP_LIMITS.maxConnections).toBe(1024);
-    const material = await selfSignedCertificate();
-    const certFile = join(dir.path, 'cap.crt');
-    const keyFile = join(dir.path, 'cap.key');
-    writeFileSync(certFile, material.cert);
-    writeFileSync(keyFile, material.key);
     const metrics = new ControllerMetrics();
     const { lines, log } = warnings();
-    const { server, address } = await serveWebhook({
-      certFile,
-      keyFile,
-      host: '127.0.0.1',
-      port: 0,
-      lookup: async () => [],
-      log,
-      metrics,
-      reload: false,
-    });
-    servers.push(server as unknown as Server);
+    const { server, address } = await webhook('cap', log, metrics);
     // One held connection has done its handshake (as the API server's pooled ones have), the rest sent nothing.
     const pooled = await tls(address.port);
     const held = await fill(address.port, WEBHOOK_HTTP_LIMITS.maxConnections - 1);
-    await holding(server as unknown as Server, WEBHOOK_HTTP_LIMITS.maxConnections);
+    await serverHolds(server, WEBHOOK_HTTP_LIMITS.maxConnections);
     const overSocket: TLSSocket = tlsConnect({
       port: address.port,
       host: '127.0.0.1',
@@ -285,7 +249,7 @@ describe('each server holds at most its maxConnections', () => {
     });
     sockets.push(overSocket);
     overSocket.on('error', () => {});
-    const over = await exchange(overSocket, get('/mutate-v1-pod'));
+    const over = await sendUntilClosed(overSocket, get('/mutate-v1-pod'));
     expect(over.secured, 'the connection over the cap finished its TLS handshake').toBe(false);
     expect(over.text).toBe('');
     expect(over.closedMs).toBeLessThan(1000);
@@ -300,15 +264,15 @@ describe('each server holds at most its maxConnections', () => {
       }),
     ]);
     // The pooled connection still gets a whole answer to its AdmissionReview (here a malformed one: 400).
-    const answer = await exchange(
+    const answer = await sendUntilClosed(
       pooled,
       'POST /mutate-v1-pod HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
     );
     expect(answer.text).toMatch(/^HTTP\/1\.1 400 /);
     for (const s of held) s.destroy();
-    await holding(server as unknown as Server, 0);
+    await serverHolds(server, 0);
     const after = await tls(address.port);
-    expect((await exchange(after, get('/mutate-v1-pod'))).text).toMatch(/^HTTP\/1\.1 405 /);
+    expect((await sendUntilClosed(after, get('/mutate-v1-pod'))).text).toMatch(/^HTTP\/1\.1 405 /);
     expect(await dropped(metrics, 'webhook')).toBe(1);
   }, 20_000);
 });
