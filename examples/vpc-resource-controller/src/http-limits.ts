@@ -32,7 +32,7 @@ export interface HttpLimits {
  * server has closed.
  */
 export interface DropObserver {
-  /** One connection from `peer` (`address:port`, when Node knows it) was closed unread. */
+  /** One connection from `peer` (its IP address, when Node knows it) was closed unread. */
   dropped(peer: string | undefined): void;
   /** The server is closed: nothing more will be dropped. */
   stop(): void;
@@ -93,8 +93,6 @@ export function limitHttpServer(
   // Node closes a connection over the cap as it accepts it, and says so with 'drop'.
   server.maxConnections = limits.maxConnections;
   if (drops === undefined) return;
-  server.on('drop', (d) =>
-    drops.dropped(d?.remoteAddress === undefined ? undefined : `${d.remoteAddress}:${d.remotePort}`),
-  );
+  server.on('drop', (d) => drops.dropped(d?.remoteAddress));
   server.once('close', () => drops.stop());
 }

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { DropArgument } from 'node:net';
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import { parseBindAddress } from '../config/bind-address.js';
 import type { AwsNodeConfig } from '../config/config.js';
@@ -32,7 +33,7 @@ export interface HttpEndpoint {
  * could keep thousands open on the metrics port (`0.0.0.0:61678` by default), each a file descriptor and some
  * memory in the process that also answers the CNI plugin's ADD and DEL. 64 is several times what the real
  * clients hold together — a Prometheus scrape or two (one connection each), `aws-node status`, an operator's
- * `curl`, a kubelet-style probe — and small next to the daemon's file-descriptor limit.
+ * `curl` — and small next to the daemon's file-descriptor limit.
  */
 export const HTTP_LIMITS = {
   headersMs: 5_000,
@@ -47,7 +48,7 @@ export const HTTP_LIMITS = {
  * stopped when the endpoint closes.
  */
 export interface DropObserver {
-  /** One connection from `peer` (`address:port`, when Node knows it) was closed unread. */
+  /** One connection from `peer` (its IP address; none on a unix socket) was closed unread. */
   dropped(peer: string | undefined): void;
   /** The endpoint is closed: nothing more will be dropped. */
   stop(): void;
@@ -63,10 +64,7 @@ function limit(server: Server, drops: DropObserver | undefined): void {
     HTTP_LIMITS.checkEveryMs;
   // Node closes a connection over the cap as it accepts it, and says so with 'drop'.
   server.maxConnections = HTTP_LIMITS.maxConnections;
-  if (drops !== undefined)
-    server.on('drop', (d?: { remoteAddress?: string; remotePort?: number }) =>
-      drops.dropped(d?.remoteAddress === undefined ? undefined : `${d.remoteAddress}:${d.remotePort}`),
-    );
+  if (drops !== undefined) server.on('drop', (d?: DropArgument) => drops.dropped(d?.remoteAddress));
 }
 
 /**
