@@ -2,23 +2,28 @@
  * The daemon's HTTP endpoints (introspection and metrics) against hostile clients, over real sockets on
  * loopback: a method other than GET or HEAD is refused with 405 and changes nothing; a client that sends half a
  * request and then nothing neither blocks other clients nor holds the daemon's shutdown; a client that sends
- * nothing, or its headers or body a byte at a time, is closed within HTTP_LIMITS.
+ * nothing, or its headers or body a byte at a time, is closed within HTTP_LIMITS; a connection over
+ * HTTP_LIMITS.maxConnections is closed unread at once, counted in awscni_http_connections_dropped_total and warned
+ * at most once a minute, while the connections already held are still served.
  */
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Datastore } from '@vpc-cni-kit/datastore';
 import { InMemoryCheckpointer, ManualClock } from '@vpc-cni-kit/datastore/testing';
-import { dribble } from '@vpc-cni-kit/testkit';
+import { dribble, idleConnections, sendUntilClosed, serverHolds } from '@vpc-cni-kit/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
+import { connectionDrops } from '../src/daemon/connection-drops.js';
 import {
   type EarlyHttpEndpoint,
   HTTP_LIMITS,
+  type HttpEndpoint,
   introspectionServer,
+  listen,
   listenEarly,
   metricsServer,
 } from '../src/daemon/http-servers.js';
-import { silentLogger } from '../src/daemon/logger.js';
+import { type Logger, silentLogger } from '../src/daemon/logger.js';
 import { DaemonMetrics } from '../src/daemon/metrics.js';
 
 function datastore(): Datastore {
@@ -32,7 +37,7 @@ function datastore(): Datastore {
   return ds;
 }
 
-const open: EarlyHttpEndpoint[] = [];
+const open: HttpEndpoint[] = [];
 const sockets: Socket[] = [];
 afterEach(async () => {
   for (const s of sockets.splice(0)) s.destroy();
@@ -167,4 +172,101 @@ describe('introspection and metrics endpoints: slow clients (HTTP_LIMITS)', () =
       expect(body).toBeLessThan(HTTP_LIMITS.requestMs + slack);
     }
   }, 20_000);
+});
+
+/** Connections to `port` that have connected and sent nothing, destroyed after the test. */
+async function idle(port: number, n = 1): Promise<Socket[]> {
+  const opened = await idleConnections(port, n);
+  sockets.push(...opened);
+  return opened;
+}
+
+/** A GET of `path` on `s` that asks the server to close once it has answered (see testkit's `sendUntilClosed`). */
+const exchange = (s: Socket, path: string) =>
+  sendUntilClosed(s, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+
+describe('introspection and metrics endpoints: at most HTTP_LIMITS.maxConnections at once', () => {
+  it('close one over the cap unread at once, count and warn it, and still serve the connections held', async () => {
+    const max = HTTP_LIMITS.maxConnections;
+    expect(max).toBe(64);
+    for (const kind of ['metrics', 'introspection'] as const) {
+      const metrics = new DaemonMetrics();
+      const warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+      const log: Logger = { ...silentLogger, warn: (msg, fields) => warnings.push({ msg, fields }) };
+      const ds = datastore();
+      const server =
+        kind === 'metrics'
+          ? metricsServer(metrics, ds)
+          : introspectionServer(ds, loadConfig({}), silentLogger);
+      const path = kind === 'metrics' ? '/metrics' : '/v1/enis';
+      const ep = await listen(
+        server,
+        '127.0.0.1:0',
+        undefined,
+        connectionDrops(kind, log, () => metrics.httpConnectionsDropped(kind)),
+      );
+      open.push(ep);
+      const port = Number(ep.address.split(':').at(-1));
+      const dropped = async () =>
+        (await metrics.registry.getSingleMetric('awscni_http_connections_dropped_total')!.get()).values.find(
+          (v) => v.labels['endpoint'] === kind,
+        )?.value ?? 0;
+
+      const held = await idle(port, max);
+      await serverHolds(server, max);
+      // One more: closed by the server as it is accepted, before its request is read.
+      const over = await exchange((await idle(port))[0]!, path);
+      expect(over.text, `${kind}: the connection over the cap was answered`).toBe('');
+      expect(over.closedMs, `${kind}: the connection over the cap was held`).toBeLessThan(1000);
+      expect(await dropped()).toBe(1);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.msg).toBe(`${kind} endpoint refused 1 connection: at its cap`);
+      expect(warnings[0]!.fields).toMatchObject({ endpoint: kind, dropped: 1, maxConnections: max });
+      expect(warnings[0]!.fields?.['lastPeer']).toBe('127.0.0.1');
+      expect(String(warnings[0]!.fields?.['hint'])).toContain('holding many connections open');
+
+      // A connection held all along still gets its whole answer (the metrics one shows the drop).
+      const answer = await exchange(held.pop()!, path);
+      expect(answer.text).toMatch(/^HTTP\/1\.1 200 /);
+      if (kind === 'metrics')
+        expect(answer.text).toContain('awscni_http_connections_dropped_total{endpoint="metrics"} 1');
+      else expect(answer.text).toContain('"eni-0a"');
+
+      // Back at the cap (the answered one is gone, one more takes its place): two more over it within the minute
+      // are counted at once and warned about in one line later, here when the endpoint closes.
+      held.push(...(await idle(port)));
+      await serverHolds(server, max);
+      for (const extra of [(await idle(port))[0]!, (await idle(port))[0]!])
+        expect((await exchange(extra, path)).text).toBe('');
+      expect(await dropped()).toBe(3);
+      expect(warnings).toHaveLength(1);
+
+      // Once the held connections are gone, a new one is served.
+      for (const s of held) s.destroy();
+      await serverHolds(server, 0);
+      const after = await exchange((await idle(port))[0]!, path);
+      expect(after.text).toMatch(/^HTTP\/1\.1 200 /);
+      expect(await dropped()).toBe(3);
+
+      await ep.close();
+      open.splice(open.indexOf(ep), 1);
+      expect(warnings.map((w) => w.fields?.['dropped'])).toEqual([1, 2]);
+      expect(warnings[1]!.msg).toBe(`${kind} endpoint refused 2 connections: at its cap`);
+    }
+  }, 15_000);
+
+  it('the early endpoint (503 until served) has the same cap', async () => {
+    const drops: (string | undefined)[] = [];
+    const ep = await listenEarly('127.0.0.1:0', undefined, {
+      dropped: (peer) => drops.push(peer),
+      stop() {},
+    });
+    open.push(ep);
+    const port = Number(ep.address.split(':').at(-1));
+    const held = await idle(port, HTTP_LIMITS.maxConnections);
+    // The server accepts in the order the connections came (the listen queue): the last one is over the cap.
+    expect((await exchange((await idle(port))[0]!, '/metrics')).text).toBe('');
+    expect(drops).toHaveLength(1);
+    expect((await exchange(held[0]!, '/metrics')).text).toMatch(/^HTTP\/1\.1 503 /);
+  });
 });

@@ -18,6 +18,7 @@ export {
   type Settings,
   USAGE,
 } from './cli/options.js';
+export { connectionDrops } from './connection-drops.js';
 export {
   CONTROLLER_RATE_LIMITS,
   type ControllerOptions,
@@ -29,6 +30,7 @@ export {
   BRANCH_OPERATIONS,
   ControllerMetrics,
   EC2_ACTION_METRICS,
+  type HttpEndpointName,
   type TrunkOperation,
 } from './controller/metrics.js';
 export { SGP_FEATURE } from './controller/view.js';
@@ -56,7 +58,7 @@ export {
   TRUNK_DESCRIPTION,
   tagValue,
 } from './ec2/tags.js';
-export { type HttpLimits, PROBE_HTTP_LIMITS, WEBHOOK_HTTP_LIMITS } from './http-limits.js';
+export { type DropObserver, type HttpLimits, PROBE_HTTP_LIMITS, WEBHOOK_HTTP_LIMITS } from './http-limits.js';
 export {
   type InClusterSource,
   KubeConfigError,

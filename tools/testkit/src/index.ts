@@ -1,3 +1,4 @@
+export { type ClosedExchange, idleConnections, sendUntilClosed, serverHolds } from './connections.js';
 export { dribble } from './dribble.js';
 export { eventually } from './eventually.js';
 export { fifoWithLateWriter, type LateFifo } from './fifo.js';

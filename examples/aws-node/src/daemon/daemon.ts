@@ -33,6 +33,7 @@ import { branchLedgerFile, heldBranchesOf } from './branch-pod-sources.js';
 import { BranchPods } from './branch-pods.js';
 import { checkingClientVersion } from './client-version.js';
 import { checkConflistDir, egressConflistEntry, renderConflist, writeConflist } from './conflist.js';
+import { connectionDrops } from './connection-drops.js';
 import { customNetworking } from './custom-networking.js';
 import { listenEarlyRpc } from './early-rpc.js';
 import { guardEniManager, managedEniTags, NodeEnis } from './eni-classes.js';
@@ -43,7 +44,7 @@ import { type HttpEndpoint, introspectionServer, listenEarly, metricsServer } fr
 import { ipamBackend } from './ipam-backend.js';
 import { adoptPrimaryIpv6, primaryIpv6Prefix, requireIpv6Subnet } from './ipv6-node.js';
 import type { Logger } from './logger.js';
-import { DaemonMetrics } from './metrics.js';
+import { DaemonMetrics, type HttpEndpointName } from './metrics.js';
 import { netnsGuard } from './netns-guard.js';
 import { PoolLoop } from './pool-loop.js';
 import { reconcileWithImds } from './reconcile.js';
@@ -189,12 +190,21 @@ async function start(
   const rpc = await listenEarlyRpc(config.socketPath);
   onFailure(() => rpc.close(0));
   checkConflistDir(config.hostCniConfDirPath);
+  // Each endpoint holds at most HTTP_LIMITS.maxConnections; one over is closed, counted and (once a minute) warned.
+  const drops = (endpoint: HttpEndpointName) => {
+    metrics.httpConnectionsDropped(endpoint, 0);
+    return connectionDrops(endpoint, log, () => metrics.httpConnectionsDropped(endpoint));
+  };
   const introspection = config.introspection.enabled
-    ? await listenEarly(config.introspection.bindAddress, 'INTROSPECTION_BIND_ADDRESS')
+    ? await listenEarly(
+        config.introspection.bindAddress,
+        'INTROSPECTION_BIND_ADDRESS',
+        drops('introspection'),
+      )
     : undefined;
   onFailure(() => introspection?.close());
   const metricsEndpoint = config.metrics.enabled
-    ? await listenEarly(config.metrics.bindAddress, 'AWS_NODE_METRICS_BIND_ADDRESS')
+    ? await listenEarly(config.metrics.bindAddress, 'AWS_NODE_METRICS_BIND_ADDRESS', drops('metrics'))
     : undefined;
   onFailure(() => metricsEndpoint?.close());
 

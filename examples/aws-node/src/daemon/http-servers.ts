@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { DropArgument } from 'node:net';
 import type { Datastore } from '@vpc-cni-kit/datastore';
 import { parseBindAddress } from '../config/bind-address.js';
 import type { AwsNodeConfig } from '../config/config.js';
@@ -25,40 +26,65 @@ export interface HttpEndpoint {
  * headers are not in after `headersMs` or its whole request after `requestMs`, checked every `checkEveryMs`;
  * between requests a kept-alive connection stays open `keepAliveMs` (Node's default, written down). Headers
  * are limited to Node's default 16 KiB (`maxHeaderSize`), where a larger request is answered 431.
+ *
+ * Each endpoint holds at most `maxConnections` connections at once; one more is closed as soon as it is accepted,
+ * before a byte of it is read (Node's `server.maxConnections`), and counted (see `connection-drops.ts`). The time
+ * limits bound how long one connection lasts, not how many a client opens: without a cap any pod on the node
+ * could keep thousands open on the metrics port (`0.0.0.0:61678` by default), each a file descriptor and some
+ * memory in the process that also answers the CNI plugin's ADD and DEL. 64 is several times what the real
+ * clients hold together — a Prometheus scrape or two (one connection each), `aws-node status`, an operator's
+ * `curl` — and small next to the daemon's file-descriptor limit.
  */
 export const HTTP_LIMITS = {
   headersMs: 5_000,
   requestMs: 10_000,
   keepAliveMs: 5_000,
   checkEveryMs: 1_000,
+  maxConnections: 64,
 } as const;
 
+/**
+ * Told of each connection an endpoint closed because it already held {@link HTTP_LIMITS}' `maxConnections`, and
+ * stopped when the endpoint closes.
+ */
+export interface DropObserver {
+  /** One connection from `peer` (its IP address; none on a unix socket) was closed unread. */
+  dropped(peer: string | undefined): void;
+  /** The endpoint is closed: nothing more will be dropped. */
+  stop(): void;
+}
+
 /** Sets {@link HTTP_LIMITS} on `server`, before it listens (the checks start with it). */
-function limit(server: Server): void {
+function limit(server: Server, drops: DropObserver | undefined): void {
   server.headersTimeout = HTTP_LIMITS.headersMs;
   server.requestTimeout = HTTP_LIMITS.requestMs;
   server.keepAliveTimeout = HTTP_LIMITS.keepAliveMs;
   // Read when the server starts listening; @types/node declares it only as a createServer option.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     HTTP_LIMITS.checkEveryMs;
+  // Node closes a connection over the cap as it accepts it, and says so with 'drop'.
+  server.maxConnections = HTTP_LIMITS.maxConnections;
+  if (drops !== undefined) server.on('drop', (d?: DropArgument) => drops.dropped(d?.remoteAddress));
 }
 
 /**
  * Listens on `host:port`, `:port`, `[ipv6]:port` or `unix:<path>` (see {@link parseBindAddress}), with
  * {@link HTTP_LIMITS}. A stale socket at a unix path is replaced; a file or directory there is refused (never
- * deleted), with `setting` (the variable that named the address) in the hint.
+ * deleted), with `setting` (the variable that named the address) in the hint. `drops` is told of each connection
+ * closed over the cap.
  */
 export async function listen(
   server: Server,
   bind: string,
   setting = 'its bind address',
+  drops?: DropObserver,
 ): Promise<HttpEndpoint> {
   const at = parseBindAddress(bind);
   if ('problem' in at)
     throw new StartError('ListenFailed', `cannot listen on ${JSON.stringify(bind)}: ${at.problem}`);
   // A stale socket is replaced; anything else at a unix path (an operator's file) is refused, never deleted.
   if (at.kind === 'unix') await checkSocketPath(at.path, setting);
-  limit(server);
+  limit(server, drops);
   try {
     if (at.kind === 'unix') await rm(at.path, { force: true });
     await new Promise<void>((resolve, reject) => {
@@ -82,7 +108,13 @@ export async function listen(
       : typeof a === 'object' && a !== null
         ? `${at.host ?? '0.0.0.0'}:${a.port}`
         : bind;
-  return { address, close: () => closeServer(server) };
+  return {
+    address,
+    close: async () => {
+      await closeServer(server);
+      drops?.stop();
+    },
+  };
 }
 
 /** How long {@link closeServer} lets requests in flight finish before it drops their connections. */
@@ -125,9 +157,13 @@ export interface EarlyHttpEndpoint extends HttpEndpoint {
 /**
  * Listens on `bind` at once and answers every request `503 starting` until {@link EarlyHttpEndpoint.serve} hands
  * it the real server: the daemon takes its ports before it changes the node, so a port in use stops the start
- * while the node is still as it was (ADR 0034).
+ * while the node is still as it was (ADR 0034). `drops` is told of each connection closed over the cap.
  */
-export async function listenEarly(bind: string, setting?: string): Promise<EarlyHttpEndpoint> {
+export async function listenEarly(
+  bind: string,
+  setting?: string,
+  drops?: DropObserver,
+): Promise<EarlyHttpEndpoint> {
   let target: Server | undefined;
   const endpoint = await listen(
     createServer((req, res) => {
@@ -136,6 +172,7 @@ export async function listenEarly(bind: string, setting?: string): Promise<Early
     }),
     bind,
     setting,
+    drops,
   );
   return {
     ...endpoint,

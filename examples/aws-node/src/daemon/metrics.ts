@@ -22,6 +22,9 @@ export function poolActionOf(kind: PoolDecision['kind']): IpamdAction {
 /** Buckets of the start-up and node-initialization histograms, in seconds. */
 const START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
+/** The daemon's HTTP endpoints, as the `endpoint` label of `awscni_http_connections_dropped_total` names them. */
+export type HttpEndpointName = 'metrics' | 'introspection';
+
 /**
  * The daemon's Prometheus metrics: the reference's `awscni_*` names and labels, plus what users have asked
  * for and the reference lacks — latency histograms of AddNetwork and of every EC2/IMDS call by action.
@@ -244,6 +247,13 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
     registers: [this.registry],
   });
 
+  private readonly httpDropped = new Counter({
+    name: 'awscni_http_connections_dropped_total',
+    help: 'Connections the metrics or introspection endpoint closed unread because it already held its cap (HTTP_LIMITS.maxConnections), by endpoint',
+    labelNames: ['endpoint'],
+    registers: [this.registry],
+  });
+
   constructor() {
     // The reference pre-initializes both results, so a rate is defined before the first failure.
     for (const result of ['success', 'error']) this.connmarkReconciles.inc({ result }, 0);
@@ -311,6 +321,14 @@ export class DaemonMetrics implements BackendObserver, PoolObserver {
   /** A branch-pod failure at `fn` (`awscni_pod_eni_error_count`). */
   podEniError(fn: string): void {
     this.podEniErrors.inc({ fn });
+  }
+
+  /**
+   * The `endpoint` HTTP server closed a connection over its cap (`awscni_http_connections_dropped_total`);
+   * `count` 0 makes the series exist (at 0) before the first drop, so a rate over it is defined.
+   */
+  httpConnectionsDropped(endpoint: HttpEndpointName, count = 1): void {
+    this.httpDropped.inc({ endpoint }, count);
   }
 
   /** An ipamd error outside the pool loop (`awscni_ipamd_error_count{fn}`), e.g. `nodeInit`. */

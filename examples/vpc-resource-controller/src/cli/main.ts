@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { VersionApi } from '@kubernetes/client-node';
 import { answerCommandLine } from '@vpc-cni-kit/command-line';
+import { connectionDrops } from '../connection-drops.js';
 import { type RunningController, runController } from '../controller/controller.js';
 import { reportCredentialFiles } from '../controller/credential-report.js';
 import { jsonLogger } from '../controller/logger.js';
 import { ControllerMetrics } from '../controller/metrics.js';
+import { PROBE_HTTP_LIMITS } from '../http-limits.js';
 import { describeKubeError, type InClusterSource, KubeConfigError, kubeApis } from '../kube/apis.js';
 import { VERSION } from '../version.js';
 import { ANNOTATION_VALIDATION_PATH } from '../webhook/annotation-validation.js';
@@ -126,7 +128,11 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   if (s.metrics !== undefined) {
     try {
-      metricsServer = await serveMetrics(metrics, s.metrics);
+      metricsServer = await serveMetrics(
+        metrics,
+        s.metrics,
+        connectionDrops('metrics', PROBE_HTTP_LIMITS, log, metrics),
+      );
       listening('serving metrics', metricsServer, { path: '/metrics' });
     } catch (e) {
       return fail(
@@ -154,7 +160,11 @@ export async function runProgram(io: ProgramIo): Promise<number> {
   let probes: Awaited<ReturnType<typeof serveHealthProbes>> | undefined;
   if (s.healthProbes !== undefined) {
     try {
-      probes = await serveHealthProbes(controller, s.healthProbes);
+      probes = await serveHealthProbes(
+        controller,
+        s.healthProbes,
+        connectionDrops('probes', PROBE_HTTP_LIMITS, log, metrics),
+      );
       listening('serving health probes', probes);
     } catch (e) {
       metricsServer?.server.close();

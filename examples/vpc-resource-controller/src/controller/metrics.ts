@@ -60,6 +60,9 @@ export const BRANCH_OPERATIONS = {
 /** The reference's `operation` values of `trunk_eni_operations_err_count` this controller reports. */
 export type TrunkOperation = 'describe_instance_nw_interface' | 'find_free_index' | 'create_trunk_eni';
 
+/** The controller's HTTP servers, as the `endpoint` label of `http_connections_dropped_total` names them. */
+export type HttpEndpointName = 'webhook' | 'probes' | 'metrics';
+
 const snake = (action: string) => action.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();
 
 /**
@@ -172,6 +175,13 @@ export class ControllerMetrics {
     registers: [this.registry],
   });
 
+  private readonly httpDropped = new Counter({
+    name: 'http_connections_dropped_total',
+    help: 'Connections a server closed unread because it already held its cap (HttpLimits.maxConnections), by endpoint (webhook, probes, metrics)',
+    labelNames: ['endpoint'],
+    registers: [this.registry],
+  });
+
   /**
    * @param options - `processMetrics`: also export prom-client's default process and Node.js metrics (the
    *   program does; tests that build several instances in one process leave them out)
@@ -259,6 +269,14 @@ export class ControllerMetrics {
   /** A re-read of a Kubernetes credential file (`token`, `certificate-authority`, …) whose content was not used. */
   credentialFileRefused(file: string): void {
     this.credentialRereads.inc({ file });
+  }
+
+  /**
+   * The `endpoint` server closed a connection over its cap (`http_connections_dropped_total`); `count` 0 makes the
+   * series exist (at 0) before the first drop, so a rate over it is defined.
+   */
+  httpConnectionsDropped(endpoint: HttpEndpointName, count = 1): void {
+    this.httpDropped.inc({ endpoint }, count);
   }
 
   /**

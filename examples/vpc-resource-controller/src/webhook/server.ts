@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isRegularFileError } from '@vpc-cni-kit/regular-file';
+import { connectionDrops } from '../connection-drops.js';
 import type { Logger } from '../controller/logger.js';
 import type { ControllerMetrics } from '../controller/metrics.js';
 import { limitHttpServer, WEBHOOK_HTTP_LIMITS } from '../http-limits.js';
@@ -89,7 +90,8 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  * an invalid one is a warning and the old pair stays): `POST /mutate-v1-pod` (the mutation, {@link reviewPod})
  * and `POST /validate-v1-pod` (the annotation validation, {@link reviewPodAnnotation}) answer AdmissionReviews; a
  * malformed body (or one over 3 MiB) is 400 with the reason, another path 404, another method 405. A client
- * that is slow to send its request is closed within {@link WEBHOOK_HTTP_LIMITS}. Rejects with
+ * that is slow to send its request is closed within {@link WEBHOOK_HTTP_LIMITS}, and a connection over its
+ * `maxConnections` at once (counted in `metrics`, warned in `log` at most once a minute). Rejects with
  * {@link WebhookStartError}.
  */
 export async function serveWebhook(
@@ -147,7 +149,11 @@ export async function serveWebhook(
       `the certificate or key is not usable PEM: ${(e as Error).message.split('\n')[0]}`,
     );
   }
-  limitHttpServer(server, WEBHOOK_HTTP_LIMITS);
+  limitHttpServer(
+    server,
+    WEBHOOK_HTTP_LIMITS,
+    connectionDrops('webhook', WEBHOOK_HTTP_LIMITS, o.log, o.metrics),
+  );
   const reloader =
     o.reload === false
       ? undefined
